@@ -1,0 +1,29 @@
+"""fastml: the classic machine-learning algorithms of the lecture decks, with a compiled core.
+
+Estimators follow scikit-learn's conventions (fit / predict / predict_proba / score,
+get_params / set_params, learned attributes ending in "_") and live in one subpackage per
+family; this module only re-exports the public names.
+"""
+from ._base import BaseEstimator, NotFittedError, clone
+from . import datasets
+from .linear_model import *  # noqa: F401,F403
+from .linear_model import __all__ as _linear_all
+from .tree import *  # noqa: F401,F403
+from .tree import __all__ as _tree_all
+from .naive_bayes import *  # noqa: F401,F403
+from .naive_bayes import __all__ as _nb_all
+
+__version__ = "0.1.0"
+
+__all__ = ["BaseEstimator", "NotFittedError", "clone", "datasets", "all_estimators",
+           *_linear_all, *_tree_all, *_nb_all]
+
+
+def all_estimators():
+    """(name, class) of every public estimator, sorted by name (the common tests use it)."""
+    found = []
+    for name in __all__:
+        obj = globals().get(name)
+        if isinstance(obj, type) and issubclass(obj, BaseEstimator) and obj is not BaseEstimator:
+            found.append((name, obj))
+    return sorted(found)

@@ -1,0 +1,177 @@
+"""The estimator protocol every fastml estimator follows (scikit-learn's conventions).
+
+- The constructor stores its arguments unchanged (no validation there), so `get_params` /
+  `set_params` / `clone` work and an estimator can sit in a scikit-learn Pipeline or grid search.
+- `fit` learns attributes whose names end in "_" and returns self.
+- Classifiers encode any hashable labels (ints, strings, bools) to 0..K-1 once, in `_encode_labels`.
+- Everything an estimator holds is plain Python / numpy, so it pickles (and travels to workers).
+
+scikit-learn is not a runtime dependency: `__sklearn_tags__` builds scikit-learn's tag object only
+when scikit-learn asks for it (and so is importable).
+"""
+import copy
+import inspect
+
+import numpy as np
+
+
+class BaseEstimator:
+    """Parameters by introspection of `__init__`, a readable repr, and scikit-learn tags."""
+
+    # Subclasses override these to describe themselves to scikit-learn and to our common tests.
+    _estimator_type = None
+    _accepts_sparse = False
+    _allows_nan = False
+
+    @classmethod
+    def _get_param_names(cls):
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                raise RuntimeError(f"{cls.__name__}.__init__ must not take *args")
+        return sorted(p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        """The constructor arguments as a dict (nested estimators' as `name__param` if deep)."""
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params):
+        """Set constructor arguments; unknown names raise a ValueError naming the valid ones."""
+        valid = self._get_param_names()
+        nested = {}
+        for key, value in params.items():
+            name, _, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; "
+                    f"valid parameters are {valid}")
+            if sub:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub_params in nested.items():
+            getattr(self, name).set_params(**sub_params)
+        return self
+
+    def __repr__(self):
+        defaults = {
+            name: p.default for name, p in inspect.signature(type(self).__init__).parameters.items()
+        }
+        changed = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = defaults.get(name, inspect.Parameter.empty)
+            if not _same_value(value, default):
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import (ClassifierTags, InputTags, RegressorTags, Tags, TargetTags,
+                                   TransformerTags)
+        kind = self._estimator_type
+        return Tags(
+            estimator_type=kind,
+            target_tags=TargetTags(required=kind in ("classifier", "regressor")),
+            transformer_tags=TransformerTags() if kind == "transformer" else None,
+            classifier_tags=ClassifierTags() if kind == "classifier" else None,
+            regressor_tags=RegressorTags() if kind == "regressor" else None,
+            input_tags=InputTags(sparse=self._accepts_sparse, allow_nan=self._allows_nan),
+        )
+
+    def _check_is_fitted(self, attribute):
+        if not hasattr(self, attribute):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet: call fit before using it")
+
+
+def _same_value(a, b):
+    if a is b:
+        return True
+    try:
+        same = a == b
+        return bool(same) if not isinstance(same, np.ndarray) else bool(same.all())
+    except Exception:
+        return False
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when predict-like methods are called before fit (a ValueError and an
+    AttributeError, as scikit-learn's is, so `hasattr`-style checks and tests both work)."""
+
+
+def clone(estimator):
+    """A new unfitted estimator with the same parameters (deep-copied)."""
+    params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
+    return type(estimator)(**params)
+
+
+class ClassifierMixin:
+    """Label encoding for any hashable labels, and accuracy as `score`."""
+
+    _estimator_type = "classifier"
+
+    def _encode_labels(self, y, *, min_classes=2):
+        """Learn `classes_` (sorted unique labels) and return y as int64 codes 0..K-1."""
+        from ._validation import check_target
+        y = check_target(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < min_classes:
+            raise ValueError(
+                f"{type(self).__name__} needs at least {min_classes} classes in y; "
+                f"got {len(classes)} ({classes.tolist()!r})")
+        self.classes_ = classes
+        return codes.astype(np.int64).reshape(-1)
+
+    def _encode_known_labels(self, y):
+        """Codes for y against an existing `classes_` (partial_fit); unseen labels raise."""
+        from ._validation import check_target
+        y = check_target(y)
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.clip(idx, 0, len(self.classes_) - 1)
+        bad = self.classes_[idx] != y
+        if np.any(bad):
+            raise ValueError(
+                f"y has labels not in classes_ {self.classes_.tolist()!r}: "
+                f"{np.unique(np.asarray(y)[bad]).tolist()!r}")
+        return idx.astype(np.int64)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of `predict(X)` against y."""
+        from ._validation import check_target
+        y = check_target(y)
+        correct = (self.predict(X) == y).astype(np.float64)
+        return float(np.average(correct, weights=sample_weight))
+
+
+class RegressorMixin:
+    """R² as `score` (1 - SS_res / SS_tot, averaged uniformly over outputs)."""
+
+    _estimator_type = "regressor"
+
+    def score(self, X, y, sample_weight=None):
+        y = np.asarray(y, dtype=np.float64)
+        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(y.shape)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        mean = np.average(y, axis=0, weights=w)
+        ss_res = np.average((y - pred) ** 2, axis=0, weights=w)
+        ss_tot = np.average((y - mean) ** 2, axis=0, weights=w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
+                          np.where(ss_res > 0, 0.0, 1.0))
+        return float(np.mean(r2))
+
+
+class TransformerMixin:
+    _estimator_type = "transformer"
+
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).transform(X)

@@ -1,0 +1,293 @@
+"""Input checking and conversion: the one place that turns user input into kernel input.
+
+Kernels never see bad data. Everything that reaches them is
+- a C-contiguous 2-D float32 or float64 array (float32/float64 kept as given; ints, bools and
+  numeric objects become float64), copied only when the input is not already like that, or
+- a scipy.sparse CSR matrix with float data and int32 indices (for estimators that take it).
+Bad input raises a ValueError (TypeError for a wrong kind of object) whose message names the
+problem: NaN or inf, empty data, 1-D X, mismatched lengths, one class, a different number of
+features at predict time than at fit time. Nothing the user passed in is modified.
+"""
+import numbers
+
+import numpy as np
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def _is_pandas_frame(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _is_sparse(X):
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return False
+    return sp.issparse(X)
+
+
+def feature_names_of(X):
+    """Column names of a DataFrame when they are all strings (scikit-learn's rule), else None."""
+    if _is_pandas_frame(X):
+        names = [c for c in X.columns]
+        if names and all(isinstance(c, str) for c in names):
+            return np.asarray(names, dtype=object)
+    return None
+
+
+def _frame_to_array(X, name):
+    bad = [str(c) for c, dt in zip(X.columns, X.dtypes) if not _is_numeric_dtype(dt)]
+    if bad:
+        raise TypeError(
+            f"{name} has non-numeric columns {bad}: encode them first, or use an estimator that "
+            f"takes categorical columns (DecisionTreeClassifier, NaiveBayes)")
+    dtypes = {np.dtype(dt) for dt in X.dtypes if _is_plain_numpy(dt)}
+    target = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
+    return X.to_numpy(dtype=target, na_value=np.nan)
+
+
+def _is_plain_numpy(dt):
+    return isinstance(dt, np.dtype)
+
+
+def _is_numeric_dtype(dt):
+    if isinstance(dt, np.dtype):
+        return dt.kind in "biuf"
+    kind = getattr(getattr(dt, "numpy_dtype", None), "kind", None)  # pandas nullable dtypes
+    return kind in ("b", "i", "u", "f")
+
+
+def _to_float_array(X, name, dtype):
+    if _is_pandas_frame(X):
+        X = _frame_to_array(X, name)
+    elif hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):  # pandas Series, pyarrow
+        X = X.to_numpy()
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} is complex; fastml works on real numbers")
+    if arr.dtype in FLOAT_DTYPES and dtype is None:
+        return np.ascontiguousarray(arr)
+    target = np.float64 if dtype is None else dtype
+    if arr.dtype.kind in "biuf":
+        return np.ascontiguousarray(arr, dtype=target)
+    try:
+        return np.ascontiguousarray(arr.astype(target))
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be numeric; got an array of dtype {arr.dtype} (strings or objects): "
+            f"encode categorical columns first, or use an estimator that takes them") from None
+
+
+def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None,
+                ensure_2d=True, ensure_min_samples=1):
+    """Return X as a C-contiguous float32/float64 2-D array (or CSR if `accept_sparse`).
+
+    dtype=None keeps float32/float64 and converts everything else to float64; a numpy dtype
+    forces that dtype. A copy is made only when X is not already in that form.
+    """
+    if X is None:
+        raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if _is_sparse(X):
+        return _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples)
+    arr = _to_float_array(X, name, dtype)
+    if ensure_2d:
+        if arr.ndim == 0:
+            raise ValueError(f"{name} is a scalar; expected a 2-D array (n_samples, n_features)")
+        if arr.ndim == 1:
+            raise ValueError(
+                f"{name} is 1-D (shape {arr.shape}); expected 2-D (n_samples, n_features): use "
+                f"X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
+        if arr.ndim > 2:
+            raise ValueError(f"{name} has {arr.ndim} dimensions; expected 2 (n_samples, n_features)")
+        if arr.shape[1] == 0:
+            raise ValueError(f"{name} has 0 features (shape {arr.shape}); at least 1 is required")
+    if arr.shape[0] < ensure_min_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} samples (shape {arr.shape}); "
+            f"at least {ensure_min_samples} required")
+    _check_finite(arr, name, allow_nan)
+    return arr
+
+
+def _check_finite(values, name, allow_nan):
+    # np.isfinite over the whole array is one fast pass; only on failure do we look closer.
+    if values.dtype.kind != "f" or values.size == 0:
+        return
+    total = float(np.add.reduce(values.ravel(), dtype=np.float64)) if values.size else 0.0
+    if np.isfinite(total):
+        return
+    if np.isinf(values).any():
+        raise ValueError(f"{name} contains infinity; fastml needs finite values")
+    if not allow_nan and np.isnan(values).any():
+        raise ValueError(
+            f"{name} contains NaN; impute the missing values first (or use an estimator that "
+            f"handles them: DecisionTreeClassifier, NaiveBayes)")
+
+
+def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
+    import scipy.sparse as sp
+    if not accept_sparse:
+        raise TypeError(
+            f"{name} is a sparse matrix and this estimator needs dense input: use X.toarray()")
+    X = sp.csr_matrix(X) if X.format != "csr" else X
+    if X.shape[0] < ensure_min_samples:
+        raise ValueError(f"{name} has {X.shape[0]} samples; at least {ensure_min_samples} required")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 features; at least 1 is required")
+    data = X.data
+    target = dtype if dtype is not None else (data.dtype if data.dtype in FLOAT_DTYPES else np.float64)
+    if X.nnz >= 2**31:
+        raise ValueError(f"{name} has {X.nnz} stored values; at most 2**31 - 1 are supported")
+    indices = X.indices.astype(np.int32, copy=False)
+    indptr = X.indptr.astype(np.int32, copy=False)
+    data = np.ascontiguousarray(data, dtype=target)
+    if (data is not X.data) or (indices is not X.indices) or (indptr is not X.indptr):
+        X = sp.csr_matrix((data, indices, indptr), shape=X.shape)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    _check_finite(X.data, name, allow_nan)
+    return X
+
+
+def check_target(y, *, name="y", numeric=False):
+    """y as a 1-D array (a column vector is accepted and flattened)."""
+    if y is None:
+        raise ValueError(f"{name} is None; this estimator needs targets to fit")
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {y.shape}")
+    if y.size == 0:
+        raise ValueError(f"{name} is empty; at least 1 sample is required")
+    if numeric or y.dtype.kind == "f":
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be numeric for a regressor; got dtype {y.dtype}")
+        if not np.isfinite(y.astype(np.float64, copy=False)).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    elif y.dtype == object:
+        if any(v is None or (isinstance(v, float) and v != v) for v in y):
+            raise ValueError(f"{name} contains missing labels (None or NaN)")
+    return y
+
+
+def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numeric=False,
+              multi_output=False):
+    """Validate X and y together; their numbers of samples must agree."""
+    X = check_array(X, accept_sparse=accept_sparse, allow_nan=allow_nan, dtype=dtype)
+    if multi_output:
+        y = check_regression_targets(y)
+    else:
+        y = check_target(y, numeric=y_numeric)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X and y have different numbers of samples: X has {X.shape[0]}, y has {y.shape[0]}")
+    return X, y
+
+
+def check_regression_targets(y, name="y"):
+    """Regression targets: 1-D (n,) or 2-D (n, n_outputs), finite, float64."""
+    if y is None:
+        raise ValueError(f"{name} is None; this estimator needs targets to fit")
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric for a regressor; got dtype {y.dtype}")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D; got shape {y.shape}")
+    if y.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least 1 sample is required")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return y
+
+
+def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
+    """None → ones; otherwise a finite, non-negative 1-D array of length n_samples."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=dtype)
+    if isinstance(sample_weight, numbers.Number):
+        return np.full(n_samples, sample_weight, dtype=dtype)
+    w = np.ascontiguousarray(sample_weight, dtype=dtype)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},); got {w.shape}")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight contains NaN or infinity")
+    if (w < 0).any():
+        raise ValueError("sample_weight contains negative values")
+    if not (w > 0).any():
+        raise ValueError("sample_weight is zero everywhere: nothing to learn from")
+    return w
+
+
+def check_n_features(estimator, X, *, reset):
+    """At fit (reset=True) record `n_features_in_` (and `feature_names_in_` for a DataFrame
+    with string column names); afterwards insist the same number of features comes back."""
+    n = X.shape[1]
+    names = feature_names_of(X)
+    if reset:
+        estimator.n_features_in_ = n
+        if names is not None:
+            estimator.feature_names_in_ = names
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        return
+    if not hasattr(estimator, "n_features_in_"):
+        from ._base import NotFittedError
+        raise NotFittedError(
+            f"this {type(estimator).__name__} is not fitted yet: call fit before using it")
+    if n != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {n} features, but {type(estimator).__name__} was fitted with "
+            f"{estimator.n_features_in_} features")
+    fitted = getattr(estimator, "feature_names_in_", None)
+    if fitted is not None and names is not None and list(names) != list(fitted):
+        raise ValueError(
+            f"X has feature names {list(names)} that differ from those seen at fit "
+            f"{list(fitted)} (same names, same order are required)")
+
+
+def check_random_state(seed):
+    """A numpy Generator from None, an int, a Generator or a legacy RandomState."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
+        return np.random.default_rng(seed)
+    raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
+
+
+def seed_from(rng):
+    """A 64-bit seed for the C generator of a kernel, drawn from a numpy Generator."""
+    return int(rng.integers(0, 2**63 - 1, dtype=np.int64))
+
+
+def check_param(name, value, *, choices=None, low=None, high=None, integer=False,
+                low_inclusive=True, allow_none=False):
+    """Validate one hyper-parameter at fit time with a message that names it."""
+    if value is None and allow_none:
+        return value
+    if choices is not None:
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}")
+        return value
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+    if isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}; got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}; got {value!r}")
+    return value

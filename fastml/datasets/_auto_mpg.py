@@ -1,0 +1,48 @@
+"""The Auto MPG data (provenance in data/PROVENANCE.md), read with the standard library."""
+import csv
+import os
+
+import numpy as np
+
+from ._base import Dataset, to_frame
+
+DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
+NUMERIC = ["cylinders", "displacement", "horsepower", "weight", "acceleration", "model_year"]
+ALL_COLUMNS = ["mpg"] + NUMERIC + ["origin", "name"]
+
+
+def _read_columns(dropna):
+    path = os.path.join(DATA_DIR, "auto_mpg.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if dropna:
+        rows = [r for r in rows if r["mpg"] != "" and r["horsepower"] != ""]
+    cols = {}
+    for name in ["mpg"] + NUMERIC:
+        cols[name] = np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+    for name in ("origin", "name"):
+        cols[name] = np.array([r[name] for r in rows], dtype=object)
+    return cols
+
+
+def load_auto_mpg(*, return_X_y=False, as_frame=False, dropna=True):
+    """The Auto MPG data: 392 cars (406 with `dropna=False`, which keeps rows with missing
+    mpg / horsepower as NaN).
+
+    return_X_y=True gives (X, y): X the six numeric columns (cylinders, displacement,
+    horsepower, weight, acceleration, model_year) as float64, y the mpg. Otherwise a Dataset
+    with `data` (all columns but mpg: a dict of arrays, or a DataFrame with as_frame=True),
+    `target` (mpg), `feature_names` and `DESCR`.
+    """
+    cols = _read_columns(dropna)
+    if return_X_y:
+        X = np.column_stack([cols[c] for c in NUMERIC])
+        return X, cols["mpg"]
+    features = {c: cols[c] for c in NUMERIC + ["origin", "name"]}
+    return Dataset(
+        data=to_frame(features) if as_frame else features,
+        target=cols["mpg"],
+        feature_names=NUMERIC + ["origin", "name"],
+        target_name="mpg",
+        DESCR=open(os.path.join(DATA_DIR, "PROVENANCE.md")).read(),
+    )

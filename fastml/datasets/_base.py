@@ -1,0 +1,33 @@
+"""Small helpers shared by the loaders: a dict with attribute access, and the frame switch."""
+import numpy as np
+
+
+class Dataset(dict):
+    """A loaded data set: `data`, `target`, `feature_names`, `target_name`, `DESCR`
+    (keys and attributes both work, as with scikit-learn's Bunch)."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __dir__(self):
+        return list(self.keys())
+
+
+def to_frame(columns):
+    """A pandas DataFrame of the column dict (pandas is optional: a clear error without it)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("as_frame=True needs pandas: pip install 'fastml[pandas]'") from None
+    return pd.DataFrame(columns)
+
+
+def object_matrix(columns, names):
+    """Columns of mixed types as one 2-D object array (strings stay strings)."""
+    out = np.empty((len(columns[names[0]]), len(names)), dtype=object)
+    for j, name in enumerate(names):
+        out[:, j] = columns[name]
+    return out

@@ -1,0 +1,4 @@
+"""Linear models: logistic regression, the perceptron family, the hinge-loss SVM, and linear /
+ridge / polynomial regression. Every online learner here runs the one SGD loop of
+fastml/_core/_sgd.pyx through the driver in _sgd.py."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""Naive Bayes over categorical, Gaussian and mixed attributes."""
+__all__ = []

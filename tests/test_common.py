@@ -1,0 +1,183 @@
+"""The contract every public estimator keeps (found through fastml.all_estimators(), so a new
+estimator is checked the moment it is exported): fit returns self, pickling keeps predictions,
+the same seed gives the same model, inputs are not modified, probabilities sum to 1, the
+scikit-learn parameter protocol works, and bad input gets a clear ValueError."""
+import pickle
+
+import numpy as np
+import pytest
+
+import fastml
+from fastml import clone
+from fastml._base import NotFittedError
+
+ESTIMATORS = fastml.all_estimators()
+IDS = [name for name, _ in ESTIMATORS]
+
+
+def make(cls):
+    params = {}
+    names = cls._get_param_names()
+    if "random_state" in names:
+        params["random_state"] = 0
+    return cls(**params)
+
+
+def data_for(est, n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    if est._estimator_type == "classifier":
+        score = X[:, 0] + 0.5 * X[:, 1]
+        y = np.where(score > 0.5, "high", np.where(score < -0.5, "low", "mid")).astype(object)
+        return X, y
+    if est._estimator_type == "regressor":
+        return X, X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * rng.normal(size=n)
+    return X, None
+
+
+def outputs(est, X):
+    """Everything an estimator says about X, to compare two models."""
+    out = {}
+    for method in ("predict", "predict_proba", "decision_function", "transform"):
+        if hasattr(est, method):
+            out[method] = np.asarray(getattr(est, method)(X))
+    return out
+
+
+def assert_same_outputs(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if a[key].dtype == object:
+            assert (a[key] == b[key]).all(), key
+        else:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+@pytest.fixture(params=ESTIMATORS, ids=IDS)
+def cls(request):
+    return request.param[1]
+
+
+def test_fit_returns_self(cls):
+    est = make(cls)
+    X, y = data_for(est)
+    assert est.fit(X, y) is est
+
+
+def test_pickle_round_trip_keeps_predictions(cls):
+    est = make(cls)
+    X, y = data_for(est)
+    est.fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    assert_same_outputs(outputs(est, X), outputs(again, X))
+
+
+def test_same_seed_same_model(cls):
+    X, y = data_for(make(cls))
+    a, b = make(cls).fit(X, y), make(cls).fit(X, y)
+    assert_same_outputs(outputs(a, X), outputs(b, X))
+
+
+def test_inputs_not_modified(cls):
+    est = make(cls)
+    X, y = data_for(est)
+    X0, y0 = X.copy(), None if y is None else y.copy()
+    est.fit(X, y)
+    outputs(est, X)
+    np.testing.assert_array_equal(X, X0)
+    if y is not None:
+        assert (y == y0).all()
+
+
+def test_probabilities_sum_to_one(cls):
+    est = make(cls)
+    if not hasattr(est, "predict_proba"):
+        pytest.skip("no predict_proba")
+    X, y = data_for(est)
+    proba = est.fit(X, y).predict_proba(X)
+    assert proba.shape == (X.shape[0], len(est.classes_))
+    assert (proba >= 0).all() and (proba <= 1).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_classifier_predicts_known_labels_and_learns(cls):
+    est = make(cls)
+    if est._estimator_type != "classifier":
+        pytest.skip("not a classifier")
+    X, y = data_for(est, n=300)
+    est.fit(X, y)
+    assert set(np.unique(est.predict(X))) <= set(est.classes_)
+    assert est.score(X, y) > 0.6  # three classes: chance is about 1/3
+
+
+def test_params_protocol(cls):
+    est = make(cls)
+    params = est.get_params()
+    twin = clone(est)
+    assert twin.get_params().keys() == params.keys()
+    assert type(twin) is cls and twin is not est
+    assert repr(est).startswith(cls.__name__ + "(")
+    with pytest.raises(ValueError, match="invalid parameter"):
+        est.set_params(no_such_parameter=1)
+
+
+def test_not_fitted_raises(cls):
+    est = make(cls)
+    X, _ = data_for(est)
+    method = "transform" if est._estimator_type == "transformer" else "predict"
+    with pytest.raises(NotFittedError):
+        getattr(est, method)(X)
+
+
+def test_wrong_feature_count_at_predict(cls):
+    est = make(cls)
+    X, y = data_for(est)
+    est.fit(X, y)
+    method = "transform" if est._estimator_type == "transformer" else "predict"
+    with pytest.raises(ValueError, match="features"):
+        getattr(est, method)(X[:, :3])
+
+
+@pytest.mark.parametrize("case", ["empty", "1-D", "inf", "length"])
+def test_bad_input_raises_clear_error(cls, case):
+    est = make(cls)
+    X, y = data_for(est)
+    if case == "empty":
+        X, y = X[:0], (None if y is None else y[:0])
+        pattern = "0 samples|empty|at least"
+    elif case == "1-D":
+        X = X[:, 0]
+        pattern = "1-D|2-D|2D"
+    elif case == "inf":
+        X = X.copy()
+        X[3, 1] = np.inf
+        pattern = "inf"
+    else:
+        if y is None:
+            pytest.skip("no y")
+        y = y[:-1]
+        pattern = "samples|length|inconsistent"
+    with pytest.raises(ValueError, match=pattern):
+        est.fit(X, y)
+
+
+def test_nan_is_rejected_or_handled(cls):
+    est = make(cls)
+    X, y = data_for(est)
+    X = X.copy()
+    X[5, 2] = np.nan
+    if est._allows_nan:
+        est.fit(X, y)
+        assert np.isfinite(np.asarray(est.predict(X), dtype=object if y is not None and y.dtype == object else float).astype(float) if est._estimator_type == "regressor" else 1.0).all()
+    else:
+        with pytest.raises(ValueError, match="NaN"):
+            est.fit(X, y)
+
+
+def test_single_class_is_rejected(cls):
+    est = make(cls)
+    if est._estimator_type != "classifier":
+        pytest.skip("not a classifier")
+    X, _ = data_for(est)
+    with pytest.raises(ValueError, match="class"):
+        est.fit(X, np.array(["only"] * X.shape[0], dtype=object))
