@@ -175,3 +175,7 @@ class TransformerMixin:
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X, y, **fit_params).transform(X)
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped at its iteration limit before meeting its tolerance."""

@@ -1,4 +1,6 @@
 """Linear models: logistic regression, the perceptron family, the hinge-loss SVM, and linear /
 ridge / polynomial regression. Every online learner here runs the one SGD loop of
 fastml/_core/_sgd.pyx through the driver in _sgd.py."""
-__all__ = []
+from ._logistic import LogisticRegression
+
+__all__ = ["LogisticRegression"]

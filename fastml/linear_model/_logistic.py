@@ -1,0 +1,387 @@
+"""Logistic regression (lectures 000, 001, 002, 004): batch gradient ascent with the cached
+P-hat, L-BFGS on the same fused loss+gradient kernel, SGD and mini-batch SGD through the shared
+loop, L2 (MAP with a Gaussian prior), binary and multiclass (softmax over K classes, or 002's
+R-1 weight vectors with the last class fixed at zero).
+
+The objective (minimized) is the mean weighted log-loss plus (alpha / 2) ||w||^2 (intercepts not
+penalized). This is scikit-learn's SGDClassifier(loss="log_loss", alpha=alpha) objective and
+LogisticRegression's with C = 1 / (alpha * n_samples). In the lectures' summed form (002:
+w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_samples.
+"""
+import time
+
+import numpy as np
+
+from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning
+from .._core import _logistic
+from .._validation import (check_array, check_n_features, check_param, check_random_state,
+                           check_sample_weight, check_X_y, FLOAT_DTYPES)
+from ._base import LinearClassifierMixin, labels_as_targets
+from ._sgd import SCHEDULES, SGDEngine, run_epochs
+
+SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
+
+
+class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Logistic regression by maximum conditional likelihood (L2-regularized = MAP).
+
+    Parameters
+    ----------
+    solver : "lbfgs" (default), "gd", "sgd" or "minibatch"
+        "gd" is the lectures' batch gradient ascent: each iteration is one fused pass over X
+        (margins, P-hat, residual and gradient while a block of rows is in cache), threads over
+        row blocks; the step is `eta0` when given, else 1/L with L the gradient's Lipschitz
+        constant (estimated by power iteration), which always converges. "lbfgs" feeds the same
+        kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
+        `batch_size` rows (004: 512 or 1024), both through the shared SGD loop.
+    alpha : float, default 1e-4
+        L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
+    fit_intercept : bool, default True
+    max_iter : int, default 100
+        Iterations of the batch solvers; epochs of "sgd"/"minibatch".
+    tol : float or None, default 1e-4
+        Batch solvers stop when the largest |gradient| component is below tol; SGD stops when
+        the epoch loss has not improved by tol for `n_iter_no_change` epochs. None or 0 runs
+        exactly max_iter.
+    learning_rate : "adagrad" (default), "constant", "inverse", "decay" or "optimal"
+        SGD step sizes: eta0 * g / sqrt(sum g^2) per weight; eta0; eta0 / t (000's alpha/t);
+        eta0 / (1 + decay * epoch) (001); 1 / (alpha (t0 + t)) (Bottou's, as scikit-learn).
+    eta0 : float, default None
+        Base step: 0.1 for the SGD schedules when None; for "gd", None means 1/L.
+    decay : float, default 1.0
+    batch_size : int, default 512
+        Rows per step of "minibatch".
+    average : bool or int, default False
+        Report the running average of the SGD iterates (an int starts averaging after that
+        many steps).
+    shuffle : bool, default True
+    early_stopping : bool, default False
+        SGD: hold out `validation_fraction` of the rows and stop when their log-loss stops
+        improving by tol for n_iter_no_change epochs.
+    validation_fraction : float, default 0.1
+    n_iter_no_change : int, default 5
+    multi_class : "multinomial" (default) or "reference"
+        More than two classes: softmax with one weight vector per class, or 002's R-1 vectors
+        with the last class's margin fixed at 0. Two classes always use one vector (for
+        classes_[1]), which is both.
+    random_state : int, Generator or None
+    verbose : int, default 0
+        Print the loss, gradient norm and time per iteration / epoch.
+    n_jobs : int or None
+        Threads for the batch kernel (None = 1, -1 = all cores).
+
+    Attributes: coef_ (n_vectors, n_features), intercept_ (n_vectors,), classes_, n_iter_,
+    n_features_in_, feature_names_in_ (DataFrame input), loss_curve_ (objective per iteration).
+    """
+
+    _accepts_sparse = True
+
+    def __init__(self, solver="lbfgs", alpha=1e-4, fit_intercept=True, max_iter=100, tol=1e-4,
+                 learning_rate="adagrad", eta0=None, decay=1.0, batch_size=512, average=False,
+                 shuffle=True, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=5, multi_class="multinomial", random_state=None, verbose=0,
+                 n_jobs=None):
+        self.solver = solver
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.decay = decay
+        self.batch_size = batch_size
+        self.average = average
+        self.shuffle = shuffle
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.multi_class = multi_class
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X (dense or CSR, n_samples x n_features) and labels y of any hashable type."""
+        self._check_params()
+        X, y = check_X_y(X, y, accept_sparse=True)
+        check_n_features(self, X, reset=True)
+        codes = self._encode_labels(y)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        layout = _Layout(len(self.classes_), self.multi_class)
+        if self.solver in ("sgd", "minibatch"):
+            self._engine = None
+            self._fit_sgd(X, layout.codes(codes), sw, layout, self.max_iter)
+        else:
+            self._fit_batch(X, layout.codes(codes), sw, layout)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One epoch of SGD on (X, y), continuing from the current state (online learning).
+        `classes` (all labels that will ever appear) is required on the first call."""
+        if self.solver not in ("sgd", "minibatch"):
+            raise ValueError(f"partial_fit needs solver='sgd' or 'minibatch'; got {self.solver!r}")
+        self._check_params()
+        first = getattr(self, "_engine", None) is None
+        X, y = check_X_y(X, y, accept_sparse=True)
+        check_n_features(self, X, reset=first)
+        if first:
+            if classes is None:
+                raise ValueError("classes must be given on the first call to partial_fit")
+            self._encode_labels(classes)
+        codes = self._encode_known_labels(y)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        layout = _Layout(len(self.classes_), self.multi_class)
+        self._fit_sgd(X, layout.codes(codes), sw, layout, 1, resume=not first)
+        return self
+
+    def _check_params(self):
+        check_param("solver", self.solver, choices=SOLVERS)
+        check_param("alpha", self.alpha, low=0.0)
+        check_param("max_iter", self.max_iter, low=1, integer=True)
+        check_param("tol", self.tol, low=0.0, allow_none=True)
+        check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
+        check_param("eta0", self.eta0, low=0.0, low_inclusive=False, allow_none=True)
+        check_param("multi_class", self.multi_class, choices=("multinomial", "reference"))
+        check_param("validation_fraction", self.validation_fraction, low=0.0,
+                    low_inclusive=False, high=0.5)
+        check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
+
+    def _threads(self):
+        if self.n_jobs is None:
+            return 1
+        return _logistic.max_threads() if self.n_jobs < 0 else max(1, int(self.n_jobs))
+
+    # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
+
+    def _fit_batch(self, X, codes, sw, layout):
+        objective = _Objective(X, codes, sw, layout, self.alpha, self.fit_intercept,
+                               self._threads())
+        x0 = np.zeros(objective.size)
+        start = time.perf_counter()
+        if self.solver == "lbfgs":
+            x, n_iter, curve = self._run_lbfgs(objective, x0)
+        else:
+            x, n_iter, curve = self._run_gd(objective, x0, X)
+        if self.verbose:
+            print(f"[LogisticRegression] {self.solver}: {n_iter} iterations, objective "
+                  f"{curve[-1]:.8g}, {time.perf_counter() - start:.2f} s")
+        self.coef_, self.intercept_ = objective.unpack(x)
+        self.n_iter_ = n_iter
+        self.loss_curve_ = curve
+
+    def _run_lbfgs(self, objective, x0):
+        from scipy.optimize import minimize
+        curve = []
+
+        def fun(x):
+            f, g = objective(x)
+            curve.append(f)
+            return f, g
+
+        tol = self.tol if self.tol else 0.0
+        result = minimize(fun, x0, jac=True, method="L-BFGS-B",
+                          options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
+                                       ftol=64 * np.finfo(float).eps))
+        if result.status == 1 and tol > 0:
+            _warn_max_iter("lbfgs", self.max_iter)
+        return result.x, int(result.nit), curve
+
+    def _run_gd(self, objective, x, X):
+        """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002)."""
+        eta = self.eta0 if self.eta0 is not None else 1.0 / objective.lipschitz(X)
+        curve = []
+        tol = self.tol or 0.0
+        for it in range(1, self.max_iter + 1):
+            f, g = objective(x)
+            curve.append(f)
+            gmax = float(np.max(np.abs(g)))
+            if not np.isfinite(f):
+                raise FloatingPointError("gradient descent diverged; lower eta0")
+            if self.verbose > 1:
+                print(f"[LogisticRegression] gd iteration {it}: objective {f:.8g}, "
+                      f"max|grad| {gmax:.3g}")
+            if gmax <= tol:
+                return x, it - 1, curve
+            x = x - eta * g
+        if tol > 0:
+            _warn_max_iter("gd", self.max_iter)
+        return x, self.max_iter, curve
+
+    # ---- online solvers: the shared SGD loop
+
+    def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False):
+        rng = check_random_state(self.random_state) if not resume else self._rng
+        if not resume:
+            self._rng = rng
+            self._engine = SGDEngine(
+                layout.n_outputs, X.shape[1], X.dtype, loss="log",
+                learning_rate=self.learning_rate,
+                eta0=0.1 if self.eta0 is None else self.eta0, alpha=self.alpha,
+                decay=self.decay, batch_size=self.batch_size if self.solver == "minibatch" else 1,
+                fit_intercept=self.fit_intercept, average=self.average,
+                label_offset=layout.label_offset, reference=layout.reference)
+            self._epochs_done = 0
+        Y = labels_as_targets(codes)
+        validation = None
+        if self.early_stopping and not resume:
+            X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
+        n_iter, curve = run_epochs(
+            self._engine, X, Y, sw, max_iter=epochs,
+            tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
+            shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
+            name="LogisticRegression", first_epoch=self._epochs_done)
+        self._epochs_done += n_iter
+        self.coef_ = self._engine.coef()
+        self.intercept_ = self._engine.intercept()
+        self.n_iter_ = self._epochs_done
+        self.loss_curve_ = (getattr(self, "loss_curve_", []) if resume else []) + curve
+
+    def _split_validation(self, X, Y, sw, layout, rng):
+        n = X.shape[0]
+        n_val = max(1, int(round(self.validation_fraction * n)))
+        if n - n_val < 1:
+            raise ValueError(f"early_stopping needs more rows: {n} rows leave none for training")
+        perm = rng.permutation(n)
+        val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        X_val, codes_val, sw_val = X[val], Y[val, 0].astype(np.int64), sw[val]
+
+        def validation_loss(engine):
+            self.coef_, self.intercept_ = engine.coef(), engine.intercept()
+            logp = self._log_proba_from_margins(self._raw_margins(X_val))
+            picked = logp[np.arange(len(codes_val)), layout.class_of(codes_val)]
+            return float(-np.average(picked, weights=sw_val))
+
+        return X[train], np.ascontiguousarray(Y[train]), sw[train], validation_loss
+
+    # ------------------------------------------------------------------ prediction
+
+    def _raw_margins(self, X):
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def _class_margins(self, M):
+        """(n, n_classes) margins from the kernels' outputs: the reference class gets 0."""
+        layout = _Layout(len(self.classes_), self.multi_class)
+        M = np.asarray(M, dtype=np.float64)
+        if not layout.reference:
+            return M
+        zero = np.zeros((M.shape[0], 1))
+        # Two classes: the one vector is for classes_[1]; else the last class is the reference.
+        return np.concatenate([zero, M] if layout.n_classes == 2 else [M, zero], axis=1)
+
+    def _log_proba_from_margins(self, M):
+        M = self._class_margins(M)
+        mx = M.max(axis=1, keepdims=True)
+        return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
+
+    def predict_proba(self, X):
+        """P(class | x) for each of classes_, rows summing to 1 (stable at any margin)."""
+        P = np.exp(self._log_proba_from_margins(self._margins(X)))
+        return P / P.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """log P(class | x) by log-sum-exp of the margins (finite where P underflows)."""
+        return self._log_proba_from_margins(self._margins(X))
+
+    def decision_function(self, X):
+        """Margins: (n,) for two classes (log-odds of classes_[1]); (n, n_classes) otherwise,
+        with the reference class's column 0 when multi_class="reference"."""
+        M = self._margins(X)
+        if M.shape[1] == 1:
+            return M.ravel()
+        return self._class_margins(M).astype(M.dtype, copy=False)
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[codes]
+
+
+class _Layout:
+    """How K classes map onto the kernels' outputs.
+
+    Two classes: one output for classes_[1]; class code 0 is the zero-margin reference.
+    "multinomial": K outputs, full softmax. "reference" (002): K-1 outputs for classes
+    0..K-2, the last class has margin 0; the kernels' reference label is 0, so codes are
+    rotated by one (c -> (c + 1) % K) on the way in.
+    """
+
+    def __init__(self, n_classes, multi_class):
+        self.n_classes = n_classes
+        self.reference = n_classes == 2 or multi_class == "reference"
+        self.n_outputs = n_classes - 1 if self.reference else n_classes
+        self.label_offset = 1 if self.reference else 0
+
+    def codes(self, codes):
+        if self.reference and self.n_classes > 2:
+            return (codes + 1) % self.n_classes
+        return codes
+
+    def class_of(self, kernel_codes):
+        """Column of predict_proba for kernel label codes (inverse of `codes`)."""
+        if self.reference and self.n_classes > 2:
+            return (kernel_codes - 1) % self.n_classes
+        return kernel_codes
+
+
+class _Objective:
+    """mean weighted log-loss + alpha/2 ||W||^2 and its gradient, as a function of the flat
+    parameter vector [W.ravel(), b] (what scipy's optimizers and our gradient descent take).
+    One call = one fused pass of the kernel over X."""
+
+    def __init__(self, X, codes, sw, layout, alpha, fit_intercept, n_threads):
+        self.X, self.sw, self.alpha = X, sw, alpha
+        self.y = np.ascontiguousarray(codes, dtype=np.int64)
+        self.K, self.d = layout.n_outputs, X.shape[1]
+        self.layout, self.fit_intercept, self.n_threads = layout, fit_intercept, n_threads
+        self.weight_total = float(sw.sum())
+        self.size = self.K * self.d + (self.K if fit_intercept else 0)
+        self.grad_W = np.empty((self.K, self.d))
+        self.grad_b = np.empty(self.K)
+
+    def unpack(self, x):
+        dtype = self.X.dtype
+        W = np.ascontiguousarray(x[:self.K * self.d].reshape(self.K, self.d), dtype=dtype)
+        b = x[self.K * self.d:] if self.fit_intercept else np.zeros(self.K)
+        return W, np.ascontiguousarray(b, dtype=dtype)
+
+    def __call__(self, x):
+        W, b = self.unpack(x)
+        loss = _logistic.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
+                                   self.layout.label_offset, self.layout.reference,
+                                   self.n_threads)
+        scale = 1.0 / self.weight_total
+        f = loss * scale + 0.5 * self.alpha * float(np.dot(x[:self.K * self.d],
+                                                           x[:self.K * self.d]))
+        g = np.empty(self.size)
+        g[:self.K * self.d] = self.grad_W.ravel() * scale + self.alpha * x[:self.K * self.d]
+        if self.fit_intercept:
+            g[self.K * self.d:] = self.grad_b * scale
+        return f, g
+
+    def lipschitz(self, X, n_power=20):
+        """An upper bound of the gradient's Lipschitz constant: (1/2) * lambda_max of the
+        weighted Gram matrix [X 1]^T diag(sw) [X 1] / sum(sw) + alpha (the softmax Hessian is
+        bounded by 1/2, the binary one by 1/4), by power iteration (two passes over X each)."""
+        rng = np.random.default_rng(0)
+        v = rng.normal(size=self.d + (1 if self.fit_intercept else 0))
+        lam = 0.0
+        for _ in range(n_power):
+            v /= np.linalg.norm(v)
+            u = np.asarray(X @ v[:self.d]) + (v[self.d] if self.fit_intercept else 0.0)
+            u = u * self.sw / self.weight_total
+            w = np.empty_like(v)
+            w[:self.d] = np.asarray(X.T @ u)
+            if self.fit_intercept:
+                w[self.d] = u.sum()
+            lam = float(np.linalg.norm(w))
+            v = w
+        bound = 0.25 if self.layout.n_classes == 2 else 0.5
+        return bound * lam * 1.01 + self.alpha
+
+
+def _warn_max_iter(solver, max_iter):
+    import warnings
+    warnings.warn(f"LogisticRegression(solver={solver!r}) reached max_iter={max_iter} before "
+                  f"the gradient fell below tol; raise max_iter or tol", ConvergenceWarning)

@@ -1,0 +1,135 @@
+"""The driver of the one SGD loop (fastml/_core/_sgd.pyx) that every linear online learner uses.
+
+`SGDEngine` holds the loop's state between epochs and `partial_fit` calls: the weights W (K, d)
+stored as scale * W, the intercepts, AdaGrad's sums of squared gradients, the lazy running
+average (A, B) and the step count t. `run_epochs` runs epochs with shuffling, convergence on the
+training loss (`tol`, `n_iter_no_change`), early stopping on a held-out fraction, divergence
+detection and per-epoch progress. Estimators (LogisticRegression, Perceptron, LinearSVM,
+LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from .._base import ConvergenceWarning
+from .._core import _sgd
+from .._validation import check_param
+
+SCHEDULES = tuple(_sgd.SCHEDULES)
+
+
+class SGDEngine:
+    """State of the SGD loop for K outputs over d features (see _sgd.pyx for the update).
+
+    loss: "log", "hinge", "perceptron" or "squared"; label_offset: output k stands for class
+    code k + label_offset; reference: the "log" loss has a zero-margin class 0 (binary logistic
+    and 002's R-1 weight vectors). average: False, True, or the number of steps after which
+    averaging starts.
+    """
+
+    def __init__(self, n_outputs, n_features, dtype, *, loss, learning_rate, eta0, alpha,
+                 decay=0.0, batch_size=1, fit_intercept=True, average=False, label_offset=0,
+                 reference=False, adagrad_eps=1e-8):
+        check_param("learning_rate", learning_rate, choices=SCHEDULES)
+        check_param("alpha", alpha, low=0.0)
+        check_param("eta0", eta0, low=0.0, low_inclusive=False)
+        check_param("decay", decay, low=0.0)
+        check_param("batch_size", batch_size, low=1, integer=True)
+        if learning_rate == "optimal" and alpha == 0:
+            raise ValueError("learning_rate='optimal' needs alpha > 0 (eta = 1/(alpha (t0+t)))")
+        self.dtype = np.dtype(dtype)
+        self.W = np.zeros((n_outputs, n_features), dtype=self.dtype)
+        self.b = np.zeros(n_outputs, dtype=self.dtype)
+        adagrad = learning_rate == "adagrad"
+        self.G = np.zeros((n_outputs, n_features) if adagrad else (0, 0))
+        self.Gb = np.zeros(n_outputs if adagrad else 0)
+        averaging = average is not False and average is not None
+        self.A = np.zeros((n_outputs, n_features) if averaging else (0, 0))
+        self.Ab = np.zeros(n_outputs if averaging else 0)
+        self.state = np.zeros(_sgd.STATE_SIZE)
+        self.state[0] = 1.0  # scale
+        self.config = dict(
+            loss=_sgd.LOSSES[loss], label_offset=label_offset, reference=reference,
+            schedule=_sgd.SCHEDULES[learning_rate], eta0=float(eta0), decay=float(decay),
+            alpha=float(alpha), t0=_optimal_t0(loss, alpha), epoch=0,
+            batch_size=int(batch_size), fit_intercept=bool(fit_intercept),
+            average=averaging, average_start=0.0 if average is True else float(average or 0),
+            adagrad_eps=float(adagrad_eps))
+
+    def epoch(self, X, Y, sample_weight, order, epoch_index):
+        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w)."""
+        self.config["epoch"] = int(epoch_index)
+        loss_sum, updates, diverged = _sgd.sgd_epoch(
+            X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
+            self.state, self.config)
+        if diverged:
+            raise FloatingPointError(
+                "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
+                "learning_rate='adagrad'), or standardize the features")
+        return loss_sum, updates
+
+    @property
+    def n_steps(self):
+        return int(self.state[1])
+
+    def coef(self):
+        """The weights to report: the running average when averaging has started, else the
+        last iterate."""
+        n_avg = self.state[3]
+        if self.config["average"] and n_avg > 0:
+            return ((self.A + self.state[2] * self.W) / n_avg).astype(self.dtype)
+        return (self.state[0] * self.W).astype(self.dtype)
+
+    def intercept(self):
+        n_avg = self.state[3]
+        if self.config["average"] and n_avg > 0:
+            return (self.Ab / n_avg).astype(self.dtype)
+        return self.b.copy()
+
+
+def _optimal_t0(loss, alpha):
+    """Bottou's t0 for eta = 1/(alpha (t0 + t)): the first step is typw / |dloss(-typw)| with
+    typw = sqrt(1/sqrt(alpha)), the typical weight size (scikit-learn uses the same rule)."""
+    if alpha <= 0:
+        return 1.0
+    typw = np.sqrt(1.0 / np.sqrt(alpha))
+    dloss = 1.0 + typw if loss == "squared" else 1.0
+    return 1.0 / ((typw / dloss) * alpha)
+
+
+def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
+               validation=None, verbose=0, name="SGD", first_epoch=0):
+    """Run up to `max_iter` epochs of `engine` over (X, Y).
+
+    Stops early when the epoch's mean loss has not dropped by more than `tol` below the best
+    seen for `n_iter_no_change` epochs in a row (tol=None or 0 runs exactly max_iter epochs).
+    With `validation=(score_fn)`, the loss that decides is score_fn(engine) on held-out rows
+    instead. Returns (epochs run, list of mean training losses).
+    """
+    n = X.shape[0]
+    weight_total = float(np.sum(sample_weight))
+    curve, best, stale = [], np.inf, 0
+    use_tol = tol is not None and tol > 0
+    start = time.perf_counter()
+    epoch = 0
+    for epoch in range(first_epoch, first_epoch + max_iter):
+        order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
+        loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
+        mean_loss = loss_sum / weight_total
+        curve.append(mean_loss)
+        watched = validation(engine) if validation is not None else mean_loss
+        if verbose:
+            norm = float(np.linalg.norm(engine.coef()))
+            print(f"[{name}] epoch {epoch + 1}: loss {mean_loss:.6f}"
+                  + (f", validation {watched:.6f}" if validation is not None else "")
+                  + f", |w| {norm:.4g}, updates {updates}, {time.perf_counter() - start:.2f} s")
+        if use_tol:
+            stale = stale + 1 if watched > best - tol else 0
+            best = min(best, watched)
+            if stale >= n_iter_no_change:
+                return epoch + 1 - first_epoch, curve
+    if use_tol and validation is None and max_iter > 1:
+        warnings.warn(f"{name} stopped at max_iter={max_iter} epochs before the loss settled "
+                      f"(tol={tol}); raise max_iter to converge", ConvergenceWarning)
+    return epoch + 1 - first_epoch, curve
