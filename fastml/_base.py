@@ -123,11 +123,15 @@ class ClassifierMixin:
         """Learn `classes_` (sorted unique labels) and return y as int64 codes 0..K-1."""
         from ._validation import check_target
         y = check_target(y)
+        if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
+            raise ValueError(
+                f"Unknown label type: continuous values in y; {type(self).__name__} is a "
+                f"classifier and needs discrete labels (use a regressor for continuous targets)")
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {min_classes} classes in y; "
-                f"got {len(classes)} ({classes.tolist()!r})")
+                f"got {len(classes)} class(es): {classes.tolist()!r}")
         self.classes_ = classes
         return codes.astype(np.int64).reshape(-1)
 
@@ -179,3 +183,26 @@ class TransformerMixin:
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at its iteration limit before meeting its tolerance."""
+
+
+class available_if:
+    """Decorator: the method exists only when check(self) is true (else AttributeError), so
+    `hasattr(est, "partial_fit")` tells the truth (scikit-learn's pipelines and checks ask)."""
+
+    def __init__(self, check, reason):
+        self.check, self.reason = check, reason
+
+    def __call__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        return self
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        if not self.check(obj):
+            raise AttributeError(f"{type(obj).__name__}.{self.name} {self.reason}")
+        return self.fn.__get__(obj, owner)

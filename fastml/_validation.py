@@ -65,7 +65,8 @@ def _to_float_array(X, name, dtype):
         X = X.to_numpy()
     arr = np.asarray(X)
     if arr.dtype.kind == "c":
-        raise TypeError(f"{name} is complex; fastml works on real numbers")
+        raise ValueError(f"Complex data not supported: {name} is complex; fastml works on real "
+                         f"numbers")
     if arr.dtype in FLOAT_DTYPES and dtype is None:
         return np.ascontiguousarray(arr)
     target = np.float64 if dtype is None else dtype
@@ -96,12 +97,14 @@ def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None
             raise ValueError(f"{name} is a scalar; expected a 2-D array (n_samples, n_features)")
         if arr.ndim == 1:
             raise ValueError(
-                f"{name} is 1-D (shape {arr.shape}); expected 2-D (n_samples, n_features): use "
-                f"X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
+                f"{name} is 1-D (shape {arr.shape}); expected 2-D (n_samples, n_features). "
+                f"Reshape your data with X.reshape(-1, 1) for a single feature or "
+                f"X.reshape(1, -1) for a single sample")
         if arr.ndim > 2:
             raise ValueError(f"{name} has {arr.ndim} dimensions; expected 2 (n_samples, n_features)")
         if arr.shape[1] == 0:
-            raise ValueError(f"{name} has 0 features (shape {arr.shape}); at least 1 is required")
+            raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 "
+                             f"is required.")
     if arr.shape[0] < ensure_min_samples:
         raise ValueError(
             f"{name} has {arr.shape[0]} samples (shape {arr.shape}); "
@@ -154,7 +157,7 @@ def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
 def check_target(y, *, name="y", numeric=False):
     """y as a 1-D array (a column vector is accepted and flattened)."""
     if y is None:
-        raise ValueError(f"{name} is None; this estimator needs targets to fit")
+        raise ValueError(f"this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     y = np.asarray(y)
@@ -192,7 +195,7 @@ def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numer
 def check_regression_targets(y, name="y"):
     """Regression targets: 1-D (n,) or 2-D (n, n_outputs), finite, float64."""
     if y is None:
-        raise ValueError(f"{name} is None; this estimator needs targets to fit")
+        raise ValueError(f"this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     y = np.asarray(y)
@@ -245,8 +248,8 @@ def check_n_features(estimator, X, *, reset):
             f"this {type(estimator).__name__} is not fitted yet: call fit before using it")
     if n != estimator.n_features_in_:
         raise ValueError(
-            f"X has {n} features, but {type(estimator).__name__} was fitted with "
-            f"{estimator.n_features_in_} features")
+            f"X has {n} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input (the number it was fitted with)")
     fitted = getattr(estimator, "feature_names_in_", None)
     if fitted is not None and names is not None and list(names) != list(fitted):
         raise ValueError(

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning
+from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
 from .._core import _logistic
 from .._validation import (check_array, check_n_features, check_param, check_random_state,
                            check_sample_weight, check_X_y, FLOAT_DTYPES)
@@ -117,11 +117,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._fit_batch(X, layout.codes(codes), sw, layout)
         return self
 
+    @available_if(lambda self: self.solver in ("sgd", "minibatch"),
+                  "needs solver='sgd' or 'minibatch'")
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch of SGD on (X, y), continuing from the current state (online learning).
         `classes` (all labels that will ever appear) is required on the first call."""
-        if self.solver not in ("sgd", "minibatch"):
-            raise ValueError(f"partial_fit needs solver='sgd' or 'minibatch'; got {self.solver!r}")
         self._check_params()
         first = getattr(self, "_engine", None) is None
         X, y = check_X_y(X, y, accept_sparse=True)
