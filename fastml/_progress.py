@@ -1,0 +1,139 @@
+"""Progress reporting for `verbose=` in the library and the `fastml` command.
+
+One helper serves every long loop (SGD epochs, batch-solver iterations, the trees of a forest,
+chunks of a large prediction):
+
+    from .._progress import progress
+    with progress(total=max_iter, desc="LogisticRegression", unit="epoch",
+                  verbose=self.verbose) as bar:
+        for epoch in range(max_iter):
+            ...
+            bar.update(loss=mean_loss)          # one step, shows the current loss
+
+    for tree in track(range(n_estimators), desc="RandomForest", unit="tree", verbose=v): ...
+    for rows in chunks(n_rows, 65536, desc="predict", verbose=v): out[rows] = f(X[rows])
+
+verbose=0 (or False/None): nothing is printed, and the cost is one no-op call per step.
+verbose=1: a tqdm bar on stderr when tqdm is installed (the optional extra
+`pip install fastml[progress]`); without tqdm, short lines "[desc] 3/10 epoch  loss=0.1234"
+on stderr, at most about 20 per loop (every 5 %) plus the last.
+verbose>=2: one line per step (a log, no bar), with or without tqdm.
+Progress goes to stderr so it never mixes with results printed on stdout.
+"""
+import sys
+import time
+
+__all__ = ["progress", "track", "chunks"]
+
+
+def _load_tqdm():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def progress(total=None, *, desc="", unit="it", verbose=0, file=None):
+    """A progress reporter for a loop of `total` steps (None when unknown).
+
+    Returns an object with `update(n=1, **values)` (advance n steps and show the named
+    values, e.g. loss=0.25) and `close()`; it is also a context manager that closes itself.
+    """
+    if not verbose:
+        return _Silent()
+    stream = file if file is not None else sys.stderr
+    if verbose >= 2:
+        return _Lines(total, desc, unit, stream, every_step=True)
+    tqdm = _load_tqdm()
+    if tqdm is None:
+        return _Lines(total, desc, unit, stream, every_step=False)
+    return _Bar(tqdm(total=total, desc=desc, unit=unit, file=stream, leave=True,
+                     dynamic_ncols=True, mininterval=0.2))
+
+
+def track(iterable, *, total=None, desc="", unit="it", verbose=0, file=None):
+    """Yield the items of `iterable`, advancing a progress reporter by one per item."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
+    with progress(total, desc=desc, unit=unit, verbose=verbose, file=file) as bar:
+        for item in iterable:
+            yield item
+            bar.update()
+
+
+def chunks(n_rows, chunk_rows, *, desc="predict", verbose=0, file=None):
+    """Yield `slice`s of at most `chunk_rows` rows covering range(n_rows), with progress in
+    rows (for predicting on data too large to process in one block)."""
+    chunk_rows = max(1, int(chunk_rows))
+    with progress(n_rows, desc=desc, unit="row", verbose=verbose, file=file) as bar:
+        for start in range(0, n_rows, chunk_rows):
+            stop = min(n_rows, start + chunk_rows)
+            yield slice(start, stop)
+            bar.update(stop - start)
+
+
+class _Reporter:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class _Silent(_Reporter):
+    def update(self, n=1, **values):
+        pass
+
+    def close(self):
+        pass
+
+
+class _Bar(_Reporter):
+    def __init__(self, bar):
+        self.bar = bar
+
+    def update(self, n=1, **values):
+        if values:
+            self.bar.set_postfix(values, refresh=False)
+        self.bar.update(n)
+
+    def close(self):
+        self.bar.close()
+
+
+class _Lines(_Reporter):
+    """Plain lines for when there is no tqdm (or a log is wanted): throttled to about 20 lines
+    per loop unless `every_step`."""
+
+    def __init__(self, total, desc, unit, stream, every_step):
+        self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
+        self.every_step = every_step
+        self.done, self.last_printed, self.values = 0, 0, {}
+        self.start = time.perf_counter()
+        self.step = max(1, total // 20) if total and not every_step else 1
+
+    def update(self, n=1, **values):
+        self.done += n
+        self.values = values or self.values
+        if self.done - self.last_printed >= self.step:
+            self._print()
+
+    def close(self):
+        if self.done != self.last_printed:
+            self._print()
+
+    def _print(self):
+        self.last_printed = self.done
+        count = f"{self.done}/{self.total}" if self.total else f"{self.done}"
+        shown = "".join(f"  {k}={_fmt(v)}" for k, v in self.values.items())
+        elapsed = time.perf_counter() - self.start
+        print(f"[{self.desc}] {count} {self.unit}{shown}  {elapsed:.2f} s", file=self.stream,
+              flush=True)
+
+
+def _fmt(value):
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)

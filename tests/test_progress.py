@@ -1,0 +1,67 @@
+"""Progress output: shown with verbose=1 (tqdm bar, or plain lines without tqdm), a line per
+step with verbose>=2, nothing at all with verbose=0."""
+import sys
+
+import numpy as np
+import pytest
+
+from fastml import _progress
+from fastml._progress import chunks, progress, track
+
+
+def run_loop(verbose, total=10):
+    with progress(total, desc="demo-loop", unit="epoch", verbose=verbose) as bar:
+        for i in range(total):
+            bar.update(loss=1.0 / (i + 1))
+
+
+@pytest.fixture
+def no_tqdm(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    assert _progress._load_tqdm() is None
+
+
+def test_verbose_0_prints_nothing(capsys):
+    run_loop(0)
+    assert list(track(range(5), desc="t", verbose=0)) == [0, 1, 2, 3, 4]
+    assert [s.start for s in chunks(10, 4, verbose=0)] == [0, 4, 8]
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+
+
+def test_verbose_1_shows_a_tqdm_bar_on_stderr(capsys):
+    pytest.importorskip("tqdm")
+    run_loop(1)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "demo-loop" in err and "10/10" in err and "loss=0.1" in err
+
+
+def test_verbose_1_without_tqdm_falls_back_to_few_lines(capsys, no_tqdm):
+    run_loop(1, total=100)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == ""
+    assert 5 <= len(lines) <= 21  # throttled to about 20 lines
+    assert lines[-1].startswith("[demo-loop] 100/100 epoch  loss=0.01")
+
+
+def test_verbose_2_logs_every_step(capsys):
+    run_loop(2, total=7)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 7
+    assert lines[2].startswith("[demo-loop] 3/7 epoch  loss=0.333333")
+
+
+def test_chunks_cover_every_row_once(capsys, no_tqdm):
+    seen = np.zeros(1003, dtype=int)
+    for rows in chunks(1003, 100, desc="predict", verbose=1):
+        seen[rows] += 1
+    assert (seen == 1).all()
+    assert "[predict] 1003/1003 row" in capsys.readouterr().err
+
+
+def test_track_yields_items_and_counts(capsys, no_tqdm):
+    assert list(track(["a", "b", "c"], desc="trees", unit="tree", verbose=1)) == ["a", "b", "c"]
+    assert "[trees] 3/3 tree" in capsys.readouterr().err
