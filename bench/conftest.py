@@ -1,0 +1,64 @@
+"""Shared benchmark plumbing: fastml and its peers run side by side in one session, and at the
+end a table of ratios is printed (and written to bench/results.md).
+
+A benchmark declares its place in the table with `record(benchmark, group, who, **quality)`:
+`group` names the task (same data, same work), `who` is "fastml" or the peer's name, and
+`quality` holds what makes the comparison fair (accuracy, log-loss, RMSE...). The ratio column
+is peer time / fastml time (> 1 means fastml is faster), using each one's minimum time.
+
+Run: `pytest bench/ --benchmark-only` (all), or one file / `-k` expression. Threads: BLAS and
+OpenMP are limited to one thread unless a benchmark says otherwise (`single_thread` fixture).
+"""
+import os
+
+import numpy as np
+import pytest
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results.md")
+
+
+def record(benchmark, group, who, **quality):
+    benchmark.group = group
+    benchmark.extra_info["who"] = who
+    for key, value in quality.items():
+        benchmark.extra_info[key] = float(value) if np.isscalar(value) else value
+
+
+@pytest.fixture
+def single_thread():
+    """Limit BLAS and OpenMP pools to one thread for the duration of a benchmark."""
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1):
+        yield
+
+
+def _table(benchmarks):
+    groups = {}
+    for bench in benchmarks:
+        who = bench.extra_info.get("who")
+        if who is None or bench.stats is None:
+            continue
+        groups.setdefault(bench.group, []).append((who, bench))
+    lines = ["| task | who | min time (s) | ratio (peer / fastml) | quality |",
+             "|---|---|---|---|---|"]
+    for group in sorted(groups):
+        entries = groups[group]
+        ours = [b for who, b in entries if who == "fastml"]
+        base = ours[0].stats.min if ours else None
+        for who, bench in sorted(entries, key=lambda e: e[0] != "fastml"):
+            t = bench.stats.min
+            ratio = "" if who == "fastml" or base is None else f"{t / base:.2f}x"
+            quality = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                for k, v in bench.extra_info.items() if k != "who")
+            lines.append(f"| {group} | {who} | {t:.4f} | {ratio} | {quality} |")
+    return "\n".join(lines)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    bs = getattr(session.config, "_benchmarksession", None)
+    if bs is None or not bs.benchmarks:
+        return
+    table = _table(bs.benchmarks)
+    with open(RESULTS, "w") as f:
+        f.write(table + "\n")
+    print("\n\nfastml vs peers (ratio > 1: fastml faster)\n" + table)
