@@ -1,0 +1,216 @@
+"""The information-theoretic quantities of the decision-tree lectures, as public functions.
+
+000 / 001 / 002 (Guestrin, "Decision Trees"):
+    H(Y)      = - sum_i P(Y=y_i) log2 P(Y=y_i)                                   (entropy)
+    H(Y|X)    = sum_j P(X=x_j) H(Y | X=x_j)                           (conditional entropy)
+    IG(X)     = H(Y) - H(Y|X)                                          (information gain)
+    H(Y|X:t)  = P(X<t) H(Y|X<t) + P(X>=t) H(Y|X>=t),  IG*(Y|X) = max_t IG(Y|X:t)
+                with candidate thresholds t = x_i + (x_{i+1} - x_i)/2 between sorted values
+    p_chance  = Pearson chi-square test of independence of the (value x class) table (000's
+                "MaxPchance" pruning; the maker table gives 7.2%).
+
+These are plain numpy (they are for reading and teaching); the tree builder computes the same
+numbers from integer counts in compiled code, and the tests check that the two agree.
+Missing values (None / NaN) in `x` are left out of these quantities.
+"""
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["entropy", "conditional_entropy", "information_gain", "best_threshold",
+           "chi2_test", "information_gain_table", "InformationGainTable"]
+
+
+def _entropy_of_counts(counts, base=2.0):
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    if total <= 0:
+        return 0.0
+    p = counts[counts > 0] / total
+    return float(-(p * np.log(p)).sum() / np.log(base))
+
+
+def _as_labels(values, name):
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    return arr
+
+
+def _is_missing(values):
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in values],
+                        dtype=bool)
+    return np.zeros(len(values), dtype=bool)
+
+
+def _class_counts(y):
+    _, counts = np.unique(y, return_counts=True)
+    return counts
+
+
+def entropy(labels_or_counts, base=2, *, counts=False):
+    """H(Y) in bits (base 2, the lectures' unit) of a sequence of labels.
+
+    Pass class counts instead with `counts=True` (or as a mapping {class: count}):
+    entropy([5, 1], counts=True) == entropy(["t"] * 5 + ["f"]) == 0.650 (001).
+    """
+    if isinstance(labels_or_counts, Mapping):
+        labels_or_counts, counts = list(labels_or_counts.values()), True
+    if counts:
+        c = np.asarray(labels_or_counts, dtype=np.float64)
+        if c.ndim != 1 or (c < 0).any() or not np.isfinite(c).all():
+            raise ValueError("counts must be a 1-D sequence of finite non-negative numbers")
+        return _entropy_of_counts(c, base)
+    y = _as_labels(labels_or_counts, "labels")
+    return _entropy_of_counts(_class_counts(y), base)
+
+
+def _pair(y, x):
+    y, x = _as_labels(y, "y"), _as_labels(x, "x")
+    if len(y) != len(x):
+        raise ValueError(f"y and x have different lengths: {len(y)} and {len(x)}")
+    keep = ~_is_missing(x)
+    return y[keep], x[keep]
+
+
+def conditional_entropy(y, x, base=2):
+    """H(Y|X) = sum_j P(X=x_j) H(Y|X=x_j) for a discrete attribute x (rows with x missing
+    are left out)."""
+    y, x = _pair(y, x)
+    if len(y) == 0:
+        return 0.0
+    _, inverse = np.unique(x, return_inverse=True)
+    total = 0.0
+    for j in range(inverse.max() + 1):
+        part = y[inverse == j]
+        total += len(part) / len(y) * entropy(part, base)
+    return total
+
+
+def information_gain(y, x, threshold=None, base=2):
+    """IG(Y|X) = H(Y) - H(Y|X); with a threshold t, IG(Y|X:t) of the binary test X < t."""
+    if threshold is not None:
+        y, x = _pair(y, x)
+        x = np.asarray(x, dtype=np.float64)
+        x = x < threshold
+    else:
+        y, x = _pair(y, x)
+    return entropy(y, base) - conditional_entropy(y, x, base)
+
+
+def best_threshold(x, y, base=2):
+    """(t, IG*(Y|X)) for a real attribute: the split point t = x_i + (x_{i+1} - x_i)/2 between
+    consecutive distinct sorted values with the largest IG(Y|X:t) (the smallest such t on ties).
+    Returns (nan, 0.0) when x takes a single value."""
+    y, x = _pair(y, x)
+    x = np.asarray(x, dtype=np.float64)
+    values = np.unique(x)
+    best_t, best_gain = np.nan, 0.0
+    h = entropy(y, base)
+    for lo, hi in zip(values[:-1], values[1:]):
+        t = split_point(lo, hi)
+        gain = h - conditional_entropy(y, x < t, base)
+        if np.isnan(best_t) or gain > best_gain + 1e-12:
+            best_t, best_gain = t, gain
+    return best_t, best_gain
+
+
+def split_point(lo, hi):
+    """The lectures' x_i + (x_{i+1} - x_i)/2, nudged to hi when rounding would leave lo on the
+    wrong side of the test x < t (the compiled builder uses the same rule)."""
+    t = lo + (hi - lo) / 2.0
+    if not (lo < t <= hi):
+        t = hi
+    return float(t)
+
+
+def chi2_test(contingency_table):
+    """Pearson's chi-square test of independence for a (values x classes) count table.
+
+    Returns (statistic, p_chance): the chance of seeing at least this much association if the
+    attribute and the class were independent (000: the maker table gives p_chance = 0.072).
+    Rows and columns that are all zero are dropped; degrees of freedom are (r-1)(c-1).
+    """
+    from scipy.stats import chi2
+    table = np.asarray(contingency_table, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"contingency_table must be 2-D; got shape {table.shape}")
+    if (table < 0).any() or not np.isfinite(table).all():
+        raise ValueError("contingency_table must hold finite non-negative counts")
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    rows, cols = table.shape
+    if rows < 2 or cols < 2:
+        return 0.0, 1.0
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+    statistic = float(((table - expected) ** 2 / expected).sum())
+    return statistic, float(chi2.sf(statistic, (rows - 1) * (cols - 1)))
+
+
+class InformationGainTable:
+    """The lectures' "Information gains using the training set (N records)" table.
+
+    `rows` holds one dict per attribute: name, kind ("categorical"/"real"), the values (or the
+    two sides "< t" / ">= t"), the class distribution of each value, and the information gain.
+    `str(table)` prints it as on the slides.
+    """
+
+    def __init__(self, classes, rows, n_records):
+        self.classes, self.rows, self.n_records = list(classes), rows, n_records
+
+    def __str__(self):
+        lines = [f"Information gains using the training set ({self.n_records} records)",
+                 f"{'values:':<8} " + " ".join(map(str, self.classes)), "",
+                 f"{'Input':<16}{'Value':<14}{'Distribution':<24}Info Gain"]
+        for row in self.rows:
+            for k, (value, dist) in enumerate(zip(row["values"], row["distribution"])):
+                name = row["name"] if k == 0 else ""
+                gain = f"{row['gain']:.6g}" if k == 0 else ""
+                lines.append(f"{name:<16}{value:<14}{' '.join(map(str, dist)):<24}{gain}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def best(self):
+        """The attribute the tree would split on first (largest gain; first on ties)."""
+        return max(self.rows, key=lambda r: r["gain"])["name"]
+
+
+def information_gain_table(X, y, *, feature_names=None, categorical_features="auto"):
+    """IG per attribute of X for target y: multiway IG for categorical columns, IG* with its
+    threshold for real ones (000's two tables). X: DataFrame, 2-D array or object array."""
+    from ._tabular import TabularEncoder
+    enc = TabularEncoder(categorical_features=categorical_features)
+    codes = enc.fit_transform(X)
+    y = _as_labels(y, "y")
+    if len(y) != codes.shape[0]:
+        raise ValueError(f"X and y have different numbers of samples: {codes.shape[0]} and "
+                         f"{len(y)}")
+    classes, y_codes = np.unique(y, return_inverse=True)
+    names = feature_names if feature_names is not None else enc.feature_names_
+    rows = []
+    for j, name in enumerate(names):
+        col = codes[:, j]
+        keep = ~np.isnan(col)
+        yc, col = y_codes[keep], col[keep]
+        if enc.categorical_mask_[j]:
+            levels = np.unique(col).astype(int)
+            values = [str(enc.categories_[j][k]) for k in levels]
+            groups = [col == k for k in levels]
+            gain = information_gain(yc, col)
+            kind = "categorical"
+        else:
+            t, gain = best_threshold(col, yc)
+            values = [f"< {t:g}", f">= {t:g}"] if not np.isnan(t) else ["(constant)"]
+            groups = [col < t, col >= t] if not np.isnan(t) else [np.ones(len(col), bool)]
+            kind = "real"
+        dist = [np.bincount(yc[g], minlength=len(classes)).tolist() for g in groups]
+        rows.append({"name": str(name), "kind": kind, "values": values, "distribution": dist,
+                     "gain": float(gain)})
+    return InformationGainTable(classes, rows, len(y))

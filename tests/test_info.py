@@ -1,0 +1,101 @@
+"""fastml.info: the lectures' entropy / information gain / IG* / chi-square numbers."""
+import numpy as np
+import pytest
+
+from fastml import info
+from fastml.datasets import load_x1x2y_table, load_xor
+
+
+def maker_table():
+    """000's maker x mpg table: america 0 bad / 10 good, asia 2 / 5, europe 2 / 2."""
+    counts = {"america": (0, 10), "asia": (2, 5), "europe": (2, 2)}
+    maker, mpg = [], []
+    for name, (bad, good) in counts.items():
+        maker += [name] * (bad + good)
+        mpg += ["bad"] * bad + ["good"] * good
+    return np.array(maker, dtype=object), np.array(mpg, dtype=object)
+
+
+def test_001_six_row_table():
+    # 001, "Entropy Example", "Conditional Entropy", "Information gain".
+    X, y = load_x1x2y_table(return_X_y=True)
+    assert round(info.entropy(y), 2) == 0.65
+    assert info.conditional_entropy(y, X[:, 0]) == pytest.approx(2 / 6)
+    assert round(info.information_gain(y, X[:, 0]), 2) == 0.32
+
+
+def test_000_maker_table_and_chi_square():
+    # 000, "A chi-square test": H(mpg)=0.702467, H(mpg|maker)=0.478183, IG=0.224284, p=7.2%.
+    maker, mpg = maker_table()
+    assert info.entropy(mpg) == pytest.approx(0.702467, abs=5e-7)
+    assert info.conditional_entropy(mpg, maker) == pytest.approx(0.478183, abs=5e-7)
+    assert info.information_gain(mpg, maker) == pytest.approx(0.224284, abs=5e-7)
+    stat, p = info.chi2_test([[0, 10], [2, 5], [2, 2]])
+    assert float(f"{p:.2g}") == 0.072
+    assert stat == pytest.approx(5.25)
+
+
+def test_entropy_counts_forms_agree():
+    assert info.entropy([5, 1], counts=True) == pytest.approx(info.entropy(list("tttttf")))
+    assert info.entropy({"a": 1, "b": 1}) == pytest.approx(1.0)
+    assert info.entropy([1, 1, 1, 1], counts=True) == pytest.approx(2.0)
+    assert info.entropy([7], counts=True) == 0.0
+    assert info.entropy(list("aabb"), base=np.e) == pytest.approx(np.log(2))
+
+
+def test_xor_gains_are_zero():
+    # 000, "The problem with Base Case 3": every attribute of XOR has IG 0.
+    X, y = load_xor()
+    assert info.information_gain(y, X[:, 0]) == pytest.approx(0.0)
+    assert info.information_gain(y, X[:, 1]) == pytest.approx(0.0)
+
+
+def test_best_threshold_against_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = rng.integers(0, 8, size=40).astype(float)
+        y = rng.integers(0, 3, size=40)
+        t, gain = info.best_threshold(x, y)
+        values = np.unique(x)
+        mids = values[:-1] + np.diff(values) / 2
+        gains = [info.information_gain(y, x, threshold=m) for m in mids]
+        assert gain == pytest.approx(max(gains))
+        assert t == mids[int(np.argmax(np.array(gains) > max(gains) - 1e-12))]
+        assert t in mids  # the lectures' x_i + (x_{i+1} - x_i)/2
+
+
+def test_chi2_matches_scipy():
+    from scipy.stats import chi2_contingency
+    table = np.array([[3, 9, 1], [7, 2, 4]])
+    stat, p = info.chi2_test(table)
+    ref = chi2_contingency(table, correction=False)
+    assert stat == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue)
+
+
+def test_missing_values_are_left_out():
+    y = np.array([0, 0, 1, 1, 1])
+    x = np.array(["a", "a", "b", None, "b"], dtype=object)
+    assert info.information_gain(y, x) == pytest.approx(1.0)  # on the 4 known rows
+
+
+def test_information_gain_table_prints_the_lecture_table():
+    maker, mpg = maker_table()
+    X = np.column_stack([maker, np.arange(len(maker), dtype=float)]).astype(object)
+    X[:, 1] = X[:, 1].astype(float)
+    table = info.information_gain_table(X, mpg, feature_names=["maker", "rank"])
+    text = str(table)
+    assert "Information gains using the training set (21 records)" in text
+    assert "0.224284" in text
+    maker_row = table.rows[0]
+    assert maker_row["kind"] == "categorical"
+    assert maker_row["distribution"] == [[0, 10], [2, 5], [2, 2]]
+    assert table.rows[1]["kind"] == "real" and table.rows[1]["values"][0].startswith("< ")
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="different lengths"):
+        info.information_gain([0, 1], [0, 1, 1])
+    with pytest.raises(ValueError, match="non-negative"):
+        info.entropy([-1, 2], counts=True)
+    with pytest.raises(ValueError, match="2-D"):
+        info.chi2_test([1, 2, 3])
