@@ -1,0 +1,461 @@
+"""Saving and loading fitted models in a safe, documented file format (no pickle).
+
+    fastml.save(model, "model.fastml")
+    model = fastml.load("model.fastml")
+
+Loading a file from a stranger cannot run code: the file holds data only (JSON and raw
+numeric arrays), and the only classes it can name are fastml's own. A truncated, corrupted or
+newer-version file is refused with a `ModelFileError` (a ValueError) that says which. Pickle
+keeps working too (every estimator pickles), but only unpickle files you trust.
+
+File layout (all integers little-endian)
+----------------------------------------
+    offset      size  content
+    0           8     magic b"\\x93FASTML\\n"
+    8           2     format version, uint16 (this module writes and reads version 1)
+    10          8     header length H, uint64
+    18          H     header: UTF-8 JSON (below)
+    18+H        P     payload: the arrays' raw bytes, back to back, each starting at a
+                      multiple of 64 bytes from the payload's start
+    18+H+P      32    SHA-256 of every byte before it
+
+The header is a JSON object:
+    {"format": "fastml-model", "fastml_version": "0.1.0",
+     "arrays": [{"dtype": "<f8", "shape": [3, 4], "order": "C", "offset": 0, "nbytes": 96}, ...],
+     "root": <value>}
+Array dtypes are plain fixed-size numbers and strings only ("<f8", "<i8", "|b1", "<U5" ...,
+never objects); an array's bytes are its elements in C (or Fortran, "order": "F") order.
+
+A <value> is JSON null / true / false / a number / a string, or a tagged object:
+    {"$": "float", "value": "nan" | "inf" | "-inf"}       non-finite Python float
+    {"$": "list" | "tuple" | "set" | "frozenset", "items": [<value>, ...]}
+    {"$": "dict", "items": [[<key value>, <value>], ...]}
+    {"$": "array", "index": i}                             arrays[i]; 0-d with "scalar": true
+                                                           is a numpy scalar (np.float64(..))
+    {"$": "object_array", "shape": [...], "items": [...]}  numpy array of Python objects
+                                                           (e.g. string labels), items flat
+    {"$": "dtype", "value": "<f8"}  {"$": "type", "name": "float32"}  numpy dtypes and types
+    {"$": "sparse", "format": "csr" | "csc", "shape": [...], "data": .., "indices": .., "indptr": ..}
+    {"$": "generator", "bit_generator": "PCG64", "state": <value>}   numpy random Generator
+    {"$": "estimator", "class": "module:Name", "params": {...}, "state": {...}}
+        a fastml estimator: built as Name(**params) (the constructor only stores its
+        arguments), then its fitted attributes and private state are set from "state"
+    {"$": "object", "class": "module:Name", "state": <value>}
+        another fastml object (e.g. the SGD engine inside an estimator): created without
+        calling __init__, then its __dict__ is set (or its own __setstate__ is called)
+    {"$": "function", "name": "module:name"}               a function defined in fastml
+
+The allowlist: a class or function is accepted only when its module is `fastml` or a
+`fastml.*` module AND the object found there reports that same module and name (so a name a
+fastml module imported from elsewhere, e.g. `fastml.cli:sys`, is refused). Anything else, an
+unknown tag, an object dtype, or an array outside the payload is a `ModelFileError`.
+Models holding Python code (e.g. a lambda as a kernel) cannot be saved this way: save() raises
+a TypeError naming the attribute.
+"""
+import hashlib
+import importlib
+import io as _io
+import json
+import os
+import re
+import struct
+
+import numpy as np
+
+__all__ = ["save", "load", "ModelFileError", "FORMAT_VERSION"]
+
+MAGIC = b"\x93FASTML\n"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sHQ")  # magic, version, header length
+_DIGEST_SIZE = 32
+_ALIGN = 64
+_SAFE_DTYPE = re.compile(r"^[<>|=]?[biufcUS]\d+$")
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
+_TAGS = ("float", "list", "tuple", "set", "frozenset", "dict", "array", "object_array", "dtype",
+         "type", "sparse", "generator", "function", "estimator", "object")
+_BUILTIN_TYPES = {t.__name__: t for t in (bool, int, float, complex, str)}
+_NUMPY_TYPES = {np.dtype(c).type.__name__: np.dtype(c).type for c in "?bhilqBHILQefdgFDG"}
+
+
+class ModelFileError(ValueError):
+    """The file is not a fastml model file, or is corrupted, truncated, from a newer format
+    version, or names something outside the allowlist."""
+
+
+# ---------------------------------------------------------------------------- public API
+
+def save(model, path):
+    """Write `model` (any fastml estimator, fitted or not) to `path` (a path or a binary file
+    object) in the format above. Raises TypeError for anything that cannot be stored as data."""
+    arrays = []
+    root = _Encoder(arrays).encode(model, "model")
+    table, chunks, offset = [], [], 0
+    for arr, order in arrays:
+        raw = arr.tobytes(order=order)
+        pad = (-offset) % _ALIGN
+        chunks.append(b"\0" * pad)
+        offset += pad
+        table.append({"dtype": arr.dtype.str, "shape": list(arr.shape), "order": order,
+                      "offset": offset, "nbytes": len(raw)})
+        chunks.append(raw)
+        offset += len(raw)
+    from . import __version__
+    header = json.dumps({"format": "fastml-model", "fastml_version": __version__,
+                         "arrays": table, "root": root}, allow_nan=False).encode("utf-8")
+    body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(chunks)
+    data = body + hashlib.sha256(body).digest()
+    if hasattr(path, "write"):
+        path.write(data)
+        return
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)  # never leave a half-written model under the real name
+
+
+def load(path):
+    """Read a model written by `save` (a path or a binary file object). Runs no code from the
+    file; raises ModelFileError for anything that is not a valid, intact fastml model file."""
+    if hasattr(path, "read"):
+        data = path.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    header, payload = _split(data)
+    arrays = [_read_array(payload, spec, i) for i, spec in enumerate(_array_table(header))]
+    if "root" not in header:
+        raise ModelFileError("the file's header has no model ('root' missing)")
+    return _Decoder(arrays).decode(header["root"])
+
+
+# ---------------------------------------------------------------------------- reading
+
+def _split(data):
+    if data[:len(MAGIC)] != MAGIC:
+        if data[:1] == b"\x80" or data[:1] == b"(":
+            raise ModelFileError("this is a pickle file, not a fastml model file; fastml.load "
+                                 "never unpickles (use pickle.load only on files you trust)")
+        raise ModelFileError("not a fastml model file (wrong magic bytes)")
+    if len(data) < _PREFIX.size + _DIGEST_SIZE:
+        raise ModelFileError("the model file is truncated")
+    _, version, header_len = _PREFIX.unpack_from(data)
+    if version != FORMAT_VERSION:
+        raise ModelFileError(
+            f"model file format version {version} is not supported (this fastml reads version "
+            f"{FORMAT_VERSION}){'; upgrade fastml' if version > FORMAT_VERSION else ''}")
+    body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ModelFileError("checksum mismatch: the model file is corrupted or truncated")
+    end = _PREFIX.size + header_len
+    if end > len(body):
+        raise ModelFileError("the header length points past the end of the file")
+    try:
+        header = json.loads(body[_PREFIX.size:end].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"the header is not valid JSON: {exc}") from None
+    if not isinstance(header, dict) or header.get("format") != "fastml-model":
+        raise ModelFileError("the header does not describe a fastml model")
+    return header, memoryview(body)[end:]
+
+
+def _array_table(header):
+    table = header.get("arrays", [])
+    if not isinstance(table, list):
+        raise ModelFileError("the header's array table is not a list")
+    return table
+
+
+def _read_array(payload, spec, i):
+    try:
+        dtype_str, shape, order = spec["dtype"], spec["shape"], spec["order"]
+        offset, nbytes = spec["offset"], spec["nbytes"]
+    except (KeyError, TypeError):
+        raise ModelFileError(f"array {i}: incomplete description {spec!r}") from None
+    if not (isinstance(dtype_str, str) and _SAFE_DTYPE.match(dtype_str)):
+        raise ModelFileError(f"array {i}: dtype {dtype_str!r} is not allowed (only numbers and "
+                             f"fixed-size strings; never Python objects)")
+    dtype = np.dtype(dtype_str)
+    if (not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape)
+            or order not in ("C", "F") or not isinstance(offset, int)
+            or not isinstance(nbytes, int)):
+        raise ModelFileError(f"array {i}: bad shape, order, offset or size in {spec!r}")
+    if nbytes != dtype.itemsize * int(np.prod(shape, dtype=np.int64)) or offset < 0 \
+            or offset + nbytes > len(payload):
+        raise ModelFileError(f"array {i}: its bytes lie outside the file or do not match its "
+                             f"shape")
+    flat = np.frombuffer(payload[offset:offset + nbytes], dtype=dtype)
+    return flat.reshape(shape, order=order).copy(order=order)  # writable, owns its memory
+
+
+def _resolve(qualified, what):
+    """The fastml class or function named 'module:name', or ModelFileError (the allowlist)."""
+    if not isinstance(qualified, str) or qualified.count(":") != 1:
+        raise ModelFileError(f"bad {what} reference {qualified!r}")
+    module_name, name = qualified.split(":")
+    if not (module_name == "fastml" or module_name.startswith("fastml.")) \
+            or not re.fullmatch(r"[A-Za-z_][\w.]*", module_name) \
+            or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ModelFileError(f"{what} {qualified!r} is not a fastml {what}; refusing to load it")
+    try:
+        module = importlib.import_module(module_name)
+        obj = getattr(module, name)
+    except (ImportError, AttributeError):
+        raise ModelFileError(f"{what} {qualified!r} does not exist in this fastml version; the "
+                             f"model was saved by a different version") from None
+    if getattr(obj, "__module__", None) != module_name or getattr(obj, "__name__", None) != name:
+        raise ModelFileError(f"{qualified!r} is not defined by fastml; refusing to load it")
+    if what == "class" and not isinstance(obj, type):
+        raise ModelFileError(f"{qualified!r} is not a class")
+    if what == "function" and isinstance(obj, type):
+        raise ModelFileError(f"{qualified!r} is not a function")
+    return obj
+
+
+class _Decoder:
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def decode(self, v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if not isinstance(v, dict) or "$" not in v:
+            raise ModelFileError(f"unexpected value in the header: {str(v)[:80]}")
+        method = getattr(self, "_" + v["$"], None) if v["$"] in _TAGS else None
+        if method is None:
+            raise ModelFileError(f"unknown value type {v['$']!r} in the header")
+        try:
+            return method(v)
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
+            raise ModelFileError(f"malformed {v['$']!r} value in the header: {exc}") from None
+
+    def _items(self, v):
+        return [self.decode(x) for x in v["items"]]
+
+    def _float(self, v):
+        if v["value"] not in ("nan", "inf", "-inf"):
+            raise ValueError(f"bad special float {v['value']!r}")
+        return float(v["value"])
+
+    def _list(self, v):
+        return self._items(v)
+
+    def _tuple(self, v):
+        return tuple(self._items(v))
+
+    def _set(self, v):
+        return set(self._items(v))
+
+    def _frozenset(self, v):
+        return frozenset(self._items(v))
+
+    def _dict(self, v):
+        return {self.decode(k): self.decode(x) for k, x in v["items"]}
+
+    def _array(self, v):
+        index = v["index"]
+        if not isinstance(index, int) or not 0 <= index < len(self.arrays):
+            raise ValueError(f"array index {index!r} out of range")
+        arr = self.arrays[index]
+        return arr[()] if v.get("scalar") else arr
+
+    def _object_array(self, v):
+        items = self._items(v)
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(v["shape"])
+
+    def _dtype(self, v):
+        if not _SAFE_DTYPE.match(v["value"]):
+            raise ValueError(f"dtype {v['value']!r} is not allowed")
+        return np.dtype(v["value"])
+
+    def _type(self, v):
+        name = v["name"]
+        if name in _BUILTIN_TYPES:
+            return _BUILTIN_TYPES[name]
+        if name not in _NUMPY_TYPES:
+            raise ValueError(f"type {name!r} is not allowed")
+        return _NUMPY_TYPES[name]
+
+    def _sparse(self, v):
+        import scipy.sparse as sp
+        make = {"csr": sp.csr_matrix, "csc": sp.csc_matrix}[v["format"]]
+        parts = [self.decode(v[k]) for k in ("data", "indices", "indptr")]
+        if not all(isinstance(p, np.ndarray) for p in parts):
+            raise ValueError("sparse parts must be arrays")
+        return make(tuple(parts), shape=tuple(v["shape"]))
+
+    def _generator(self, v):
+        name = v["bit_generator"]
+        if name not in _BIT_GENERATORS:
+            raise ValueError(f"bit generator {name!r} is not allowed")
+        bit_generator = getattr(np.random, name)()
+        bit_generator.state = self.decode(v["state"])
+        return np.random.Generator(bit_generator)
+
+    def _function(self, v):
+        return _resolve(v["name"], "function")
+
+    def _estimator(self, v):
+        from ._base import BaseEstimator
+        cls = _resolve(v["class"], "class")
+        if not issubclass(cls, BaseEstimator):
+            raise ModelFileError(f"{v['class']!r} is not a fastml estimator")
+        params, state = self.decode(v["params"]), self.decode(v["state"])
+        if not isinstance(params, dict) or not isinstance(state, dict) \
+                or not all(isinstance(k, str) for k in (*params, *state)):
+            raise ValueError("params and state must be dicts with string keys")
+        try:
+            est = cls(**params)
+        except TypeError as exc:
+            raise ModelFileError(f"cannot rebuild {cls.__name__}: {exc} (saved by another "
+                                 f"fastml version?)") from None
+        _set_state(est, {**params, **state} if _custom_setstate(cls) else state)
+        return est
+
+    def _object(self, v):
+        cls = _resolve(v["class"], "class")
+        obj = cls.__new__(cls)
+        _set_state(obj, self.decode(v["state"]))
+        return obj
+
+
+def _custom_setstate(cls):
+    return getattr(cls, "__setstate__", None) is not getattr(object, "__setstate__", None) \
+        and hasattr(cls, "__setstate__")
+
+
+def _set_state(obj, state):
+    if _custom_setstate(type(obj)):
+        obj.__setstate__(state)
+    elif isinstance(state, dict) and all(isinstance(k, str) for k in state):
+        obj.__dict__.update(state)
+    else:
+        raise ModelFileError(f"bad saved state for {type(obj).__name__}")
+
+
+# ---------------------------------------------------------------------------- writing
+
+class _Encoder:
+    """Turns a model into the JSON <value> tree; arrays are appended to `arrays`."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+        self.active = set()  # ids on the current path, to refuse reference cycles
+
+    def encode(self, v, where):
+        if v is None or isinstance(v, (bool, str)) and not isinstance(v, np.generic):
+            return v
+        if isinstance(v, np.generic):
+            return self._array(np.asarray(v), scalar=True, where=where)
+        if isinstance(v, int):
+            return int(v)
+        if isinstance(v, float):
+            return float(v) if np.isfinite(v) else {"$": "float", "value": repr(float(v))}
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind == "O":
+                return {"$": "object_array", "shape": list(v.shape),
+                        "items": [self.encode(x, f"{where}[...]") for x in v.ravel()]}
+            return self._array(v, scalar=False, where=where)
+        if isinstance(v, np.dtype):
+            return {"$": "dtype", "value": self._check_dtype(v, where).str}
+        if isinstance(v, type):
+            return self._type(v, where)
+        if id(v) in self.active:
+            raise TypeError(f"cannot save {where}: it contains itself (a reference cycle)")
+        self.active.add(id(v))
+        try:
+            return self._container(v, where)
+        finally:
+            self.active.discard(id(v))
+
+    def _container(self, v, where):
+        if isinstance(v, (list, tuple, set, frozenset)):
+            items = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v
+            return {"$": type(v).__name__ if type(v) in (list, tuple, set, frozenset) else "list",
+                    "items": [self.encode(x, f"{where}[{i}]") for i, x in enumerate(items)]}
+        if isinstance(v, dict):
+            return {"$": "dict", "items": [[self.encode(k, f"{where} key"),
+                                            self.encode(x, f"{where}[{k!r}]")]
+                                           for k, x in v.items()]}
+        if isinstance(v, np.random.Generator):
+            bit_generator = type(v.bit_generator).__name__
+            if bit_generator not in _BIT_GENERATORS:
+                raise TypeError(f"cannot save {where}: unknown bit generator {bit_generator}")
+            return {"$": "generator", "bit_generator": bit_generator,
+                    "state": self.encode(v.bit_generator.state, where)}
+        if _is_sparse(v):
+            fmt = v.format if v.format in ("csr", "csc") else "csr"
+            m = v.asformat(fmt)
+            return {"$": "sparse", "format": fmt, "shape": list(m.shape),
+                    **{k: self.encode(getattr(m, k), where) for k in ("data", "indices", "indptr")}}
+        if callable(v) and not hasattr(v, "__dict__") or _is_function(v):
+            return {"$": "function", "name": self._reference(v, where, "function")}
+        return self._object(v, where)
+
+    def _object(self, v, where):
+        from ._base import BaseEstimator
+        cls = type(v)
+        name = self._reference(cls, where, "class")
+        state = v.__getstate__() if _custom_getstate(cls) else getattr(v, "__dict__", None)
+        if not isinstance(state, dict):
+            raise TypeError(f"cannot save {where}: {cls.__name__} has no plain state")
+        if isinstance(v, BaseEstimator):
+            params = v.get_params(deep=False)
+            rest = {k: x for k, x in state.items() if k not in params}
+            return {"$": "estimator", "class": name,
+                    "params": self.encode(params, f"{where}.params"),
+                    "state": self.encode(rest, where)}
+        return {"$": "object", "class": name, "state": self.encode(state, where)}
+
+    def _reference(self, obj, where, what):
+        module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        if not (isinstance(module, str) and (module == "fastml" or module.startswith("fastml."))
+                and isinstance(name, str) and "." not in name and "<" not in name):
+            raise TypeError(
+                f"cannot save {where}: {obj!r} is not a {what} defined by fastml (a model file "
+                f"stores data, never code; use a built-in option instead of a custom {what}, "
+                f"or pickle the model)")
+        return f"{module}:{name}"
+
+    def _array(self, arr, scalar, where):
+        self._check_dtype(arr.dtype, where)
+        order = "F" if arr.ndim > 1 and arr.flags.f_contiguous and not arr.flags.c_contiguous \
+            else "C"
+        self.arrays.append((arr, order))
+        out = {"$": "array", "index": len(self.arrays) - 1}
+        if scalar:
+            out["scalar"] = True
+        return out
+
+    def _check_dtype(self, dtype, where):
+        if not _SAFE_DTYPE.match(dtype.str):
+            raise TypeError(f"cannot save {where}: arrays of dtype {dtype} are not supported")
+        return dtype
+
+    def _type(self, t, where):
+        if t in _BUILTIN_TYPES.values():
+            return {"$": "type", "name": t.__name__}
+        if _NUMPY_TYPES.get(t.__name__) is t:
+            return {"$": "type", "name": t.__name__}
+        raise TypeError(f"cannot save {where}: the type {t!r} is not a numpy or number type")
+
+
+def _custom_getstate(cls):
+    return getattr(cls, "__getstate__", None) is not getattr(object, "__getstate__", None)
+
+
+def _is_function(v):
+    import types
+    return isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) \
+        or type(v).__name__ in ("cython_function_or_method", "fused_cython_function")
+
+
+def _is_sparse(v):
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return False
+    return sp.issparse(v)
