@@ -49,6 +49,7 @@ class SGDEngine:
         self.Ab = np.zeros(n_outputs if averaging else 0)
         self.state = np.zeros(_sgd.STATE_SIZE)
         self.state[0] = 1.0  # scale
+        self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
         self.config = dict(
             loss=_sgd.LOSSES[loss], label_offset=label_offset, reference=reference,
             schedule=_sgd.SCHEDULES[learning_rate], eta0=float(eta0), decay=float(decay),
@@ -67,6 +68,7 @@ class SGDEngine:
             raise FloatingPointError(
                 "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
                 "learning_rate='adagrad'), or standardize the features")
+        self.n_updates += updates
         return loss_sum, updates
 
     @property
@@ -99,13 +101,15 @@ def _optimal_t0(loss, alpha):
 
 
 def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
-               validation=None, verbose=0, name="SGD", first_epoch=0):
+               validation=None, verbose=0, name="SGD", first_epoch=0,
+               stop_without_updates=False):
     """Run up to `max_iter` epochs of `engine` over (X, Y).
 
     Stops early when the epoch's mean loss has not dropped by more than `tol` below the best
     seen for `n_iter_no_change` epochs in a row (tol=None or 0 runs exactly max_iter epochs).
     With `validation=(score_fn)`, the loss that decides is score_fn(engine) on held-out rows
-    instead. Returns (epochs run, list of mean training losses).
+    instead. `stop_without_updates` also stops after an epoch in which no row moved w (the
+    perceptron has converged: no mistakes). Returns (epochs run, list of mean training losses).
     """
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
@@ -124,6 +128,8 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
             print(f"[{name}] epoch {epoch + 1}: loss {mean_loss:.6f}"
                   + (f", validation {watched:.6f}" if validation is not None else "")
                   + f", |w| {norm:.4g}, updates {updates}, {time.perf_counter() - start:.2f} s")
+        if stop_without_updates and updates == 0:
+            return epoch + 1 - first_epoch, curve
         if use_tol:
             stale = stale + 1 if watched > best - tol else 0
             best = min(best, watched)
