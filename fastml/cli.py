@@ -1,16 +1,58 @@
 """The `fastml` command (also `python -m fastml`).
 
 Subcommands:
-  demo    every estimator family on the bundled data, one readable report
+  demo       every estimator family on the bundled data, one readable report
+  fit        train a model on a CSV / Parquet file, print train and held-out metrics, save it
+  predict    predictions (or class probabilities) of a saved model for a data file
+  evaluate   metrics of a saved model on a labelled data file
+  info-gain  the lectures' "information gains using the training set" table
+  tree       that table and the decision tree learned from the file, as text
+
 Each family adds its part of the demo in its own `<family>/_demo.py` (a `run(report)`
-function), so the command grows without this file knowing the families' details.
+function), so the command grows without this file knowing the families' details. Models are
+named by short names (MODELS) or by class name and resolved lazily against `fastml`, so a new
+estimator is usable here as soon as it is exported.
+
+Errors a user can make (a wrong path, a missing column, an unknown model or parameter, a text
+target for a regressor, a damaged model file) print one line "fastml: error: ..." on stderr
+and exit with status 2.
 """
 import argparse
 import importlib
+import json
+import os
 import sys
 import time
 
 FAMILIES = ["linear_model", "tree", "naive_bayes"]
+
+# short name -> class name in fastml (resolved when used, so families can land in any order)
+MODELS = {
+    "logreg": "LogisticRegression",
+    "perceptron": "Perceptron",
+    "voted-perceptron": "VotedPerceptron",
+    "kernel-perceptron": "KernelPerceptron",
+    "svm": "LinearSVM",
+    "tree": "DecisionTreeClassifier",
+    "tree-regressor": "DecisionTreeRegressor",
+    "forest": "RandomForestClassifier",
+    "forest-regressor": "RandomForestRegressor",
+    "nb": "NaiveBayes",
+    "gaussian-nb": "GaussianNB",
+    "categorical-nb": "CategoricalNB",
+    "linreg": "LinearRegression",
+    "ridge": "Ridge",
+    "polyreg": "PolynomialRegression",
+}
+
+# data files shipped with fastml, usable by name in place of a path
+BUNDLED = {"auto-mpg": ("datasets", "data", "auto_mpg.csv")}
+
+PREDICT_CHUNK_ROWS = 65536
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
 
 
 class Report:
@@ -40,6 +82,8 @@ def timed_fit(model, X, y):
     return time.perf_counter() - start
 
 
+# ---------------------------------------------------------------------------- demo
+
 def run_demo(args):
     report = Report()
     print("fastml demo: the lectures' algorithms on the bundled Auto MPG data "
@@ -57,16 +101,511 @@ def run_demo(args):
     return 0
 
 
+# ---------------------------------------------------------------------------- models
+
+def available_models():
+    """{name usable with --model: class name} for the estimators this build has."""
+    import fastml
+    present = dict(fastml.all_estimators())
+    names = {short: cls for short, cls in MODELS.items() if cls in present}
+    names.update({cls: cls for cls in present if cls not in MODELS.values()})
+    return names
+
+
+def resolve_model(name):
+    """The estimator class for a short name (MODELS) or a class name."""
+    import fastml
+    present = dict(fastml.all_estimators())
+    class_name = MODELS.get(name, name)
+    if class_name in present:
+        return present[class_name]
+    choices = ", ".join(available_models())
+    if name in MODELS:
+        raise CLIError(f"model {name!r} ({class_name}) is not available in this fastml build; "
+                       f"available: {choices}")
+    raise CLIError(f"unknown model {name!r}; available: {choices}")
+
+
+def parse_params(pairs):
+    """--param k=v ... -> {k: v}; v is read as JSON (numbers, true/false/null, lists), else
+    None/True/False, else kept as text."""
+    params = {}
+    for pair in pairs or []:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise CLIError(f"--param expects NAME=VALUE, got {pair!r}")
+        params[key] = _parse_value(text)
+    return params
+
+
+def _parse_value(text):
+    literals = {"None": None, "none": None, "True": True, "False": False}
+    if text in literals:
+        return literals[text]
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def build_estimator(args):
+    cls = resolve_model(args.model)
+    est = cls()
+    names = est.get_params(deep=False)
+    defaults = {}
+    if "random_state" in names:
+        defaults["random_state"] = args.seed
+    if "verbose" in names:
+        defaults["verbose"] = 0 if args.quiet else 1
+    try:
+        est.set_params(**{**defaults, **parse_params(args.param)})
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    return est
+
+
+# ---------------------------------------------------------------------------- data
+
+def load_columns(data):
+    """Typed columns of a data file (or of a bundled data set named in BUNDLED)."""
+    from ._tabular_io import read_table
+    if data in BUNDLED and not os.path.exists(data):
+        data = os.path.join(os.path.dirname(__file__), *BUNDLED[data])
+    return read_table(data)
+
+
+def split_target(columns, target, drop=()):
+    """(feature columns, target column, rows whose target is present)."""
+    from ._tabular_io import missing_mask, take_rows
+    if target not in columns:
+        raise CLIError(f"the data has no column {target!r}; its columns are {list(columns)}")
+    for name in drop:
+        if name not in columns:
+            raise CLIError(f"--drop names column {name!r}, which the data does not have")
+    features = {k: v for k, v in columns.items() if k != target and k not in drop}
+    if not features:
+        raise CLIError("no feature columns left besides the target")
+    keep = ~missing_mask(columns[target])
+    if not keep.any():
+        raise CLIError(f"the target column {target!r} is empty")
+    if not keep.all():
+        note(f"dropped {int((~keep).sum())} rows with a missing target")
+        features = take_rows(features, keep)
+    return features, columns[target][keep]
+
+
+def target_for(estimator, y, target):
+    """The target as the estimator needs it: numbers for a regressor (text is an error);
+    labels for a classifier (whole numbers become ints so they print as such)."""
+    import numpy as np
+    if _kind(estimator) == "regressor":
+        if y.dtype == object:
+            example = next(v for v in y if v is not None)
+            raise CLIError(f"the target column {target!r} holds text (e.g. {example!r}); "
+                           f"{type(_inner(estimator)).__name__} is a regressor and needs numbers")
+        return y
+    if y.dtype != object and np.all(np.mod(y, 1) == 0):
+        return y.astype(np.int64)
+    return y
+
+
+def complete_rows(estimator, features):
+    """Rows the estimator can take: all, or those without a missing cell when it does not
+    handle missing values."""
+    import numpy as np
+    from ._tabular_io import missing_mask
+    n = len(next(iter(features.values())))
+    if getattr(_inner(estimator), "_allows_nan", False):
+        return np.ones(n, dtype=bool)
+    missing = np.zeros(n, dtype=bool)
+    for col in features.values():
+        missing |= missing_mask(col)
+    return ~missing
+
+
+def _inner(model):
+    return getattr(model, "estimator", model)
+
+
+def _kind(model):
+    return getattr(_inner(model), "_estimator_type", None)
+
+
+def note(line):
+    print(f"note: {line}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- metrics
+
+def metrics_for(model, X, y):
+    """{name: value}: accuracy and log-loss for a classifier, RMSE and R² for a regressor."""
+    from . import metrics
+    if _kind(model) == "regressor":
+        pred = model.predict(X)
+        return {"rmse": metrics.rmse(y, pred), "r2": metrics.r2(y, pred)}, pred
+    pred = model.predict(X)
+    out = {"accuracy": metrics.accuracy(y, pred)}
+    if hasattr(_inner(model), "predict_proba"):
+        out["log_loss"] = _log_loss(y, model.predict_proba(X), model.classes_)
+    return out, pred
+
+
+def _log_loss(y, proba, classes, eps=1e-15):
+    import numpy as np
+    column = {c: j for j, c in enumerate(classes.tolist())}
+    idx = np.array([column.get(v, -1) for v in y.tolist()])
+    p = np.where(idx >= 0, proba[np.arange(len(y)), np.maximum(idx, 0)], 0.0)
+    return float(-np.mean(np.log(np.clip(p, eps, 1.0))))
+
+
+def format_metrics(label, values):
+    return f"{label}: " + "  ".join(f"{k}={v:.4f}" for k, v in values.items())
+
+
+def print_confusion(y, pred, classes, title):
+    import numpy as np
+    labels = list(classes.tolist())
+    labels += sorted({v for v in y.tolist()} - set(labels), key=str)
+    index = {c: j for j, c in enumerate(labels)}
+    counts = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for t, p in zip(y.tolist(), pred.tolist()):
+        counts[index[t], index[p]] += 1
+    names = [str(c) for c in labels]
+    width = max(6, *(len(s) for s in names)) + 2
+    print(f"confusion matrix ({title}; rows = true class, columns = predicted):")
+    print(" " * width + "".join(f"{s:>{width}}" for s in names))
+    for name, row in zip(names, counts):
+        print(f"{name:>{width}}" + "".join(f"{c:>{width}d}" for c in row))
+
+
+# ---------------------------------------------------------------------------- fit / predict / evaluate
+
+def run_fit(args):
+    import numpy as np
+    from .model_selection import train_test_split
+    from ._tabular_io import TabularModel, take_rows
+    estimator = build_estimator(args)
+    columns = load_columns(args.data)
+    features, y = split_target(columns, args.target, args.drop)
+    y = target_for(estimator, y, args.target)
+    keep = complete_rows(estimator, features)
+    if not keep.all():
+        note(f"dropped {int((~keep).sum())} rows with missing values "
+             f"({type(estimator).__name__} does not take missing values)")
+        features, y = take_rows(features, keep), y[keep]
+    n = len(y)
+    if args.test_size > 0:
+        train, test = train_test_split(np.arange(n), np.arange(n), test_size=args.test_size,
+                                       random_state=args.seed)[:2]
+    else:
+        train, test = np.arange(n), np.arange(0)
+    model = TabularModel(estimator, target=args.target)
+    n_text = sum(col.dtype == object for col in features.values())
+    kind = _kind(model)
+    described = (f"classification, {len(set(y.tolist()))} classes" if kind == "classifier"
+                 else "regression")
+    print(f"model: {estimator!r}")
+    print(f"data: {args.data}: {n} rows x {len(features)} features ({n_text} text), "
+          f"target {args.target!r} ({described})")
+    print(f"split: {len(train)} train, {len(test)} test")
+    train_cols, test_cols = take_rows(features, train), take_rows(features, test)
+    start = time.perf_counter()
+    model.fit(train_cols, y[train])
+    print(f"fit time: {time.perf_counter() - start:.4f} s")
+    values, _ = metrics_for(model, train_cols, y[train])
+    print(format_metrics("train", values))
+    shown_cols, shown_y, shown = train_cols, y[train], "train"
+    if len(test):
+        values, pred = metrics_for(model, test_cols, y[test])
+        print(format_metrics("test", values))
+        shown_cols, shown_y, shown = test_cols, y[test], "test"
+    if kind == "classifier":
+        pred = model.predict(shown_cols)
+        print_confusion(shown_y, pred, model.classes_, shown)
+    if args.out:
+        from .io import save
+        save(model, args.out)
+        print(f"saved model to {args.out}")
+    if args.plot:
+        _plot_report(model, shown_cols, shown_y, shown, args.plot)
+    return 0
+
+
+def load_model(path):
+    from .io import ModelFileError, load
+    if not os.path.isfile(path):
+        raise CLIError(f"no such model file: {path}")
+    try:
+        return load(path)
+    except ModelFileError as exc:
+        raise CLIError(f"{path}: {exc}") from None
+
+
+def model_input(model, columns):
+    """(model, its feature columns of a data file). A TabularModel knows its columns; a bare
+    estimator saved from Python gets the columns it was fitted on (feature_names_in_), or all
+    of them, handed over as they are."""
+    from ._tabular_io import TabularModel
+    if not isinstance(model, TabularModel):
+        names = getattr(model, "feature_names_in_", None)
+        model = TabularModel.wrap(model, list(names) if names is not None else list(columns))
+    absent = [n for n in model.feature_names_ if n not in columns]
+    if absent:
+        raise CLIError(f"the data has no column {absent[0]!r} (the model was trained on "
+                       f"{model.feature_names_})")
+    return model, {n: columns[n] for n in model.feature_names_}
+
+
+def run_predict(args):
+    import numpy as np
+    from ._progress import chunks
+    from ._tabular_io import take_rows
+    model, features = model_input(load_model(args.model), load_columns(args.data))
+    if args.proba and not hasattr(_inner(model), "predict_proba"):
+        raise CLIError(f"{type(_inner(model)).__name__} does not give probabilities "
+                       f"(predict_proba); drop --proba")
+    n = len(next(iter(features.values())))
+    keep = complete_rows(model, features)
+    rows = np.flatnonzero(keep)
+    if not keep.all():
+        note(f"{n - len(rows)} rows have missing values the model cannot take; their "
+             f"prediction is left empty")
+    outputs = [None] * n
+    verbose = 0 if args.quiet or len(rows) <= PREDICT_CHUNK_ROWS else 1
+    for part in chunks(len(rows), PREDICT_CHUNK_ROWS, desc="predict", verbose=verbose):
+        cols = take_rows(features, rows[part])
+        result = model.predict_proba(cols) if args.proba else model.predict(cols)
+        for i, value in zip(rows[part], result.tolist()):
+            outputs[i] = value
+    header = ([f"P({c})" for c in model.classes_.tolist()] if args.proba else ["prediction"])
+    _write_rows(args.out, header, outputs, args.proba)
+    if args.out:
+        print(f"wrote {n} {'probability rows' if args.proba else 'predictions'} to {args.out}")
+    return 0
+
+
+def _write_rows(path, header, outputs, many):
+    import csv
+    width = len(header)
+    stream = open(path, "w", newline="") if path else sys.stdout
+    try:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(header)
+        for value in outputs:
+            if value is None:
+                writer.writerow([""] * width)
+            else:
+                writer.writerow([_cell(v) for v in value] if many else [_cell(value)])
+    finally:
+        if path:
+            stream.close()
+
+
+def _cell(v):
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def run_evaluate(args):
+    from ._tabular_io import take_rows
+    model = load_model(args.model)
+    columns = load_columns(args.data)
+    features, y = split_target(columns, args.target)
+    model, features = model_input(model, features)
+    y = target_for(model, y, args.target)
+    keep = complete_rows(model, features)
+    if not keep.all():
+        note(f"skipped {int((~keep).sum())} rows with missing values the model cannot take")
+        features, y = take_rows(features, keep), y[keep]
+    print(f"model: {_inner(model)!r}")
+    print(f"data: {args.data}: {len(y)} rows, target {args.target!r}")
+    values, pred = metrics_for(model, features, y)
+    print(format_metrics("evaluate", values))
+    if _kind(model) == "classifier":
+        print_confusion(y, pred, model.classes_, "evaluate")
+    if args.plot:
+        _plot_report(model, features, y, "evaluate", args.plot)
+    return 0
+
+
+# ---------------------------------------------------------------------------- info-gain / tree
+
+def _labelled_frame(args):
+    from ._tabular_io import _frame
+    features, y = split_target(load_columns(args.data), args.target, args.drop)
+    return _frame(features), list(features), y
+
+
+def run_info_gain(args):
+    info = _optional("fastml.info", "the information-gain table")
+    X, names, y = _labelled_frame(args)
+    print(info.information_gain_table(X, y, feature_names=names))
+    return 0
+
+
+def run_tree(args):
+    import fastml
+    info = _optional("fastml.info", "the information-gain table")
+    tree = _optional("fastml.tree", "decision trees")
+    if not hasattr(fastml, "DecisionTreeClassifier") or not hasattr(tree, "export_text"):
+        raise CLIError("decision trees are not available in this fastml build yet")
+    X, names, y = _labelled_frame(args)
+    print(info.information_gain_table(X, y, feature_names=names))
+    params = {"max_depth": args.max_depth, "max_pchance": args.max_pchance}
+    model = fastml.DecisionTreeClassifier(**params, **_seed_if_any(args))
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    print(f"\ndecision tree ({_tree_size(model)}; fit {seconds * 1e3:.1f} ms; training accuracy "
+          f"{float((model.predict(X) == y).mean()):.4f}):")
+    print(tree.export_text(model, feature_names=names))
+    if args.plot:
+        from . import plot
+        plot.plot_tree(model, feature_names=names, path=args.plot, figsize=(12, 7))
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _seed_if_any(args):
+    import fastml
+    return ({"random_state": args.seed}
+            if "random_state" in fastml.DecisionTreeClassifier._get_param_names() else {})
+
+
+def _tree_size(model):
+    parts = []
+    for name, method in (("depth", "get_depth"), ("leaves", "get_n_leaves")):
+        if hasattr(model, method):
+            parts.append(f"{name} {getattr(model, method)()}")
+    return ", ".join(parts) or "fitted"
+
+
+def _optional(module, what):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            raise CLIError(f"{what} ({module}) is not available in this fastml build yet") \
+                from None
+        raise
+
+
+def _plot_report(model, features, y, title, path):
+    from . import plot
+    inner = _inner(model)
+    X = model.transform(features) if hasattr(model, "transform") else features
+    names = model.input_names() if hasattr(model, "input_names") else None
+    plot.plot_report(inner, X, y, title=title, feature_names=names, path=path)
+    print(f"wrote {path}")
+
+
+# ---------------------------------------------------------------------------- parser
+
 def build_parser():
     parser = argparse.ArgumentParser(
-        prog="fastml", description="Classic machine learning from the lecture decks.")
+        prog="fastml", description="Classic machine learning from the lecture decks.",
+        epilog="examples:\n  fastml demo\n  fastml fit cars.csv --target origin --model tree "
+               "--out cars.fastml\n  fastml predict cars.fastml new_cars.csv\n"
+               "run 'fastml COMMAND --help' for each command's options",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser("demo", help="train every family on the bundled data and report",
-                          description="Train every estimator family on the bundled Auto MPG "
-                                      "data and print train/test metrics and fit times.",
-                          epilog="example: fastml demo")
-    demo.set_defaults(func=run_demo)
+
+    def command(name, help, description, example, func):
+        p = sub.add_parser(name, help=help, description=description,
+                           epilog="example:\n  " + example,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(func=func)
+        return p
+
+    data_help = ("a CSV or Parquet file (text columns are categorical, empty cells missing), or "
+                 "the name of a bundled data set: " + ", ".join(BUNDLED))
+
+    command("demo", "train every family on the bundled data and report",
+            "Train every estimator family on the bundled Auto MPG data and print train/test "
+            "metrics and fit times.", "fastml demo", run_demo)
+
+    fit = command(
+        "fit", "train a model on a data file and report train / held-out metrics",
+        "Train a model, print its train and held-out metrics (accuracy, log-loss and the "
+        "confusion matrix for classifiers; RMSE and R2 for regressors) and the fit time.",
+        "fastml fit auto-mpg --target origin --model logreg --param alpha=0.01 --out cars.fastml"
+        "\n  fastml fit cars.parquet --target mpg --model ridge --test-size 0.3",
+        run_fit)
+    fit.add_argument("data", metavar="DATA", help=data_help)
+    fit.add_argument("--target", required=True, metavar="COL", help="the column to predict")
+    fit.add_argument("--model", required=True, metavar="NAME",
+                     help="short name (" + ", ".join(MODELS) + ") or an estimator class name")
+    fit.add_argument("--param", action="append", metavar="K=V",
+                     help="an estimator parameter, repeatable (e.g. --param max_depth=4)")
+    fit.add_argument("--test-size", type=_fraction, default=0.2, metavar="F",
+                     help="fraction of rows held out for testing (default 0.2; 0 = none)")
+    fit.add_argument("--drop", type=_names, default=(), metavar="COLS",
+                     help="comma-separated columns not to use as features")
+    fit.add_argument("--seed", type=int, default=0, help="seed of the split and the model")
+    fit.add_argument("--out", metavar="MODEL", help="save the fitted model to this file")
+    fit.add_argument("--plot", metavar="PNG", help="write a picture of the fit to this file")
+    fit.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    predict = command(
+        "predict", "predict with a saved model",
+        "Write one prediction per row of DATA (CSV with a header) to --out or stdout.",
+        "fastml predict cars.fastml new_cars.csv --out predictions.csv --proba", run_predict)
+    predict.add_argument("model", metavar="MODEL", help="a model file written by 'fastml fit'")
+    predict.add_argument("data", metavar="DATA", help=data_help)
+    predict.add_argument("--out", metavar="FILE", help="CSV file to write (default: stdout)")
+    predict.add_argument("--proba", action="store_true",
+                         help="write class probabilities instead of labels")
+    predict.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    evaluate = command(
+        "evaluate", "metrics of a saved model on labelled data",
+        "Print a saved model's metrics on DATA (accuracy, log-loss and the confusion matrix, "
+        "or RMSE and R2).", "fastml evaluate cars.fastml test_cars.csv --target origin",
+        run_evaluate)
+    evaluate.add_argument("model", metavar="MODEL", help="a model file written by 'fastml fit'")
+    evaluate.add_argument("data", metavar="DATA", help=data_help)
+    evaluate.add_argument("--target", required=True, metavar="COL", help="the true labels")
+    evaluate.add_argument("--plot", metavar="PNG", help="write a picture to this file")
+
+    info_gain = command(
+        "info-gain", "the information gain of every attribute",
+        "Print the lectures' 'information gains using the training set' table: IG for "
+        "categorical attributes, IG* and its threshold for real ones.",
+        "fastml info-gain auto-mpg --target origin --drop name", run_info_gain)
+    info_gain.add_argument("data", metavar="DATA", help=data_help)
+    info_gain.add_argument("--target", required=True, metavar="COL", help="the class column")
+    info_gain.add_argument("--drop", type=_names, default=(), metavar="COLS",
+                           help="comma-separated columns to leave out")
+
+    tree = command(
+        "tree", "the information-gain table and the decision tree as text",
+        "Print the information-gain table, then grow a decision tree (ID3 multiway splits on "
+        "categorical attributes, IG* thresholds on real ones, optional chi-square pruning) "
+        "and print it.", "fastml tree auto-mpg --target origin --drop name --max-depth 3",
+        run_tree)
+    tree.add_argument("data", metavar="DATA", help=data_help)
+    tree.add_argument("--target", required=True, metavar="COL", help="the class column")
+    tree.add_argument("--drop", type=_names, default=(), metavar="COLS",
+                      help="comma-separated columns to leave out")
+    tree.add_argument("--max-depth", type=int, default=None, metavar="N")
+    tree.add_argument("--max-pchance", type=_fraction, default=None, metavar="P",
+                      help="chi-square pruning: collapse splits with p_chance above P")
+    tree.add_argument("--seed", type=int, default=0)
+    tree.add_argument("--plot", metavar="PNG", help="draw the tree into this file")
     return parser
+
+
+def _fraction(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
+def _names(text):
+    return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
 def main(argv=None):
@@ -75,4 +614,13 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    from .io import ModelFileError
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # e.g. `fastml predict ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (CLIError, ModelFileError, ValueError, TypeError, OSError, ImportError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"fastml: error: {message}", file=sys.stderr)
+        return 2

@@ -1,0 +1,218 @@
+"""Reading CSV / Parquet files into typed columns, and `TabularModel`, the estimator plus column
+encoding that the `fastml` command fits, saves and predicts with.
+
+Typed columns (`read_table`): a dict {column name: 1-D array}, in file order, with
+- numbers (integers too) as float64, a missing cell as NaN;
+- text as an object array of str, a missing cell as None (text columns are categorical);
+- true/false columns as an object array of bool (categorical), missing as None.
+An empty cell is missing (and only an empty cell: "NA" is text). Parquet is read through
+pyarrow; CSV through pyarrow when it is installed, else through the standard library, with the
+same typing rules.
+"""
+import csv
+import os
+
+import numpy as np
+
+from ._base import BaseEstimator
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_TRUE, _FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
+
+
+def read_table(path):
+    """{name: column} from a CSV or Parquet file; see the module docstring for the types."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such data file: {path}")
+    parquet = path.lower().endswith(PARQUET_SUFFIXES)
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        if parquet:
+            raise ImportError("reading Parquet needs pyarrow: pip install 'fastml[pandas]'") \
+                from None
+        return _read_csv_stdlib(path)
+    return _read_arrow(path, parquet)
+
+
+def _read_arrow(path, parquet):
+    import pyarrow as pa
+    try:
+        if parquet:
+            import pyarrow.parquet as pq
+            table = pq.read_table(path)
+        else:
+            import pyarrow.csv as pc
+            table = pc.read_csv(path, convert_options=pc.ConvertOptions(
+                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        kind = column.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+            values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            columns[name] = np.where(_null_mask(column), np.nan, values)
+        elif pa.types.is_boolean(kind):
+            columns[name] = _objects(column.to_pylist())
+        else:
+            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+                column = column.cast(pa.string())
+            columns[name] = _objects(column.to_pylist())
+    return _checked(columns, path)
+
+
+def _null_mask(column):
+    return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _objects(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _read_csv_stdlib(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        raise ValueError(f"{path} is empty (no header row)")
+    header, body = rows[0], rows[1:]
+    for i, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise ValueError(f"{path}, line {i}: {len(row)} cells, but the header has "
+                             f"{len(header)}")
+    columns = {name: _typed([row[j] for row in body]) for j, name in enumerate(header)}
+    return _checked(columns, path)
+
+
+def _typed(cells):
+    present = [c for c in cells if c != ""]
+    try:
+        return np.array([float(c) if c != "" else np.nan for c in cells], dtype=np.float64)
+    except ValueError:
+        pass
+    if present and all(c in _TRUE or c in _FALSE for c in present):
+        return _objects([None if c == "" else c in _TRUE for c in cells])
+    return _objects([None if c == "" else c for c in cells])
+
+
+def _checked(columns, path):
+    if not columns:
+        raise ValueError(f"{path} has no columns")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"{path} has duplicate column names")
+    if len(next(iter(columns.values()))) == 0:
+        raise ValueError(f"{path} has a header but no rows")
+    return columns
+
+
+def is_text(column):
+    """True for a categorical (object) column."""
+    return column.dtype == object
+
+
+def missing_mask(column):
+    if is_text(column):
+        return np.array([v is None for v in column], dtype=bool)
+    return np.isnan(column)
+
+
+def take_rows(columns, rows):
+    return {name: col[rows] for name, col in columns.items()}
+
+
+class TabularModel(BaseEstimator):
+    """A fastml estimator together with the way table columns become its input — what
+    `fastml fit --out` saves, so `fastml predict` can read the same kind of file.
+
+    Estimators that take categorical attributes natively (a `categorical_features` parameter)
+    get the columns as a DataFrame (or an object array without pandas); the others get numbers,
+    with each text column one-hot encoded over the values seen at fit (an unseen value is all
+    zeros).
+    """
+
+    def __init__(self, estimator=None, target=None):
+        self.estimator = estimator
+        self.target = target
+
+    @classmethod
+    def wrap(cls, estimator, feature_names):
+        """A TabularModel around an already fitted estimator that takes the named columns
+        as they are (a DataFrame, or an object array without pandas)."""
+        model = cls(estimator)
+        model.feature_names_, model.native_categorical_, model.categories_ = \
+            list(feature_names), True, {}
+        return model
+
+    @property
+    def _estimator_type(self):
+        return getattr(self.estimator, "_estimator_type", None)
+
+    def fit(self, columns, y):
+        self.feature_names_ = list(columns)
+        self.native_categorical_ = "categorical_features" in self.estimator.get_params()
+        self.categories_ = {} if self.native_categorical_ else {
+            name: _vocabulary(col) for name, col in columns.items() if is_text(col)}
+        self.estimator.fit(self.transform(columns), y)
+        return self
+
+    def input_names(self):
+        """Names of the estimator's input columns (after one-hot encoding)."""
+        names = []
+        for name in self.feature_names_:
+            if name in self.categories_:
+                names += [f"{name}={v}" for v in self.categories_[name]]
+            else:
+                names.append(name)
+        return names
+
+    def transform(self, columns):
+        """The estimator's input for these table columns."""
+        missing = [n for n in self.feature_names_ if n not in columns]
+        if missing:
+            raise ValueError(f"the data has no column {missing[0]!r} (the model was trained on "
+                             f"{self.feature_names_})")
+        if self.native_categorical_:
+            return _frame({n: columns[n] for n in self.feature_names_})
+        parts = []
+        for name in self.feature_names_:
+            col = columns[name]
+            if name in self.categories_:
+                lookup = {v: k for k, v in enumerate(self.categories_[name])}
+                codes = np.array([lookup.get(v, -1) for v in col])
+                parts.append((codes[:, None] == np.arange(len(lookup))).astype(np.float64))
+            elif is_text(col):
+                raise ValueError(f"column {name!r} holds text, but held numbers when the model "
+                                 f"was trained")
+            else:
+                parts.append(col[:, None])
+        return np.hstack(parts)
+
+    def predict(self, columns):
+        return self.estimator.predict(self.transform(columns))
+
+    def predict_proba(self, columns):
+        return self.estimator.predict_proba(self.transform(columns))
+
+    @property
+    def classes_(self):
+        return self.estimator.classes_
+
+
+def _vocabulary(column):
+    values = {v for v in column if v is not None}
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
+
+
+def _frame(columns):
+    """A pandas DataFrame of the columns when pandas is installed, else a 2-D object array."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return np.column_stack([np.asarray(c, dtype=object) for c in columns.values()])
+    return pd.DataFrame(columns)
