@@ -1,0 +1,823 @@
+# The decision-tree builder of fastml: ID3 / IG* trees of lectures 000, 001 and 002.
+#
+# What it computes: a tree grown greedily from the root. At each node, for every candidate
+# attribute, the best split by information gain (criterion ENTROPY; GINI and, for regression,
+# variance reduction SSE are the same loop with another impurity):
+#   - real attribute: binary test x < t, t = x_i + (x_{i+1} - x_i)/2 between consecutive distinct
+#     sorted values (000 "Choosing threshold split"), IG*(Y|X) = max_t IG(Y|X:t); per 001, a cut
+#     between two runs of equal values that are both pure in the same class is skipped (it can
+#     never be the best one: Fayyad & Irani 1992);
+#   - categorical attribute: the multiway split, one child per value seen at the node (ID3).
+# Base cases (000/002): a node whose outputs all agree is a leaf; a node where no attribute
+# takes two values is a leaf (predict the majority); a zero information gain does NOT stop the
+# recursion (XOR needs two zero-gain levels). Limits: max_depth, min_samples_split,
+# min_samples_leaf (001), max_leaf_nodes (best-first growth), max_features (random forests).
+#
+# Missing values (NaN): at a real split both "missing go left" and "missing go right" are scored
+# and the better one is kept (missing-right on ties); at a categorical split, and at a real split
+# whose node saw no missing value, they follow the child with the most training rows (the
+# "majority path", which is also where an unseen category goes at predict time).
+#
+# Where the speed comes from (DESIGN.md "Trees"): each feature is sorted once, before the root;
+# the node's rows live in the range [start, end) of one sorted (index, value) list per feature,
+# and a split partitions every list stably (a counting scatter by child), so children stay
+# sorted and no node sorts again. The sweep moves rows from right to left class counts
+# incrementally; entropy terms come from integer counts through a table of n*log2(n), so a
+# candidate costs O(n_classes) table lookups and no log.
+#
+# Loop invariant of the threshold sweep: after moving the run of rows [start, p) to the left,
+# left[c] + right[c] = count of class c among the node's non-missing rows, and every cut
+# before p that passed the filters has been compared with the best so far.
+# Ties (gains within 1e-10 bits) keep the first candidate: features in index order (in draw order
+# with max_features), then the smallest threshold.
+from libc.math cimport log2, isnan, NAN, INFINITY
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
+from libc.stdint cimport int64_t, uint64_t
+
+import numpy as np
+
+from ._rng cimport fastml_rng, fastml_rng_seed, fastml_rng_below
+
+cdef enum:
+    CRIT_ENTROPY = 0
+    CRIT_GINI = 1
+    CRIT_SSE = 2
+
+cdef enum:
+    KIND_LEAF = 0
+    KIND_THRESHOLD = 1
+    KIND_CATEGORICAL = 2
+
+cdef double TIE = 1e-10  # gains closer than this (per sample) are ties
+
+
+ctypedef struct Split:
+    int feature          # -1: no valid split
+    double threshold
+    int missing_left     # real splits: missing rows go left (1) or right (0)
+    double cost          # sum over children of n_child * impurity(child)
+
+
+ctypedef struct Item:          # a node waiting to be split (its range and its best split)
+    int node
+    Py_ssize_t start, end
+    int depth
+    double gain
+    Split split
+
+
+ctypedef struct Tree:          # growable arrays of the tree under construction
+    int n_nodes, cap_nodes, n_children, cap_children, n_values
+    int *kind
+    int *feature
+    double *threshold
+    int *child_start
+    int *n_child
+    int *missing_child
+    int *n_samples
+    int *depth
+    double *impurity
+    double *gain
+    double *value          # n_values per node: class counts, or the mean
+    int *children
+
+
+ctypedef struct Builder:
+    # data
+    const double *Xf          # (d, n_rows) feature-major values
+    Py_ssize_t n_rows, m, d
+    int *sidx                 # (d, m) sorted row indices, partitioned down the tree
+    double *sval              # (d, m) the matching values
+    const int *yc             # class codes (classification)
+    const double *yr          # targets (regression)
+    const unsigned char *is_cat
+    const int *n_levels
+    int K, criterion
+    # limits
+    int max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
+    # scratch
+    double *nlogn             # nlogn[k] = k log2 k, k = 0..m
+    int *side                 # (n_rows) child of each row at the split being applied
+    int *tmp_idx
+    double *tmp_val
+    long *left
+    long *right
+    long *miss
+    long *node_counts
+    long *gcounts             # (max_levels + 1, K) per-level class counts
+    double *gsum              # (max_levels + 1, 2) per-level n and sum (regression)
+    int *child_of_level
+    int *features
+    int max_levels
+    fastml_rng rng
+    int failed
+
+
+# ---------------------------------------------------------------- growable tree arrays
+
+cdef int tree_init(Tree *t, int n_values) noexcept nogil:
+    memset(t, 0, sizeof(Tree))
+    t.n_values = n_values
+    return tree_reserve(t, 64, 128)
+
+
+cdef int grow(void **p, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    cdef void *q = realloc(p[0], n * size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
+cdef int tree_reserve(Tree *t, int nodes, int children) noexcept nogil:
+    cdef int bad = 0
+    if nodes > t.cap_nodes:
+        bad |= grow(<void **> &t.kind, nodes, sizeof(int))
+        bad |= grow(<void **> &t.feature, nodes, sizeof(int))
+        bad |= grow(<void **> &t.threshold, nodes, sizeof(double))
+        bad |= grow(<void **> &t.child_start, nodes, sizeof(int))
+        bad |= grow(<void **> &t.n_child, nodes, sizeof(int))
+        bad |= grow(<void **> &t.missing_child, nodes, sizeof(int))
+        bad |= grow(<void **> &t.n_samples, nodes, sizeof(int))
+        bad |= grow(<void **> &t.depth, nodes, sizeof(int))
+        bad |= grow(<void **> &t.impurity, nodes, sizeof(double))
+        bad |= grow(<void **> &t.gain, nodes, sizeof(double))
+        bad |= grow(<void **> &t.value, nodes * t.n_values, sizeof(double))
+        t.cap_nodes = nodes
+    if children > t.cap_children:
+        bad |= grow(<void **> &t.children, children, sizeof(int))
+        t.cap_children = children
+    return -1 if bad else 0
+
+
+cdef void tree_free(Tree *t) noexcept nogil:
+    free(t.kind); free(t.feature); free(t.threshold); free(t.child_start); free(t.n_child)
+    free(t.missing_child); free(t.n_samples); free(t.depth); free(t.impurity); free(t.gain)
+    free(t.value); free(t.children)
+
+
+cdef int new_node(Builder *b, Tree *t, int depth, Py_ssize_t n) noexcept nogil:
+    """Append a leaf (made internal later if it is split); -1 when memory runs out."""
+    cdef int i = t.n_nodes
+    if i == t.cap_nodes and tree_reserve(t, 2 * t.cap_nodes, t.cap_children) < 0:
+        return -1
+    t.kind[i] = KIND_LEAF
+    t.feature[i] = -1
+    t.threshold[i] = NAN
+    t.child_start[i] = 0
+    t.n_child[i] = 0
+    t.missing_child[i] = -1
+    t.n_samples[i] = <int> n
+    t.depth[i] = depth
+    t.gain[i] = 0.0
+    t.n_nodes += 1
+    return i
+
+
+# ---------------------------------------------------------------- impurity from counts
+
+cdef inline double class_term(Builder *b, const long *counts, long n) noexcept nogil:
+    """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
+    cdef int c
+    cdef double s = 0.0
+    if b.criterion == CRIT_ENTROPY:
+        s = b.nlogn[n]
+        for c in range(b.K):
+            s -= b.nlogn[counts[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(b.K):
+        s += <double> counts[c] * counts[c]
+    return n - s / n
+
+
+cdef inline double class_term2(Builder *b, const long *a, const long *extra, long n) noexcept nogil:
+    """class_term of the counts a + extra (a child that also receives the missing rows)."""
+    cdef int c
+    cdef double s = 0.0
+    if b.criterion == CRIT_ENTROPY:
+        s = b.nlogn[n]
+        for c in range(b.K):
+            s -= b.nlogn[a[c] + extra[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(b.K):
+        s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
+    return n - s / n
+
+
+cdef inline double sse_term(double s, long n) noexcept nogil:
+    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
+    return 0.0 if n == 0 else -s * s / n
+
+
+cdef inline double split_point(double lo, double hi) noexcept nogil:
+    """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side."""
+    cdef double t = lo + (hi - lo) / 2.0
+    if not (lo < t and t <= hi):
+        t = hi
+    return t
+
+
+# ---------------------------------------------------------------- split search
+
+cdef inline void consider(Split *best, double cost, int feature, double threshold,
+                          int missing_left, double tol) noexcept nogil:
+    if best.feature < 0 or cost < best.cost - tol:
+        best.feature = feature
+        best.threshold = threshold
+        best.missing_left = missing_left
+        best.cost = cost
+
+
+cdef Py_ssize_t missing_start(const double *val, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """NaN values sort last: the first position of the node's missing rows."""
+    cdef Py_ssize_t e = end
+    while e > start and isnan(val[e - 1]):
+        e -= 1
+    return e
+
+
+cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
+                     double tol) noexcept nogil:
+    """Best threshold of real feature f at the node (classification). Returns 0 when f is
+    constant on the node's non-missing rows, 1 otherwise."""
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef const int *y = b.yc
+    cdef Py_ssize_t e = missing_start(val, start, end), p, q, g_end, nxt_end
+    cdef long n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef int c, K = b.K, g_class, nxt_class
+    cdef double t, cost
+    if e - start < 2 or val[start] == val[e - 1]:
+        return 0
+    for c in range(K):
+        b.left[c] = 0
+        b.miss[c] = 0
+    for p in range(e, end):
+        b.miss[y[idx[p]]] += 1
+    for c in range(K):
+        b.right[c] = b.node_counts[c] - b.miss[c]
+    p = start
+    g_end = scan_run(b, idx, val, p, e, &g_class)
+    while True:
+        for q in range(p, g_end):
+            c = y[idx[q]]
+            b.left[c] += 1
+            b.right[c] -= 1
+        if g_end == e:
+            break
+        nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
+        if g_class < 0 or g_class != nxt_class:  # 001: only cuts between different classes
+            n_left = g_end - start
+            n_right = e - g_end
+            t = split_point(val[g_end - 1], val[g_end])
+            if n_miss == 0:
+                if n_left >= leaf and n_right >= leaf:
+                    cost = class_term(b, b.left, n_left) + class_term(b, b.right, n_right)
+                    consider(best, cost, f, t, 0, tol)
+            else:
+                if n_left >= leaf and n_right + n_miss >= leaf:
+                    cost = class_term(b, b.left, n_left) + \
+                        class_term2(b, b.right, b.miss, n_right + n_miss)
+                    consider(best, cost, f, t, 0, tol)
+                if n_left + n_miss >= leaf and n_right >= leaf:
+                    cost = class_term2(b, b.left, b.miss, n_left + n_miss) + \
+                        class_term(b, b.right, n_right)
+                    consider(best, cost, f, t, 1, tol)
+        p = g_end
+        g_end = nxt_end
+        g_class = nxt_class
+    return 1
+
+
+cdef inline Py_ssize_t scan_run(Builder *b, const int *idx, const double *val, Py_ssize_t p,
+                                Py_ssize_t e, int *run_class) noexcept nogil:
+    """End of the run of equal values starting at p; its class, or -1 if the run is mixed."""
+    cdef double v = val[p]
+    cdef int c = b.yc[idx[p]]
+    cdef Py_ssize_t q = p + 1
+    while q < e and val[q] == v:
+        if b.yc[idx[q]] != c:
+            c = -1
+        q += 1
+    run_class[0] = c
+    return q
+
+
+cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
+                   double tol, double mean) noexcept nogil:
+    """Best threshold of real feature f for regression (variance reduction). Targets are
+    centred on the node mean so the sums stay accurate."""
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t e = missing_start(val, start, end), p
+    cdef long n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef double s_left = 0.0, s_miss = 0.0, s_all = 0.0, s_right, t, cost
+    if e - start < 2 or val[start] == val[e - 1]:
+        return 0
+    for p in range(e, end):
+        s_miss += b.yr[idx[p]] - mean
+    for p in range(start, e):
+        s_all += b.yr[idx[p]] - mean
+    for p in range(start, e - 1):
+        s_left += b.yr[idx[p]] - mean
+        if val[p + 1] == val[p]:
+            continue
+        n_left = p + 1 - start
+        n_right = e - p - 1
+        s_right = s_all - s_left
+        t = split_point(val[p], val[p + 1])
+        if n_left >= leaf and n_right + n_miss >= leaf:
+            cost = sse_term(s_left, n_left) + sse_term(s_right + s_miss, n_right + n_miss)
+            consider(best, cost, f, t, 0, tol)
+        if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
+            cost = sse_term(s_left + s_miss, n_left + n_miss) + sse_term(s_right, n_right)
+            consider(best, cost, f, t, 1, tol)
+    return 1
+
+
+cdef int largest_level(Builder *b, int L) noexcept nogil:
+    """The level with the most rows at the node (first on ties): the majority path."""
+    cdef int v, arg = -1
+    cdef double most = -1.0
+    for v in range(L):
+        if b.gsum[2 * v] > most:
+            most = b.gsum[2 * v]
+            arg = v
+    return arg
+
+
+cdef int sweep_categorical(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
+                           double tol, double mean) noexcept nogil:
+    """The multiway split of categorical feature f: one child per level present at the node;
+    missing rows join the largest child. Returns 0 when fewer than two levels are present."""
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t e = missing_start(val, start, end), p
+    cdef int L = b.n_levels[f], K = b.K, v, c, n_present = 0, big
+    cdef long n_child
+    cdef double cost = 0.0, s_miss = 0.0
+    cdef long *gc
+    memset(b.gsum, 0, 2 * L * sizeof(double))
+    if b.criterion != CRIT_SSE:
+        memset(b.gcounts, 0, L * K * sizeof(long))
+        for c in range(K):
+            b.miss[c] = 0
+        for p in range(start, e):
+            v = <int> val[p]
+            b.gcounts[v * K + b.yc[idx[p]]] += 1
+            b.gsum[2 * v] += 1
+        for p in range(e, end):
+            b.miss[b.yc[idx[p]]] += 1
+    else:
+        for p in range(start, e):
+            v = <int> val[p]
+            b.gsum[2 * v] += 1
+            b.gsum[2 * v + 1] += b.yr[idx[p]] - mean
+        for p in range(e, end):
+            s_miss += b.yr[idx[p]] - mean
+    big = largest_level(b, L)
+    for v in range(L):
+        if b.gsum[2 * v] == 0:
+            continue
+        n_present += 1
+        n_child = <long> b.gsum[2 * v] + (end - e if v == big else 0)
+        if n_child < b.min_samples_leaf:
+            return 1
+        if b.criterion == CRIT_SSE:
+            cost += sse_term(b.gsum[2 * v + 1] + (s_miss if v == big else 0.0), n_child)
+        elif v == big:
+            cost += class_term2(b, b.gcounts + v * K, b.miss, n_child)
+        else:
+            cost += class_term(b, b.gcounts + v * K, n_child)
+    if n_present < 2:
+        return 0
+    consider(best, cost, f, NAN, 0, tol)
+    return 1
+
+
+cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
+                     double mean) noexcept nogil:
+    """The best split over (a random subset of max_features of) the features."""
+    cdef int i, j, f, visited = 0, tmp, varied
+    cdef double tol = TIE * (end - start)
+    best.feature = -1
+    best.cost = INFINITY
+    for i in range(b.d):
+        b.features[i] = i
+    for i in range(b.d):
+        if visited >= b.max_features:
+            break
+        if b.max_features < b.d:  # draw the next feature without replacement
+            j = i + <int> fastml_rng_below(&b.rng, b.d - i)
+            tmp = b.features[i]
+            b.features[i] = b.features[j]
+            b.features[j] = tmp
+        f = b.features[i]
+        if b.is_cat[f]:
+            varied = sweep_categorical(b, f, start, end, best, tol, mean)
+        elif b.criterion == CRIT_SSE:
+            varied = sweep_sse(b, f, start, end, best, tol, mean)
+        else:
+            varied = sweep_class(b, f, start, end, best, tol)
+        visited += varied  # constant features do not count against max_features
+
+
+# ---------------------------------------------------------------- node statistics
+
+cdef int node_stats(Builder *b, Tree *t, int node, Py_ssize_t start, Py_ssize_t end,
+                    double *parent_term, double *mean) noexcept nogil:
+    """Fill the node's value and impurity; return 1 if its outputs all agree (a pure node)."""
+    cdef const int *idx = b.sidx
+    cdef Py_ssize_t p, n = end - start
+    cdef int c, pure = 1
+    cdef double s = 0.0, ss = 0.0, d, first
+    cdef double *value = t.value + <Py_ssize_t> node * t.n_values
+    if b.criterion == CRIT_SSE:
+        first = b.yr[idx[start]]
+        for p in range(start, end):
+            s += b.yr[idx[p]]
+            if b.yr[idx[p]] != first:
+                pure = 0
+        mean[0] = s / n
+        for p in range(start, end):
+            d = b.yr[idx[p]] - mean[0]
+            ss += d * d
+        value[0] = mean[0]
+        t.impurity[node] = ss / n
+        parent_term[0] = 0.0  # sse_term of the centred node sum, which is 0
+        return pure
+    for c in range(b.K):
+        b.node_counts[c] = 0
+    for p in range(start, end):
+        b.node_counts[b.yc[idx[p]]] += 1
+    for c in range(b.K):
+        value[c] = <double> b.node_counts[c]
+        if b.node_counts[c] != 0 and b.node_counts[c] != n:
+            pure = 0
+    parent_term[0] = class_term(b, b.node_counts, n)
+    t.impurity[node] = parent_term[0] / n
+    mean[0] = 0.0
+    return pure
+
+
+cdef int make_node(Builder *b, Tree *t, Item *item, Py_ssize_t start, Py_ssize_t end,
+                   int depth) noexcept nogil:
+    """Create the node for rows [start, end); return 1 if it should be split (item filled),
+    0 if it is a leaf, -1 when memory runs out."""
+    cdef Py_ssize_t n = end - start
+    cdef double parent_term, mean
+    cdef int node = new_node(b, t, depth, n), pure
+    if node < 0:
+        return -1
+    pure = node_stats(b, t, node, start, end, &parent_term, &mean)
+    item.node = node
+    item.start = start
+    item.end = end
+    item.depth = depth
+    if pure or depth >= b.max_depth or n < b.min_samples_split or n < 2 * b.min_samples_leaf:
+        return 0
+    find_split(b, start, end, &item.split, mean)
+    if item.split.feature < 0:
+        return 0  # base case two: no attribute takes two values here
+    item.gain = (parent_term - item.split.cost) / n
+    if item.gain < 0.0:
+        item.gain = 0.0  # round-off: a split never increases impurity
+    return 1
+
+
+# ---------------------------------------------------------------- applying a split
+
+cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcept nogil:
+    """side[row] = child of each row at the split; fills the node's children count and the
+    level → child map. Returns the number of children k."""
+    cdef int f = item.split.feature, L, v, k = 0, big, miss_side
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t p, e = missing_start(val, item.start, item.end)
+    cdef double thr = item.split.threshold
+    if not b.is_cat[f]:
+        k = 2
+        child_size[0] = 0
+        child_size[1] = 0
+        for p in range(item.start, e):
+            v = 0 if val[p] < thr else 1
+            b.side[idx[p]] = v
+            child_size[v] += 1
+        if e < item.end:
+            miss_side = 1 if not item.split.missing_left else 0
+        else:  # no missing rows here: at predict time they take the majority path
+            miss_side = 0 if child_size[0] >= child_size[1] else 1
+        for p in range(e, item.end):
+            b.side[idx[p]] = miss_side
+            child_size[miss_side] += 1
+        b.child_of_level[0] = miss_side  # remembered for the missing_child
+        return k
+    L = b.n_levels[f]
+    memset(b.gsum, 0, 2 * L * sizeof(double))
+    for p in range(item.start, e):
+        b.gsum[2 * <int> val[p]] += 1
+    big = largest_level(b, L)
+    for v in range(L):
+        b.child_of_level[v] = -1
+        if b.gsum[2 * v] > 0:
+            b.child_of_level[v] = k
+            child_size[k] = <long> b.gsum[2 * v]
+            k += 1
+    for p in range(item.start, e):
+        b.side[idx[p]] = b.child_of_level[<int> val[p]]
+    miss_side = b.child_of_level[big]
+    for p in range(e, item.end):
+        b.side[idx[p]] = miss_side
+    child_size[miss_side] += item.end - e
+    for v in range(L):  # unseen at this node → the majority path
+        if b.child_of_level[v] < 0:
+            b.child_of_level[v] = miss_side
+    b.child_of_level[L] = miss_side
+    return k
+
+
+cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *child_size,
+                    int k, long *offset) noexcept nogil:
+    """Stable counting scatter of every feature's [start, end) by side[row]: children stay
+    sorted, in child order."""
+    cdef int f, c, s
+    cdef Py_ssize_t p, n = end - start, o
+    cdef int *idx
+    cdef double *val
+    for f in range(b.d):
+        idx = b.sidx + f * b.m + start
+        val = b.sval + f * b.m + start
+        offset[0] = 0
+        for c in range(1, k):
+            offset[c] = offset[c - 1] + child_size[c - 1]
+        for p in range(n):
+            s = b.side[idx[p]]
+            o = offset[s]
+            b.tmp_idx[o] = idx[p]
+            b.tmp_val[o] = val[p]
+            offset[s] = o + 1
+        memcpy(idx, b.tmp_idx, n * sizeof(int))
+        memcpy(val, b.tmp_val, n * sizeof(double))
+
+
+cdef int split_node(Builder *b, Tree *t, Item *item, Item *stack, int *n_stack,
+                    long *child_size, long *offset) noexcept nogil:
+    """Turn item's node into an internal node, partition its rows and create the children
+    (pushed on the stack in reverse, so the first child is grown next). Returns the number
+    of children, or -1 when memory runs out."""
+    cdef int node = item.node, f = item.split.feature, k, c, L, v, child, first_child, r
+    cdef Py_ssize_t lo
+    cdef Item child_item
+    k = assign_sides(b, t, item, child_size)
+    partition(b, item.start, item.end, child_size, k, offset)
+    L = b.n_levels[f] if b.is_cat[f] else 2
+    if t.n_children + L > t.cap_children and \
+            tree_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
+        return -1
+    t.kind[node] = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
+    t.feature[node] = f
+    t.threshold[node] = item.split.threshold
+    t.gain[node] = item.gain
+    t.child_start[node] = t.n_children
+    t.n_child[node] = L
+    t.n_children += L
+    first_child = t.n_nodes
+    lo = item.start
+    for c in range(k):
+        child_item.split.feature = -1
+        r = make_node(b, t, &child_item, lo, lo + child_size[c], item.depth + 1)
+        if r < 0:
+            return -1
+        if r == 1:
+            stack[n_stack[0]] = child_item
+            n_stack[0] += 1
+        lo += child_size[c]
+    # children table: threshold nodes [left, right]; categorical nodes one entry per level
+    if b.is_cat[f]:
+        for v in range(L):
+            t.children[t.child_start[node] + v] = first_child + b.child_of_level[v]
+        t.missing_child[node] = first_child + b.child_of_level[L]
+    else:
+        t.children[t.child_start[node]] = first_child
+        t.children[t.child_start[node] + 1] = first_child + 1
+        t.missing_child[node] = first_child + b.child_of_level[0]
+    return k
+
+
+cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
+    cdef Item tmp
+    hi -= 1
+    while lo < hi:
+        tmp = stack[lo]
+        stack[lo] = stack[hi]
+        stack[hi] = tmp
+        lo += 1
+        hi -= 1
+
+
+cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
+    """Depth-first growth (best-first by gain when max_leaf_nodes is set)."""
+    cdef Item *stack = <Item *> malloc((b.m + 2) * sizeof(Item))
+    cdef long *child_size = <long *> malloc((b.max_levels + 2) * sizeof(long))
+    cdef long *offset = <long *> malloc((b.max_levels + 2) * sizeof(long))
+    cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
+    cdef Item item
+    if stack == NULL or child_size == NULL or offset == NULL:
+        free(stack); free(child_size); free(offset)
+        return -1
+    item.split.feature = -1
+    r = make_node(b, t, &item, 0, b.m, 0)
+    if r < 0:
+        n_stack = -1
+    elif r == 1:
+        stack[0] = item
+        n_stack = 1
+    while n_stack > 0:
+        pick = n_stack - 1
+        if b.max_leaf_nodes > 0:
+            for i in range(n_stack):  # best-first: the frontier node with the largest gain
+                if stack[i].gain > stack[pick].gain + TIE:
+                    pick = i
+            item = stack[pick]
+            stack[pick] = stack[n_stack - 1]
+            n_stack -= 1
+            k = b.n_levels[item.split.feature] if b.is_cat[item.split.feature] else 2
+            if n_leaves + k - 1 > b.max_leaf_nodes:
+                continue  # no budget for this split: the node stays a leaf
+        else:
+            item = stack[n_stack - 1]
+            n_stack -= 1
+        before = n_stack
+        k = split_node(b, t, &item, stack, &n_stack, child_size, offset)
+        if k < 0:
+            n_stack = -1
+            break
+        n_leaves += k - 1
+        reverse(stack, before, n_stack)
+        if b.max_leaf_nodes > 0 and n_leaves >= b.max_leaf_nodes:
+            break
+    free(stack); free(child_size); free(offset)
+    return -1 if n_stack < 0 else 0
+
+
+# ---------------------------------------------------------------- Python entry points
+
+def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] counts,
+               const int[::1] y_class, const double[::1] y_reg,
+               const unsigned char[::1] is_categorical, const int[::1] n_levels,
+               int n_classes, int criterion, int max_depth, int min_samples_split,
+               int min_samples_leaf, int max_leaf_nodes, int max_features, uint64_t seed):
+    """Grow one tree. Xf: (d, n) feature-major values (NaN = missing, categorical columns as
+    codes 0..L-1); order: (d, n) each feature's rows sorted by value, NaN last; counts: how
+    many times each row is in the sample (bootstrap), or empty for once each; y_class or y_reg
+    the targets. Returns a dict of the tree's arrays. Runs without the GIL."""
+    cdef Builder b
+    cdef Tree t
+    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], f, i, p, m = 0, j, L
+    cdef int r, status = 0, n_values
+    cdef int weighted = counts.shape[0] > 0
+    memset(&b, 0, sizeof(Builder))
+    memset(&t, 0, sizeof(Tree))
+    if weighted:
+        for i in range(n):
+            m += counts[i]
+    else:
+        m = n
+    if m < 1:
+        raise ValueError("the sample to grow a tree from is empty")
+    b.Xf = &Xf[0, 0]
+    b.n_rows, b.m, b.d = n, m, d
+    b.yc = &y_class[0] if y_class.shape[0] > 0 else NULL
+    b.yr = &y_reg[0] if y_reg.shape[0] > 0 else NULL
+    b.is_cat = &is_categorical[0]
+    b.n_levels = &n_levels[0]
+    b.K, b.criterion = n_classes, criterion
+    b.max_depth, b.min_samples_split = max_depth, min_samples_split
+    b.min_samples_leaf, b.max_leaf_nodes, b.max_features = min_samples_leaf, max_leaf_nodes, max_features
+    b.max_levels = 2
+    for f in range(d):
+        if is_categorical[f] and n_levels[f] > b.max_levels:
+            b.max_levels = n_levels[f]
+    fastml_rng_seed(&b.rng, seed)
+    n_values = n_classes if criterion != CRIT_SSE else 1
+    with nogil:
+        b.sidx = <int *> malloc(d * m * sizeof(int))
+        b.sval = <double *> malloc(d * m * sizeof(double))
+        b.nlogn = <double *> malloc((m + 1) * sizeof(double))
+        b.side = <int *> malloc(n * sizeof(int))
+        b.tmp_idx = <int *> malloc(m * sizeof(int))
+        b.tmp_val = <double *> malloc(m * sizeof(double))
+        b.left = <long *> malloc(n_classes * sizeof(long) + 8)
+        b.right = <long *> malloc(n_classes * sizeof(long) + 8)
+        b.miss = <long *> malloc(n_classes * sizeof(long) + 8)
+        b.node_counts = <long *> malloc(n_classes * sizeof(long) + 8)
+        b.gcounts = <long *> malloc((b.max_levels + 1) * (n_classes + 1) * sizeof(long))
+        b.gsum = <double *> malloc(2 * (b.max_levels + 1) * sizeof(double))
+        b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
+        b.features = <int *> malloc(d * sizeof(int))
+        if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
+                b.tmp_idx == NULL or b.tmp_val == NULL or b.left == NULL or b.right == NULL or
+                b.miss == NULL or b.node_counts == NULL or b.gcounts == NULL or
+                b.gsum == NULL or b.child_of_level == NULL or b.features == NULL or
+                tree_init(&t, n_values) < 0):
+            status = -1
+        else:
+            b.nlogn[0] = 0.0
+            for i in range(1, m + 1):
+                b.nlogn[i] = i * log2(<double> i)
+            for f in range(d):  # each feature's sorted sample, a row repeated counts[row] times
+                p = f * m
+                for i in range(n):
+                    r = order[f, i]
+                    L = counts[r] if weighted else 1
+                    for j in range(L):
+                        b.sidx[p] = r
+                        b.sval[p] = Xf[f, r]
+                        p += 1
+            status = grow_tree(&b, &t)
+        free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.tmp_idx)
+        free(b.tmp_val); free(b.left); free(b.right); free(b.miss); free(b.node_counts)
+        free(b.gcounts); free(b.gsum); free(b.child_of_level); free(b.features)
+    if status < 0:
+        tree_free(&t)
+        raise MemoryError("not enough memory to grow the tree")
+    try:
+        return tree_to_arrays(&t)
+    finally:
+        tree_free(&t)
+
+
+cdef object ints(int *p, Py_ssize_t k):
+    return np.array(<int[:k]> p, dtype=np.int32) if k > 0 else np.zeros(0, np.int32)
+
+
+cdef object doubles(double *p, Py_ssize_t k):
+    return np.array(<double[:k]> p, dtype=np.float64) if k > 0 else np.zeros(0)
+
+
+cdef object tree_to_arrays(Tree *t):
+    cdef int n = t.n_nodes
+    return {
+        "kind": ints(t.kind, n), "feature": ints(t.feature, n),
+        "threshold": doubles(t.threshold, n), "child_start": ints(t.child_start, n),
+        "n_child": ints(t.n_child, n), "missing_child": ints(t.missing_child, n),
+        "n_node_samples": ints(t.n_samples, n), "depth": ints(t.depth, n),
+        "impurity": doubles(t.impurity, n), "gain": doubles(t.gain, n),
+        "value": doubles(t.value, <Py_ssize_t> n * t.n_values).reshape(n, t.n_values),
+        "children": ints(t.children, t.n_children),
+    }
+
+
+cdef inline int next_node(const int *kind, const int *feature, const double *threshold,
+                          const int *child_start, const int *n_child, const int *missing_child,
+                          const int *children, int node, const double *x) noexcept nogil:
+    cdef double v = x[feature[node]]
+    if isnan(v):
+        return missing_child[node]
+    if kind[node] == KIND_THRESHOLD:
+        return children[child_start[node] + (0 if v < threshold[node] else 1)]
+    if v < 0 or v >= n_child[node]:  # a category never seen at fit: the majority path
+        return missing_child[node]
+    return children[child_start[node] + <int> v]
+
+
+def apply_tree(const int[::1] kind, const int[::1] feature, const double[::1] threshold,
+               const int[::1] child_start, const int[::1] n_child, const int[::1] missing_child,
+               const int[::1] children, const double[:, ::1] X, int[::1] out, int[::1] path_len):
+    """The leaf each row of X lands in (and, in path_len, how many nodes it visits)."""
+    cdef Py_ssize_t i, n = X.shape[0]
+    cdef int node, steps
+    with nogil:
+        for i in range(n):
+            node = 0
+            steps = 1
+            while kind[node] != KIND_LEAF:
+                node = next_node(&kind[0], &feature[0], &threshold[0], &child_start[0],
+                                 &n_child[0], &missing_child[0], &children[0], node, &X[i, 0])
+                steps += 1
+            out[i] = node
+            path_len[i] = steps
+
+
+def fill_paths(const int[::1] kind, const int[::1] feature, const double[::1] threshold,
+               const int[::1] child_start, const int[::1] n_child, const int[::1] missing_child,
+               const int[::1] children, const double[:, ::1] X, const int64_t[::1] indptr,
+               int[::1] indices):
+    """The nodes each row visits, root first, into CSR indices (indptr from apply_tree)."""
+    cdef Py_ssize_t i, n = X.shape[0], p
+    cdef int node
+    with nogil:
+        for i in range(n):
+            node = 0
+            p = indptr[i]
+            indices[p] = 0
+            while kind[node] != KIND_LEAF:
+                node = next_node(&kind[0], &feature[0], &threshold[0], &child_start[0],
+                                 &n_child[0], &missing_child[0], &children[0], node, &X[i, 0])
+                p += 1
+                indices[p] = node

@@ -1,0 +1,292 @@
+"""DecisionTreeClassifier and DecisionTreeRegressor: the lectures' ID3 / IG* trees.
+
+000 / 002 "Basic Decision Tree Building Summarized": split on the attribute of highest
+information gain; a categorical attribute gets one child per value (multiway, ID3), a real one
+the binary test x < t with the best threshold t = x_i + (x_{i+1} - x_i)/2 (IG*); stop when the
+outputs agree or the inputs are identical, never because every gain is zero (XOR). 000's
+chi-square pruning (`max_pchance`) collapses, bottom-up, the splits whose p_chance exceeds it.
+
+Choices the lectures leave open, made here (and tested):
+- Ties: gains within 1e-10 bits are ties; the first feature (column order; draw order under
+  `max_features`) and then the smallest threshold win.
+- Missing values (NaN in a real column, None/NaN in a categorical one) are learned, not
+  rejected: at a real split the rows with the value missing go to the side that gives the larger
+  gain (right on ties); at a categorical split, or where no training row was missing, they follow
+  the majority path (the child with the most training rows).
+- A category never seen at fit time, or not seen at that node, also takes the majority path.
+- `feature_importances_`: total information gain of each attribute, sum over its splits of
+  (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).
+The compiled builder is fastml/_core/_tree_builder.pyx (its header describes the algorithm).
+"""
+import numbers
+
+import numpy as np
+
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._tabular import TabularEncoder
+from .._validation import (_is_pandas_frame, check_n_features, check_param,
+                           check_random_state, check_target, seed_from)
+from .._core import _tree_builder
+
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
+
+CRITERIA = {"entropy": 0, "gini": 1, "squared_error": 2}
+KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL = 0, 1, 2
+NO_LIMIT = 2**30
+
+
+class Tree:
+    """The arrays of a fitted tree (node i: kind, feature, threshold, children, counts ...).
+
+    kind 0 = leaf, 1 = threshold test x < threshold (children [left, right]), 2 = categorical
+    multiway (one child per level code); `missing_child` is where missing / unseen values go.
+    `value` holds class counts (classification) or the mean (regression).
+    """
+
+    def __init__(self, arrays):
+        self.__dict__.update(arrays)
+
+    @property
+    def node_count(self):
+        return len(self.kind)
+
+    @property
+    def max_depth(self):
+        return int(self.depth.max())
+
+    @property
+    def n_leaves(self):
+        return int((self.kind == KIND_LEAF).sum())
+
+    def child_ids(self, node):
+        """The distinct children of a node, in child order."""
+        start, n = self.child_start[node], self.n_child[node]
+        return list(dict.fromkeys(self.children[start:start + n].tolist()))
+
+    def apply(self, X):
+        leaves = np.empty(X.shape[0], dtype=np.int32)
+        lengths = np.empty(X.shape[0], dtype=np.int32)
+        _tree_builder.apply_tree(self.kind, self.feature, self.threshold, self.child_start,
+                                 self.n_child, self.missing_child, self.children, X, leaves,
+                                 lengths)
+        return leaves, lengths
+
+    def decision_path(self, X):
+        import scipy.sparse as sp
+        _, lengths = self.apply(X)
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        _tree_builder.fill_paths(self.kind, self.feature, self.threshold, self.child_start,
+                                 self.n_child, self.missing_child, self.children, X, indptr,
+                                 indices)
+        data = np.ones(len(indices), dtype=np.int8)
+        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
+
+
+def presort(Xf):
+    """Each feature's rows sorted by value, NaN last (once per fit; forests share it)."""
+    return np.ascontiguousarray(np.argsort(Xf, axis=1, kind="stable"), dtype=np.int32)
+
+
+def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, criterion,
+              max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features,
+              seed):
+    """One call of the compiled builder (it runs without the GIL: forests call it from
+    threads). counts: per-row bootstrap multiplicities, or None."""
+    empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
+    classification = criterion != CRITERIA["squared_error"]
+    arrays = _tree_builder.build_tree(
+        Xf, order, empty_i if counts is None else counts,
+        y if classification else empty_i, empty_d if classification else y,
+        is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
+        min_samples_leaf, max_leaf_nodes, max_features, seed)
+    return Tree(arrays)
+
+
+def resolve_max_features(max_features, n_features):
+    if max_features is None:
+        return n_features
+    if isinstance(max_features, str):
+        if max_features == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if max_features == "log2":
+            return max(1, int(np.log2(n_features)))
+        raise ValueError(f"max_features must be None, 'sqrt', 'log2', an int or a float in "
+                         f"(0, 1]; got {max_features!r}")
+    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        check_param("max_features", max_features, low=1, integer=True)
+        return min(int(max_features), n_features)
+    check_param("max_features", max_features, low=0, high=1, low_inclusive=False)
+    return max(1, int(max_features * n_features))
+
+
+class BaseDecisionTree(BaseEstimator):
+    """Validation, encoding and the builder call shared by the classifier and the regressor."""
+
+    _allows_nan = True
+
+    def _limits(self, n_features):
+        check_param("criterion", self.criterion, choices=self._criteria)
+        check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True)
+        check_param("min_samples_split", self.min_samples_split, low=2, integer=True)
+        check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
+        check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True)
+        return dict(
+            criterion=CRITERIA[self.criterion],
+            max_depth=NO_LIMIT if self.max_depth is None else int(self.max_depth),
+            min_samples_split=int(self.min_samples_split),
+            min_samples_leaf=int(self.min_samples_leaf),
+            max_leaf_nodes=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes),
+            max_features=resolve_max_features(self.max_features, n_features))
+
+    def _encode_fit(self, X):
+        """X → float64 matrix (codes for categorical columns), recording the vocabulary."""
+        self._encoder = TabularEncoder(self.categorical_features)
+        Xe = self._encoder.fit_transform(X)
+        check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=True)
+        self.categorical_mask_ = self._encoder.categorical_mask_
+        self.categories_ = self._encoder.categories_
+        return Xe
+
+    def _encode(self, X):
+        self._check_is_fitted("tree_")
+        if X is None:
+            raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+        Xe = self._encoder.transform(X)
+        check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=False)
+        return Xe
+
+    def _grow(self, Xe, y, n_classes):
+        limits = self._limits(Xe.shape[1])
+        rng = check_random_state(self.random_state)
+        Xf = np.ascontiguousarray(Xe.T)
+        n_levels = np.array([len(c) if c is not None else 0 for c in self.categories_],
+                            dtype=np.int32)
+        self.tree_ = grow_tree(Xf, presort(Xf), None, y, self.categorical_mask_.astype(np.uint8),
+                               n_levels, n_classes=n_classes, seed=seed_from(rng), **limits)
+
+    # ------------------------------------------------------------------ inspection
+    def apply(self, X):
+        """The id of the leaf each sample ends in."""
+        return self.tree_.apply(self._encode(X))[0].astype(np.int64)
+
+    def decision_path(self, X):
+        """CSR indicator (n_samples, n_nodes): which nodes each sample passes through."""
+        return self.tree_.decision_path(self._encode(X))
+
+    def get_depth(self):
+        self._check_is_fitted("tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        self._check_is_fitted("tree_")
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Total information gain (variance reduction) per feature, normalised to sum to 1."""
+        self._check_is_fitted("tree_")
+        t = self.tree_
+        inner = t.kind != KIND_LEAF
+        total = np.zeros(self.n_features_in_)
+        np.add.at(total, t.feature[inner], (t.n_node_samples * t.gain)[inner])
+        s = total.sum()
+        return total / s if s > 0 else total
+
+
+class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
+    """A decision tree by information gain (000/001/002), with chi-square pruning.
+
+    Parameters
+    ----------
+    criterion : "entropy" (the lectures' information gain) or "gini".
+    max_depth, min_samples_split, min_samples_leaf (001), max_leaf_nodes : growth limits
+        (None = unlimited; max_leaf_nodes grows best-first by gain).
+    max_pchance : float or None. 000's MaxPchance: after growing, splits whose Pearson
+        chi-square p_chance exceeds it are collapsed, bottom-up, until none is prunable.
+    categorical_features : "auto" (pandas category/object/string/bool columns, string columns
+        of object arrays), None, or a list of column names / indices / a boolean mask. They get
+        ID3's multiway split; unseen values at predict time take the majority path.
+    max_features : None (all), "sqrt", "log2", an int or a fraction: features tried per node.
+    random_state : seed for the feature draws (only matters with max_features).
+    """
+
+    _criteria = ("entropy", "gini")
+
+    def __init__(self, criterion="entropy", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_leaf_nodes=None, max_pchance=None,
+                 categorical_features="auto", max_features=None, random_state=None):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_pchance = max_pchance
+        self.categorical_features = categorical_features
+        self.max_features = max_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        Xe = self._encode_fit(X)
+        codes = self._encode_labels(y)
+        if len(codes) != Xe.shape[0]:
+            raise ValueError(f"X and y have different numbers of samples: X has {Xe.shape[0]}, "
+                             f"y has {len(codes)}")
+        check_param("max_pchance", self.max_pchance, low=0, high=1, allow_none=True)
+        self.n_classes_ = len(self.classes_)
+        self._grow(Xe, codes.astype(np.int32), self.n_classes_)
+        if self.max_pchance is not None:
+            from ._prune import chi2_prune
+            self.tree_ = chi2_prune(self.tree_, self.max_pchance)
+        return self
+
+    def _proba(self, Xe):
+        counts = self.tree_.value[self.tree_.apply(Xe)[0]]
+        return counts / counts.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Class frequencies of the training rows in the leaf each sample reaches."""
+        return self._proba(self._encode(X))
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
+    """The same builder with variance reduction as the criterion (000: "can be used for
+    regression"); leaves predict the mean of their training targets. Parameters as for
+    DecisionTreeClassifier (criterion "squared_error"; no chi-square pruning)."""
+
+    _criteria = ("squared_error",)
+
+    def __init__(self, criterion="squared_error", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_leaf_nodes=None, categorical_features="auto",
+                 max_features=None, random_state=None):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.categorical_features = categorical_features
+        self.max_features = max_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        Xe = self._encode_fit(X)
+        y = check_target(y, numeric=True).astype(np.float64)
+        if len(y) != Xe.shape[0]:
+            raise ValueError(f"X and y have different numbers of samples: X has {Xe.shape[0]}, "
+                             f"y has {len(y)}")
+        self._grow(Xe, np.ascontiguousarray(y), 1)
+        return self
+
+    def _predict(self, Xe):
+        return self.tree_.value[self.tree_.apply(Xe)[0], 0]
+
+    def predict(self, X):
+        return self._predict(self._encode(X))
