@@ -1,0 +1,236 @@
+# Naive Bayes kernels (lecture 004, "Estimate Probabilities from Data"; 002 for the Gaussian
+# form): fit is a reduction, prediction a gather-sum.
+#
+# Fit, categorical: one pass over the int32 codes adds each row's weight to
+# counts[y_i, offset_j + code_ij] (code < 0 = missing: that row does not count for that
+# attribute, 004's "ignore the instance"). Threads count row ranges into private tables that are
+# summed at the end. Invariant: counts[k, offset_j + c] = sum of w_i over the rows seen so far
+# with y_i = k and code_ij = c.
+#
+# Fit, Gaussian: per class and attribute the weighted count n, mean and M2 = sum w (x - mean)^2
+# of the non-missing values, in one read of X: a block of BLOCK rows is summed (pass 1: n, sum),
+# then its squared deviations from the block's own mean are summed while it is still in cache
+# (pass 2), and the block is merged into the running moments by Chan's formula
+#     n = na + nb, delta = mb - ma, mean = ma + delta nb / n, M2 = M2a + M2b + delta^2 na nb / n,
+# which is stable (no sum-of-squares cancellation) and is the same merge partial_fit uses across
+# chunks. Invariant: (n, mean, M2)[k, j] describe exactly the blocks merged so far.
+#
+# Predict: out[i, k] += sum_j table[offset_j + code_ij, k] (categorical, a gather: the K values
+# of one level are contiguous) and out[i, k] += sum_j a[k, j] - b[k, j] (x_ij - mean[k, j])^2
+# (Gaussian, a = -log(2 pi var)/2, b = 1/(2 var)), skipping missing cells; rows in parallel
+# chunks, so the (n, K) result is exact whatever the thread count.
+from cython.parallel cimport prange
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
+from cython cimport floating
+
+ctypedef fused int_t:
+    int
+    long long
+
+cdef enum:
+    BLOCK = 256        # rows per moment block: 256 x 100 float64 = 200 KB, stays in L2
+    PRED_CHUNK = 1024  # rows per prediction task
+    UNSEEN = -2        # code of a level never seen at fit (MISSING = -1 is skipped)
+
+
+cdef inline Py_ssize_t split(Py_ssize_t n, int parts, int t) noexcept nogil:
+    """Start of part t of range(n) cut into `parts` contiguous, nearly equal parts."""
+    return (n * t) // parts
+
+
+def count_categories(const int[:, ::1] codes, const long long[::1] y, const double[::1] sw,
+                     const long long[::1] offsets, double[:, ::1] counts, int n_threads=1):
+    """counts[y_i, offsets[j] + codes[i, j]] += sw[i] for every non-missing cell (code >= 0).
+
+    counts has shape (n_classes, offsets[d]); it is added to, not reset."""
+    cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1]
+    cdef Py_ssize_t width = counts.shape[1], size = counts.shape[0] * counts.shape[1]
+    cdef Py_ssize_t i, j, idx, lo, hi
+    cdef int t, T = max(1, min(n_threads, <int> (n // 4096) + 1))
+    cdef int c
+    cdef double *tables = <double *> calloc(T * size, sizeof(double))
+    cdef double *tab
+    if tables == NULL:
+        raise MemoryError()
+    with nogil:
+        for t in prange(T, num_threads=T, schedule="static"):
+            tab = tables + t * size
+            lo = split(n, T, t)
+            hi = split(n, T, t + 1)
+            for i in range(lo, hi):
+                idx = y[i] * width
+                for j in range(d):
+                    c = codes[i, j]
+                    if c >= 0:
+                        tab[idx + offsets[j] + c] += sw[i]
+        for t in range(T):
+            tab = tables + t * size
+            for idx in range(size):
+                counts[idx // width, idx % width] += tab[idx]
+    free(tables)
+
+
+cdef inline void chan_merge(double *n, double *mean, double *m2, double nb, double mb,
+                            double m2b) noexcept nogil:
+    """(n, mean, m2) <- the moments of the union of (n, mean, m2) and (nb, mb, m2b)."""
+    cdef double na = n[0], tot = na + nb, delta
+    if nb <= 0:
+        return
+    delta = mb - mean[0]
+    mean[0] += delta * (nb / tot)
+    m2[0] += m2b + delta * delta * (na * nb / tot)
+    n[0] = tot
+
+
+cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
+                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t K, double *n, double *mean,
+                        double *m2, double *bn, double *bs, double *bm2,
+                        unsigned char *seen) noexcept nogil:
+    """Merge rows lo..hi into (n, mean, m2) (K x d each) block by block."""
+    cdef Py_ssize_t d = X.shape[1], start, stop, i, j, k, base
+    cdef double w, x, dev
+    start = lo
+    while start < hi:
+        stop = min(start + BLOCK, hi)
+        for i in range(start, stop):          # pass 1: count and sum of the block
+            k = y[i]
+            w = sw[i]
+            base = k * d
+            if not seen[k]:
+                seen[k] = 1
+                memset(bn + base, 0, d * sizeof(double))
+                memset(bs + base, 0, d * sizeof(double))
+                memset(bm2 + base, 0, d * sizeof(double))
+            for j in range(d):
+                x = X[i, j]
+                if x == x:
+                    bn[base + j] += w
+                    bs[base + j] += w * x
+        for k in range(K):                    # block means (bs now holds them)
+            if seen[k]:
+                base = k * d
+                for j in range(d):
+                    if bn[base + j] > 0:
+                        bs[base + j] /= bn[base + j]
+        for i in range(start, stop):          # pass 2: squared deviations, block in cache
+            base = y[i] * d
+            w = sw[i]
+            for j in range(d):
+                x = X[i, j]
+                dev = x - bs[base + j]
+                bm2[base + j] += w * dev * dev if x == x else 0.0
+        for k in range(K):
+            if seen[k]:
+                seen[k] = 0
+                base = k * d
+                for j in range(d):
+                    chan_merge(n + base + j, mean + base + j, m2 + base + j,
+                               bn[base + j], bs[base + j], bm2[base + j])
+        start = stop
+
+
+def gaussian_moments(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
+                     double[:, ::1] n, double[:, ::1] mean, double[:, ::1] m2, int n_threads=1):
+    """Weighted count, mean and M2 per class (rows) and attribute (columns) of the non-NaN
+    values of X, written to n, mean, m2 (each (n_classes, d), overwritten)."""
+    cdef Py_ssize_t N = X.shape[0], d = X.shape[1], K = n.shape[0], kd = K * d, idx
+    cdef int t, T = max(1, min(n_threads, <int> (N // 4096) + 1))
+    # per thread: n, mean, m2 accumulators, block n, sum, m2 (6 K d doubles) and K seen flags
+    cdef double *buf = <double *> calloc(T * 6 * kd, sizeof(double))
+    cdef unsigned char *seen = <unsigned char *> calloc(T * K, 1)
+    cdef double *p
+    if buf == NULL or seen == NULL:
+        free(buf)
+        free(seen)
+        raise MemoryError()
+    with nogil:
+        for t in prange(T, num_threads=T, schedule="static"):
+            p = buf + t * 6 * kd
+            moments_range(X, y, sw, split(N, T, t), split(N, T, t + 1), K, p, p + kd,
+                          p + 2 * kd, p + 3 * kd, p + 4 * kd, p + 5 * kd, seen + t * K)
+        p = buf                               # thread 0's moments absorb the others, in order
+        for t in range(1, T):
+            for idx in range(kd):
+                chan_merge(p + idx, p + kd + idx, p + 2 * kd + idx, buf[t * 6 * kd + idx],
+                           buf[t * 6 * kd + kd + idx], buf[t * 6 * kd + 2 * kd + idx])
+        for idx in range(kd):
+            n[idx // d, idx % d] = p[idx]
+            mean[idx // d, idx % d] = p[kd + idx]
+            m2[idx // d, idx % d] = p[2 * kd + idx]
+    free(buf)
+    free(seen)
+
+
+def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
+                    const long long[::1] offsets, double[:, ::1] out, int n_threads=1):
+    """out[i, k] += sum over non-missing j of table[offsets[j] + codes[i, j], k].
+
+    Each attribute's block of rows in `table` holds its v_j levels and then one row for a level
+    unseen at fit (code UNSEEN); a missing cell (code -1) adds nothing."""
+    cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1], K = table.shape[1]
+    cdef Py_ssize_t chunk, i, j, k, row
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef int c
+    cdef const double *level
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for j in range(d):
+                    c = codes[i, j]
+                    if c == UNSEEN:
+                        row = offsets[j + 1] - 1
+                    elif c >= 0:
+                        row = offsets[j] + c
+                    else:
+                        continue
+                    level = &table[row, 0]
+                    for k in range(K):
+                        out[i, k] += level[k]
+
+
+def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const double[:, ::1] a,
+                 const double[:, ::1] b, double[:, ::1] out, int n_threads=1):
+    """out[i, k] += sum over non-NaN j of a[k, j] - b[k, j] (X[i, j] - mean[k, j])^2."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = mean.shape[0]
+    cdef Py_ssize_t chunk, i, j, k
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef double s, x, dev
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for k in range(K):
+                    s = 0.0
+                    for j in range(d):
+                        x = X[i, j]
+                        dev = x - mean[k, j]
+                        s = s + (a[k, j] - b[k, j] * dev * dev if x == x else 0.0)
+                    out[i, k] += s
+
+
+def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
+                       const long long[::1] offsets, unsigned char[::1] present):
+    """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell (lo[j] = min of column j)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    with nogil:
+        for i in range(n):
+            for j in range(d):
+                present[offsets[j] + (X[i, j] - lo[j])] = 1
+
+
+def encode_int(const int_t[:, ::1] X, const long long[::1] lo, const long long[::1] offsets,
+               const int[::1] lut, int[:, ::1] out, int n_threads=1):
+    """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when that is inside column j's range
+    (offsets[j] .. offsets[j + 1]), else UNSEEN: integer levels to codes in one pass."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], chunk, i, j
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef long long v
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for j in range(d):
+                    v = X[i, j] - lo[j]
+                    if v >= 0 and v < offsets[j + 1] - offsets[j]:
+                        out[i, j] = lut[offsets[j] + v]
+                    else:
+                        out[i, j] = UNSEEN

@@ -1,0 +1,363 @@
+"""Tables as people have them: string / integer / boolean categories, numbers, missing cells.
+
+The validation layer for estimators that take categorical columns (naive Bayes here; meant to be
+merged with the trees' `_tabular.py`). It turns a pandas DataFrame, a numpy object array of
+Python values, a string array or a numeric array into
+- int32 category codes with a stored, sorted vocabulary per categorical column
+  (`CategoryEncoder`): MISSING (-1) for None / NaN / pd.NA, UNSEEN (-2) for a value that is not
+  in the vocabulary (a level never seen at fit time), and
+- a C-contiguous float64 block of the real-valued columns, NaN for missing (`numeric_block`).
+
+Which columns are categorical (`categorical_mask`): "auto" reads pandas dtypes (object, string,
+category and bool columns are categorical) and, for numpy object arrays, calls a column
+categorical when any of its non-missing values is not a real number (strings, bools, ...);
+numeric numpy arrays are all real-valued. Or give column indices, names (DataFrame), a boolean
+mask, "all" or None.
+
+Vocabularies: the sorted distinct non-missing values seen (numeric columns compare as numbers);
+a pandas categorical column contributes its declared categories, seen or not (the dtype says
+which values the attribute can take). `CategoryEncoder.partial_fit` grows the vocabularies with
+new values and reports where each old level moved, so count tables can follow.
+
+Integer matrices take a compiled path (one pass: level -> code through a lookup table), so a
+(10^6, 20) integer matrix is encoded in tens of milliseconds.
+"""
+import numbers
+
+import numpy as np
+
+from ._validation import _check_finite, _is_pandas_frame, _is_sparse
+
+MISSING = -1
+UNSEEN = -2
+MAX_INT_RANGE = 1 << 22  # widest integer column encoded through a dense lookup table
+
+
+# ----------------------------------------------------------------------------- the table
+def check_table(X, name="X"):
+    """X as a 2-D DataFrame or numpy array (any dtype), with clear errors for bad shapes.
+
+    Nothing is converted or copied yet: columns are read one at a time by `column`."""
+    if X is None:
+        raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if _is_sparse(X):
+        raise TypeError(f"{name} is a sparse matrix and this estimator needs dense input: "
+                        f"use X.toarray()")
+    if not _is_pandas_frame(X):
+        if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+            X = X.to_numpy()
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} is complex")
+        if X.ndim == 1:
+            raise ValueError(
+                f"{name} is 1-D (shape {X.shape}); expected 2-D (n_samples, n_features). "
+                f"Reshape your data with X.reshape(-1, 1) for a single feature or "
+                f"X.reshape(1, -1) for a single sample")
+        if X.ndim != 2:
+            raise ValueError(f"{name} has {X.ndim} dimensions; expected 2 "
+                             f"(n_samples, n_features)")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 samples (shape {X.shape}); at least 1 required")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 "
+                         f"is required.")
+    return X
+
+
+def column(X, j):
+    """Column j of a checked table: a pandas Series or a 1-D numpy array."""
+    return X.iloc[:, j] if _is_pandas_frame(X) else X[:, j]
+
+
+def _is_categorical_dtype(dtype):
+    """bool, strings, objects and pandas category / string / boolean dtypes are categorical;
+    integer and float dtypes (numpy or pandas nullable) are real-valued."""
+    if isinstance(dtype, np.dtype):
+        return dtype.kind not in "iuf"
+    import pandas as pd  # a pandas extension dtype: pandas is there
+    return not (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _column_is_categorical(col):
+    if hasattr(col, "dtype") and col.dtype != object:
+        return _is_categorical_dtype(col.dtype)
+    values = np.asarray(col, dtype=object)
+    return any(not _is_real(v) for v in values if not is_missing_scalar(v))
+
+
+def categorical_mask(X, categorical_features, n_features=None):
+    """Boolean mask of the categorical columns of a checked table (see the module note)."""
+    n_features = X.shape[1] if n_features is None else n_features
+    spec = categorical_features
+    if isinstance(spec, str) and spec == "auto":
+        if _is_pandas_frame(X):
+            return np.array([_is_categorical_dtype(dt) for dt in X.dtypes])
+        if X.dtype != object:
+            return np.full(n_features, _is_categorical_dtype(X.dtype))
+        return np.array([_column_is_categorical(X[:, j]) for j in range(n_features)])
+    if isinstance(spec, str) and spec == "all":
+        return np.ones(n_features, dtype=bool)
+    if spec is None:
+        return np.zeros(n_features, dtype=bool)
+    spec = np.asarray(spec)
+    if spec.dtype == bool:
+        if spec.shape != (n_features,):
+            raise ValueError(f"categorical_features as a mask needs {n_features} booleans; "
+                             f"got shape {spec.shape}")
+        return spec.copy()
+    mask = np.zeros(n_features, dtype=bool)
+    names = list(X.columns) if _is_pandas_frame(X) else None
+    for item in spec.ravel().tolist():
+        if isinstance(item, str):
+            if names is None or item not in names:
+                raise ValueError(f"categorical_features names column {item!r}, which X does "
+                                 f"not have (columns: {names})")
+            mask[names.index(item)] = True
+        elif isinstance(item, numbers.Integral) and -n_features <= item < n_features:
+            mask[item] = True
+        else:
+            raise ValueError(f"categorical_features entry {item!r} is not a column index in "
+                             f"[0, {n_features}) or a column name")
+    return mask
+
+
+# ------------------------------------------------------------------------- missing values
+def is_missing_scalar(v):
+    """None, NaN (float or numpy) and pandas' NA / NaT count as missing."""
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return v != v
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _missing_mask(values):
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.fromiter((is_missing_scalar(v) for v in values), dtype=bool,
+                           count=len(values))
+    return np.zeros(len(values), dtype=bool)
+
+
+def _plain_values(col, name):
+    """A column as a numpy array: numeric pandas columns (nullable too) as float64 with NaN,
+    other pandas columns (string, category, boolean) as object with pd.NA as a missing marker;
+    floats are checked for infinity."""
+    if hasattr(col, "to_numpy") and not isinstance(col, np.ndarray):
+        dtype = col.dtype
+        if isinstance(dtype, np.dtype):
+            values = col.to_numpy()
+        elif not _is_categorical_dtype(dtype):
+            values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            values = col.to_numpy(dtype=object)
+    else:
+        values = np.asarray(col)
+    if values.dtype.kind == "f":
+        _check_finite(values, name, allow_nan=True)
+    elif values.dtype == object:
+        for v in values:
+            if isinstance(v, (float, np.floating)) and np.isinf(v):
+                raise ValueError(f"{name} contains infinity; fastml needs finite values")
+    return values
+
+
+# --------------------------------------------------------------------------- the numbers
+def numeric_block(X, columns, name="X"):
+    """The given columns of a checked table as C-contiguous float64 (n, len(columns)), NaN for
+    missing cells (None, pd.NA); infinity and non-numeric values raise."""
+    if not _is_pandas_frame(X) and X.dtype.kind in "biuf":
+        out = np.ascontiguousarray(X[:, columns], dtype=np.float64)
+        _check_finite(out, name, allow_nan=True)
+        return out
+    out = np.empty((X.shape[0], len(columns)), dtype=np.float64)
+    for t, j in enumerate(columns):
+        values = _plain_values(column(X, j), name)
+        if values.dtype == object:
+            missing = _missing_mask(values)
+            values = values.copy()
+            values[missing] = np.nan
+        try:
+            out[:, t] = values
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} column {j} is treated as real-valued but holds "
+                            f"non-numbers (e.g. {values[0]!r}): mark it categorical") from None
+    _check_finite(out, name, allow_nan=True)
+    return out
+
+
+# ------------------------------------------------------------------------ the categories
+def _sorted_levels(values):
+    """Sorted distinct values; a mix that does not sort (str and int) sorts by type, then
+    value."""
+    if values.dtype != object:
+        return np.unique(values)
+    distinct = set(values.tolist())
+    try:
+        levels = sorted(distinct)
+    except TypeError:
+        levels = sorted(distinct, key=lambda v: (type(v).__name__, v))
+    out = np.empty(len(levels), dtype=object)
+    out[:] = levels
+    return out
+
+
+def _numeric_levels(levels):
+    return levels.dtype.kind in "biuf"
+
+
+def _codes_for(values, levels):
+    """int32 codes of `values` (no missing among them) in the vocabulary `levels`."""
+    if len(levels) == 0:
+        return np.full(len(values), UNSEEN, dtype=np.int32)
+    if _numeric_levels(levels) and values.dtype.kind in "biuf":
+        pos = np.searchsorted(levels, values)
+        pos_c = np.minimum(pos, len(levels) - 1)
+        return np.where(levels[pos_c] == values, pos_c, UNSEEN).astype(np.int32)
+    lookup = {v: i for i, v in enumerate(levels.tolist())}
+    return np.fromiter((lookup.get(v, UNSEEN) for v in values.tolist()), dtype=np.int32,
+                       count=len(values))
+
+
+def _merge_levels(old, new):
+    """Sorted union of two vocabularies and where each old level went in it."""
+    if old is None:
+        return new, None
+    if _numeric_levels(old) and _numeric_levels(new):
+        union = np.union1d(old, new)
+    else:
+        union = _sorted_levels(np.concatenate([old.astype(object), new.astype(object)]))
+    return union, _codes_for(old, union).astype(np.int64)
+
+
+class CategoryEncoder:
+    """Per-column vocabularies and int32 codes (MISSING = -1, UNSEEN = -2).
+
+    `CategoryEncoder(columns)` starts with empty vocabularies for the listed columns;
+    `partial_fit(X)` grows them (`categories_`, one sorted array per column) and returns, per
+    column, the new position of each old level (None for a column seen the first time), so a
+    count table can follow; `fit(X)` starts over; `transform(X)` gives the (n, len(columns))
+    codes.
+    """
+
+    def __init__(self, columns):
+        self.columns_ = list(columns)
+        self.categories_ = [None] * len(self.columns_)
+
+    def fit(self, X, name="X"):
+        self.categories_ = [None] * len(self.columns_)
+        self.partial_fit(X, name=name)
+        return self
+
+    def partial_fit(self, X, name="X"):
+        moved = []
+        for t, levels in enumerate(self._levels_of(X, name)):
+            union, where = _merge_levels(self.categories_[t], levels)
+            self.categories_[t] = union
+            moved.append(where)
+        return moved
+
+    def _selected(self, X):
+        # a whole integer matrix is used as is: a fancy-indexed copy of 10^7 cells costs more
+        # than encoding them
+        if self.columns_ == list(range(X.shape[1])):
+            return X
+        return X[:, self.columns_]
+
+    def _levels_of(self, X, name):
+        if self._int_matrix(X):
+            return _int_matrix_levels(self._selected(X))
+        out = []
+        for j in self.columns_:
+            col = column(X, j)
+            declared = _declared_categories(col)
+            values = _plain_values(col, name)
+            observed = _sorted_levels(values[~_missing_mask(values)])
+            if declared is not None:
+                observed = _merge_levels(declared, observed)[0] if len(observed) else declared
+            out.append(observed)
+        return out
+
+    def _int_matrix(self, X):
+        return not _is_pandas_frame(X) and X.dtype.kind in "biu" and all(
+            c.dtype.kind in "biu" for c in self.categories_ if c is not None)
+
+    def transform(self, X, name="X", n_threads=1):
+        if self._int_matrix(X):
+            return _encode_int_matrix(self._selected(X), self.categories_, n_threads)
+        codes = np.empty((X.shape[0], len(self.columns_)), dtype=np.int32)
+        for t, j in enumerate(self.columns_):
+            values = _plain_values(column(X, j), name)
+            missing = _missing_mask(values)
+            if missing.any():
+                codes[:, t] = MISSING
+                codes[~missing, t] = _codes_for(values[~missing], self.categories_[t])
+            else:
+                codes[:, t] = _codes_for(values, self.categories_[t])
+        return codes
+
+
+def _declared_categories(col):
+    cat = getattr(col, "cat", None) if getattr(col.dtype, "name", "") == "category" else None
+    if cat is None:
+        return None
+    declared = np.asarray(cat.categories.to_numpy())
+    return _sorted_levels(declared.astype(object) if declared.dtype.kind not in "biuf"
+                          else declared)
+
+
+def _int_ranges(X):
+    lo = X.min(axis=0).astype(np.int64)
+    hi = X.max(axis=0).astype(np.int64)
+    return lo, hi
+
+
+def _as_kernel_ints(X):
+    """An integer matrix as C-contiguous int32 or int64 (the kernels' two integer types)."""
+    if X.dtype == np.bool_ or X.dtype.itemsize < 4 or (X.dtype.kind == "u" and X.dtype.itemsize == 4):
+        return np.ascontiguousarray(X, dtype=np.int64)
+    if X.dtype.itemsize == 4:
+        return np.ascontiguousarray(X, dtype=np.int32)
+    if X.dtype.kind == "u" and X.size and X.max() > np.iinfo(np.int64).max:
+        raise ValueError("integer categories above 2**63 - 1 are not supported")
+    return np.ascontiguousarray(X, dtype=np.int64)
+
+
+def _int_matrix_levels(X):
+    """Sorted distinct values per column of an integer matrix (one compiled pass when the
+    columns' ranges are narrow, np.unique otherwise)."""
+    from ._core import _nb
+    Xk = _as_kernel_ints(X)
+    lo, hi = _int_ranges(Xk)
+    widths = hi - lo + 1
+    if widths.sum() > MAX_INT_RANGE:
+        return [np.unique(Xk[:, j]) for j in range(Xk.shape[1])]
+    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    present = np.zeros(offsets[-1], dtype=np.uint8)
+    _nb.int_levels_present(Xk, lo, offsets, present)
+    return [lo[j] + np.flatnonzero(present[offsets[j]:offsets[j + 1]])
+            for j in range(Xk.shape[1])]
+
+
+def _encode_int_matrix(X, categories, n_threads=1):
+    """Codes of an integer matrix through a dense lookup table over each vocabulary's range."""
+    from ._core import _nb
+    Xk = _as_kernel_ints(X)
+    lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
+    widths = np.array([c[-1] - c[0] + 1 if len(c) else 0 for c in categories], dtype=np.int64)
+    if widths.sum() > MAX_INT_RANGE:
+        return np.column_stack([_codes_for(Xk[:, j], categories[j])
+                                for j in range(Xk.shape[1])]).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    lut = np.full(offsets[-1], UNSEEN, dtype=np.int32)
+    for j, c in enumerate(categories):
+        lut[offsets[j] + (c - lo[j])] = np.arange(len(c), dtype=np.int32)
+    codes = np.empty(Xk.shape, dtype=np.int32)
+    _nb.encode_int(Xk, lo, offsets, lut, codes, n_threads)
+    return codes

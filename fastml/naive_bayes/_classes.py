@@ -1,0 +1,522 @@
+"""Naive Bayes (lecture 004; the Gaussian form as in 002): categorical, Gaussian and mixed.
+
+P(y | x) is proportional to P(y) prod_i P(x_i | y) (004, "Naive Bayes Classifier"), computed in
+log space, so hundreds of attributes do not underflow:
+- categorical x_i: P(X_i = c | y) = n_c / n ("none"), (n_c + alpha) / (n + alpha v) ("laplace",
+  004's Laplace estimate for alpha = 1, v = the number of values of X_i), or (n_c + m p) / (n + m)
+  ("m-estimate", p = 1/v unless given). n counts the class's rows where X_i is not missing.
+- real x_i: a normal density with the class's sample mean and variance, the variance with
+  n - ddof in the denominator (ddof=1: 004's "sample variance = 2975" for income given No),
+  plus a floor epsilon_ = var_smoothing * (largest variance of an attribute over all rows,
+  n denominator) so that a constant attribute does not divide by zero (scikit-learn's rule).
+- missing values (None / NaN) are ignored while estimating (004: "ignoring the instance during
+  probability estimate calculations") and skipped in the product at prediction.
+
+Fitting is a reduction: class counts, category counts, and per class and attribute the count,
+mean and M2 of the values, accumulated in one compiled pass and merged across `partial_fit`
+chunks by Chan's formula, so fitting chunk by chunk equals fitting the whole. Prediction is a
+compiled gather-sum over rows in parallel chunks.
+
+Zero probabilities (smoothing="none"): a level never seen with a class, and a level never seen
+at all (unseen at fit time), have probability 0. When every class has probability 0 for a row,
+the posterior is 0/0 (004: "Naive Bayes will not be able to classify X"): predict_joint_log_proba
+returns -inf for every class, predict_proba / predict_log_proba return the class priors for that
+row (the data are treated as saying nothing), predict returns the a-priori most probable class,
+and a ZeroProbabilityWarning says how many rows this happened to. Smoothing avoids it.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from .._base import BaseEstimator, ClassifierMixin
+from .._core import _nb
+from .._tabular_nb import (CategoryEncoder, categorical_mask, check_table, numeric_block)
+from .._validation import (check_array, check_n_features, check_param, check_sample_weight,
+                           check_target)
+
+SMOOTHING = ("laplace", "m-estimate", "none")
+
+
+class ZeroProbabilityWarning(UserWarning):
+    """Some rows have probability 0 under every class, so their posterior is undefined."""
+
+
+def _threads(n_jobs):
+    if n_jobs is None:
+        return 1
+    import os
+    return os.cpu_count() or 1 if n_jobs < 0 else max(1, int(n_jobs))
+
+
+def _chan_merge(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+    """Count, mean and M2 of the union of two samples (Chan, Golub & LeVeque 1979)."""
+    n = n_a + n_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(n > 0, n_b / np.where(n > 0, n, 1.0), 0.0)
+    delta = mean_b - mean_a
+    return n, mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac
+
+
+# ----------------------------------------------------------------------- the two kinds of part
+class _CategoricalPart:
+    """Category counts of some columns: counts (K, sum v_j) with v_j levels per column."""
+
+    def __init__(self, columns, n_classes):
+        self.encoder = CategoryEncoder(columns)
+        self.n_classes = n_classes
+        self.counts = np.zeros((n_classes, 0))
+
+    def accumulate(self, X, y, sw, n_threads):
+        old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
+        moved = self.encoder.partial_fit(X)
+        self.counts = self._relaid(old_levels, moved)
+        codes = self.encoder.transform(X, n_threads=n_threads)
+        offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
+        _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)
+
+    @property
+    def n_categories(self):
+        return np.array([len(c) for c in self.encoder.categories_], dtype=np.int64)
+
+    def _relaid(self, old_levels, moved):
+        """The count table in the grown vocabularies' layout (each old level's column moved to
+        its new position)."""
+        new = np.zeros((self.n_classes, int(self.n_categories.sum())))
+        old_start = new_start = 0
+        for v_old, v_new, where in zip(old_levels, self.n_categories, moved):
+            if where is not None and v_old:
+                new[:, new_start + where] = self.counts[:, old_start:old_start + v_old]
+            old_start += v_old
+            new_start += v_new
+        return new
+
+    def per_column(self, table):
+        bounds = np.cumsum(self.n_categories)[:-1]
+        return np.split(table, bounds, axis=1)
+
+    def finalize(self, smoothing, alpha, m, p):
+        """log P(X_j = c | y) per column (K, v_j) and for an unseen level (K, n_columns)."""
+        logs, unseen = [], []
+        for count in self.per_column(self.counts):
+            v = count.shape[1]
+            n = count.sum(axis=1, keepdims=True)
+            if smoothing == "laplace":
+                num, den, zero = count + alpha, n + alpha * v, alpha
+            elif smoothing == "m-estimate":
+                prior = 1.0 / v if p is None else p
+                num, den, zero = count + m * prior, n + m, m * prior
+            else:
+                num, den, zero = count, n, 0.0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                prob = np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0 / v)
+                prob_unseen = np.where(den[:, 0] > 0, zero / np.where(den[:, 0] > 0,
+                                                                       den[:, 0], 1.0), 1.0 / v)
+                logs.append(np.log(prob))
+                unseen.append(np.log(prob_unseen))
+        self.log_prob = logs
+        self.unseen_log_prob = np.column_stack(unseen)
+        # the kernel's table: per column its v_j levels then the unseen level, K values a row
+        self.table = np.ascontiguousarray(np.concatenate(
+            [np.column_stack([lp, u]).T for lp, u in zip(logs, unseen)], axis=0))
+        self.table_offsets = np.concatenate([[0], np.cumsum(self.n_categories + 1)]).astype(
+            np.int64)
+
+    def joint_log_likelihood(self, X, out, n_threads):
+        codes = self.encoder.transform(X, n_threads=n_threads)
+        _nb.categorical_jll(codes, self.table, self.table_offsets, out, n_threads)
+
+
+class _GaussianPart:
+    """Per class and attribute: weighted count, mean and M2 of the non-missing values."""
+
+    def __init__(self, n_classes, n_columns):
+        shape = (n_classes, n_columns)
+        self.n, self.mean, self.m2 = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+
+    def accumulate(self, X, y, sw, n_threads):
+        n, mean, m2 = np.empty_like(self.n), np.empty_like(self.n), np.empty_like(self.n)
+        _nb.gaussian_moments(X, y, sw, n, mean, m2, n_threads)
+        self.n, self.mean, self.m2 = _chan_merge(self.n, self.mean, self.m2, n, mean, m2)
+
+    def finalize(self, ddof, var_smoothing):
+        # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
+        n, mean, m2 = self.n[0], self.mean[0], self.m2[0]
+        for k in range(1, self.n.shape[0]):
+            n, mean, m2 = _chan_merge(n, mean, m2, self.n[k], self.mean[k], self.m2[k])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total_var = np.where(n > 0, m2 / np.where(n > 0, n, 1.0), 0.0)
+            widest = float(total_var.max()) if total_var.size else 0.0
+            self.epsilon = var_smoothing * (widest if widest > 0 else 1.0)
+            dof = self.n - ddof
+            var = np.where(dof > 0, self.m2 / np.where(dof > 0, dof, 1.0), 0.0)
+        seen = self.n > 0
+        self.var = np.maximum(var + self.epsilon, np.finfo(np.float64).tiny)
+        self.theta = np.where(seen, self.mean, np.nan)
+        self.var_public = np.where(seen, self.var, np.nan)
+        # the kernel adds a - b (x - mean)^2; an attribute a class never saw adds nothing
+        self.a = np.where(seen, -0.5 * np.log(2.0 * np.pi * self.var), 0.0)
+        self.b = np.where(seen, 0.5 / self.var, 0.0)
+        self.kernel_mean = np.where(seen, self.mean, 0.0)
+
+    def joint_log_likelihood(self, X, out, n_threads):
+        _nb.gaussian_jll(X, self.kernel_mean, self.a, self.b, out, n_threads)
+
+
+# ------------------------------------------------------------------------------ the estimators
+class _BaseNB(ClassifierMixin, BaseEstimator):
+    """fit / partial_fit / predict* shared by the three models; subclasses say how X is read
+    (`_check_X`), which parts it has (`_make_parts`) and which data each part gets."""
+
+    _allows_nan = True
+
+    # --- fitting
+    def fit(self, X, y, sample_weight=None):
+        """Learn class counts and per-class attribute statistics from X, y."""
+        for name in ("class_count_", "classes_", "_parts"):
+            self.__dict__.pop(name, None)
+        return self._fit(X, y, None, sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Add a chunk of rows to the statistics (the first call may list all `classes`; the
+        result after all chunks equals `fit` on all rows)."""
+        return self._fit(X, y, classes, sample_weight)
+
+    def _fit(self, X, y, classes, sample_weight):
+        self._check_params()
+        first = not hasattr(self, "class_count_")
+        X = self._check_X(X, reset=first)
+        y = check_target(y)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"X and y have different numbers of samples: X has {X.shape[0]}, "
+                             f"y has {y.shape[0]}")
+        codes = self._labels(y, classes, first)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        K = len(self.classes_)
+        if first:
+            self.class_count_ = np.zeros(K)
+            self._parts = self._make_parts(X, K)
+        self.class_count_ += np.bincount(codes, weights=sw, minlength=K)
+        threads = _threads(self.n_jobs)
+        for part, data in zip(self._parts, self._part_data(X)):
+            part.accumulate(data, codes, sw, threads)
+        self._finalize()
+        return self
+
+    def _labels(self, y, classes, first):
+        if not first:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(f"classes {list(classes)!r} differ from the classes of the "
+                                 f"first partial_fit {self.classes_.tolist()!r}")
+            return self._encode_known_labels(y)
+        if classes is None:
+            return self._encode_labels(y)
+        self.classes_ = np.unique(check_target(classes, name="classes"))
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes; got "
+                             f"{self.classes_.tolist()!r}")
+        return self._encode_known_labels(y)
+
+    def _finalize(self):
+        total = self.class_count_.sum()
+        if self.priors is None:
+            self.class_prior_ = self.class_count_ / total
+        else:
+            self.class_prior_ = self._check_priors()
+        with np.errstate(divide="ignore"):
+            self.class_log_prior_ = np.log(self.class_prior_)
+        self._finalize_parts()
+
+    def _check_priors(self):
+        priors = np.asarray(self.priors, dtype=np.float64).ravel()
+        if priors.shape != (len(self.classes_),):
+            raise ValueError(f"priors has {priors.size} values; there are "
+                             f"{len(self.classes_)} classes")
+        if not np.isfinite(priors).all() or (priors < 0).any():
+            raise ValueError("priors must be finite and non-negative")
+        if not np.isclose(priors.sum(), 1.0, rtol=0, atol=1e-8):
+            raise ValueError(f"priors must sum to 1; they sum to {priors.sum()!r}")
+        return priors / priors.sum()
+
+    def _check_params(self):
+        check_param("n_jobs", self.n_jobs, integer=True, allow_none=True)
+
+    # --- prediction
+    def predict_joint_log_proba(self, X):
+        """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k), shape
+        (n_samples, n_classes); missing cells are skipped; -inf where a probability is 0."""
+        self._check_is_fitted("class_count_")
+        X = self._check_X(X, reset=False)
+        out = np.zeros((X.shape[0], len(self.classes_)))
+        threads = _threads(self.n_jobs)
+        for part, data in zip(self._parts, self._part_data(X)):
+            part.joint_log_likelihood(data, out, threads)
+        out += self.class_log_prior_
+        return out
+
+    def predict_log_proba(self, X):
+        """log P(y = k | x), shape (n_samples, n_classes) (see the module note for rows with
+        probability 0 under every class)."""
+        jll = self._defined(self.predict_joint_log_proba(X))
+        top = jll.max(axis=1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            norm = top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True))
+        return jll - norm
+
+    def predict_proba(self, X):
+        """P(y = k | x), shape (n_samples, n_classes), rows summing to 1."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The class with the largest posterior probability."""
+        jll = self._defined(self.predict_joint_log_proba(X))
+        return self.classes_[np.argmax(jll, axis=1)]
+
+    def _defined(self, jll):
+        """Rows where every class has probability 0 get the log priors instead (and a
+        warning): their posterior is 0/0."""
+        undefined = ~(jll.max(axis=1) > -np.inf)
+        if undefined.any():
+            warnings.warn(
+                f"{int(undefined.sum())} row(s) have probability 0 under every class "
+                f"(a zero count in each class with smoothing={self.smoothing!r}), so their "
+                f"posterior is undefined (lecture 004: naive Bayes cannot classify them); "
+                f"predicting from the class priors for them. Use smoothing='laplace' or "
+                f"'m-estimate' to avoid zero probabilities.", ZeroProbabilityWarning,
+                stacklevel=3)
+            jll = jll.copy()
+            jll[undefined] = self.class_log_prior_
+        return jll
+
+
+class _SmoothingParams:
+    """Validation of the categorical estimators' smoothing parameters."""
+
+    def _check_smoothing(self):
+        check_param("smoothing", self.smoothing, choices=SMOOTHING)
+        check_param("alpha", self.alpha, low=0.0)
+        check_param("m", self.m, low=0.0)
+        check_param("p", self.p, low=0.0, high=1.0, low_inclusive=False, allow_none=True)
+
+    def _smoothing_args(self):
+        return self.smoothing, float(self.alpha), float(self.m), self.p
+
+
+class _GaussianParams:
+    def _check_gaussian(self):
+        check_param("ddof", self.ddof, low=0.0)
+        check_param("var_smoothing", self.var_smoothing, low=0.0)
+
+
+class CategoricalNB(_SmoothingParams, _BaseNB):
+    """Naive Bayes over categorical attributes (lecture 004), with Laplace / m-estimate / no
+    smoothing.
+
+    X may hold strings, integers, booleans or any hashable values per column (a numpy array, an
+    object array or a DataFrame); None / NaN cells are missing. Each column's levels are the
+    sorted distinct values seen at fit (a pandas categorical column: its declared categories).
+
+    Parameters
+    ----------
+    smoothing : "laplace" (default), "m-estimate" or "none"
+        P(X_i = c | y) = (n_c + alpha) / (n + alpha v), (n_c + m p) / (n + m) or n_c / n, with
+        n the class's rows with X_i not missing and v the number of levels of X_i. A level
+        unseen at fit time gets the zero-count value: alpha / (n + alpha v), m p / (n + m) or
+        0. A class with no observed value of X_i gets 1 / v for every level.
+    alpha : float, default 1.0
+        Laplace's pseudo-count (004 uses 1; 0 is "none").
+    m : float, default 1.0
+        The m-estimate's equivalent sample size (confidence in p).
+    p : float in (0, 1] or None
+        The m-estimate's prior P(X_i = c | y); None means 1 / v per attribute.
+    priors : array-like (n_classes,) or None
+        Class priors; None estimates them from the class frequencies.
+    n_jobs : int or None
+        Threads for counting and prediction (None = 1, -1 = all cores).
+
+    Attributes
+    ----------
+    classes_, class_count_ (n_classes,), class_prior_, class_log_prior_,
+    categories_ : list of n_features arrays, the levels of each attribute,
+    n_categories_ : (n_features,), category_count_ : list of (n_classes, v_j) weighted counts,
+    feature_log_prob_ : list of (n_classes, v_j) log P(X_j = level | y),
+    unseen_log_prob_ : (n_classes, n_features) log P of a level unseen at fit,
+    n_features_in_, feature_names_in_ (DataFrame input).
+    """
+
+    def __init__(self, smoothing="laplace", alpha=1.0, m=1.0, p=None, priors=None,
+                 n_jobs=None):
+        self.smoothing = smoothing
+        self.alpha = alpha
+        self.m = m
+        self.p = p
+        self.priors = priors
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        super()._check_params()
+        self._check_smoothing()
+
+    def _check_X(self, X, reset):
+        X = check_table(X)
+        check_n_features(self, X, reset=reset)
+        return X
+
+    def _make_parts(self, X, n_classes):
+        return [_CategoricalPart(range(X.shape[1]), n_classes)]
+
+    def _part_data(self, X):
+        return [X]
+
+    def _finalize_parts(self):
+        part = self._parts[0]
+        part.finalize(*self._smoothing_args())
+        _set_categorical_attributes(self, part)
+
+
+def _set_categorical_attributes(est, part):
+    est.categories_ = list(part.encoder.categories_)
+    est.n_categories_ = part.n_categories
+    est.category_count_ = part.per_column(part.counts)
+    est.feature_log_prob_ = part.log_prob
+    est.unseen_log_prob_ = part.unseen_log_prob
+
+
+def _set_gaussian_attributes(est, part):
+    est.theta_ = part.theta
+    est.var_ = part.var_public
+    est.epsilon_ = part.epsilon
+    est.feature_count_ = part.n
+
+
+class GaussianNB(_GaussianParams, _BaseNB):
+    """Naive Bayes with a normal density per class and attribute (lecture 004; 002's
+    Gaussian naive Bayes).
+
+    Parameters
+    ----------
+    ddof : float, default 1
+        The variance is M2 / (n - ddof): 1 gives 004's sample variance (2975 for income given
+        No), 0 the maximum-likelihood variance (scikit-learn's). When n <= ddof the variance
+        is 0 before the floor.
+    var_smoothing : float, default 1e-9
+        epsilon_ = var_smoothing * (the largest variance of an attribute over all rows, with
+        an n denominator; 1 if every attribute is constant) is added to every variance.
+    priors : array-like (n_classes,) or None
+    n_jobs : int or None
+        Threads for the moment pass and prediction (None = 1, -1 = all cores).
+
+    X is numeric (float32 kept, other types as float64); NaN cells are missing, inf raises.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, class_log_prior_,
+    theta_ : (n_classes, n_features) means, var_ : (n_classes, n_features) variances including
+    epsilon_ (NaN where a class has no value of an attribute; it then adds nothing),
+    feature_count_ : (n_classes, n_features) weighted counts of non-missing values, epsilon_.
+    """
+
+    def __init__(self, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
+        self.ddof = ddof
+        self.var_smoothing = var_smoothing
+        self.priors = priors
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        super()._check_params()
+        self._check_gaussian()
+
+    def _check_X(self, X, reset):
+        X = check_array(X, allow_nan=True)
+        check_n_features(self, X, reset=reset)
+        return X
+
+    def _make_parts(self, X, n_classes):
+        return [_GaussianPart(n_classes, X.shape[1])]
+
+    def _part_data(self, X):
+        return [X]
+
+    def _finalize_parts(self):
+        part = self._parts[0]
+        part.finalize(float(self.ddof), float(self.var_smoothing))
+        _set_gaussian_attributes(self, part)
+
+
+class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
+    """Lecture 004's mixed naive Bayes: categorical attributes counted (with smoothing), real
+    attributes Gaussian, one posterior.
+
+    Parameters
+    ----------
+    categorical_features : "auto" (default), "all", None, or column indices / names / a mask
+        "auto": DataFrame columns of dtype object, string, category or bool are categorical;
+        in a numpy object array a column is categorical when any non-missing value is not a
+        real number (e.g. a string); string arrays are all categorical, numeric arrays all
+        real. Real columns must hold numbers (None / NaN are missing).
+    smoothing, alpha, m, p : the categorical attributes' estimates, as in CategoricalNB.
+        The default "laplace" avoids 004's zero probabilities; "none" gives 004's raw fractions.
+    ddof, var_smoothing : the real attributes' variances, as in GaussianNB (the floor uses the
+        real columns only).
+    priors, n_jobs : as in CategoricalNB.
+
+    Attributes
+    ----------
+    categorical_features_ : (n_features,) bool mask of the categorical columns,
+    categories_, n_categories_, category_count_, feature_log_prob_, unseen_log_prob_ : as in
+    CategoricalNB, for the categorical columns in order,
+    theta_, var_, feature_count_, epsilon_ : as in GaussianNB, for the real columns in order,
+    classes_, class_count_, class_prior_, class_log_prior_, n_features_in_,
+    feature_names_in_ (DataFrame input).
+    """
+
+    def __init__(self, categorical_features="auto", smoothing="laplace", alpha=1.0, m=1.0,
+                 p=None, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
+        self.categorical_features = categorical_features
+        self.smoothing = smoothing
+        self.alpha = alpha
+        self.m = m
+        self.p = p
+        self.ddof = ddof
+        self.var_smoothing = var_smoothing
+        self.priors = priors
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        super()._check_params()
+        self._check_smoothing()
+        self._check_gaussian()
+
+    def _check_X(self, X, reset):
+        X = check_table(X)
+        check_n_features(self, X, reset=reset)
+        if reset:
+            self.categorical_features_ = categorical_mask(X, self.categorical_features)
+        return X
+
+    def _make_parts(self, X, n_classes):
+        categorical = np.flatnonzero(self.categorical_features_)
+        real = np.flatnonzero(~self.categorical_features_)
+        parts = []
+        if len(categorical):
+            parts.append(_CategoricalPart(categorical.tolist(), n_classes))
+        if len(real):
+            parts.append(_GaussianPart(n_classes, len(real)))
+        return parts
+
+    def _part_data(self, X):
+        data = []
+        if self.categorical_features_.any():
+            data.append(X)  # the encoder picks its own columns
+        if not self.categorical_features_.all():
+            data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
+        return data
+
+    def _finalize_parts(self):
+        for part in self._parts:
+            if isinstance(part, _CategoricalPart):
+                part.finalize(*self._smoothing_args())
+                _set_categorical_attributes(self, part)
+            else:
+                part.finalize(float(self.ddof), float(self.var_smoothing))
+                _set_gaussian_attributes(self, part)
