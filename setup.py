@@ -52,7 +52,9 @@ def extensions():
     omp_compile, omp_link = openmp_flags()
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
     if sys.platform != "win32":
-        compile_args += ["-fno-strict-aliasing", "-Wno-unused-function", "-Wno-unreachable-code"]
+        # -fno-math-errno: sqrt never sets errno here, and without it gcc cannot vectorize sqrt.
+        compile_args += ["-fno-strict-aliasing", "-fno-math-errno", "-Wno-unused-function",
+                         "-Wno-unreachable-code"]
     only = [s for s in os.environ.get("FASTML_BUILD_ONLY", "").split(",") if s]
     exts = []
     for pyx in sorted(glob.glob(os.path.join("fastml", "**", "*.pyx"), recursive=True)):

@@ -19,6 +19,8 @@ RESULTS = os.path.join(os.path.dirname(__file__), "results.md")
 
 def record(benchmark, group, who, **quality):
     benchmark.group = group
+    if getattr(benchmark, "stats", None) is not None:  # already ran: fix the stored group too
+        benchmark.stats.group = group
     benchmark.extra_info["who"] = who
     for key, value in quality.items():
         benchmark.extra_info[key] = float(value) if np.isscalar(value) else value

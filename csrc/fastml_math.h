@@ -27,4 +27,21 @@ static inline double fastml_log1pexp(double z) {
     }
 }
 
+/* log(1 + e) for e in [0, 1], accurate to a few ulps (Goldberg's trick: the rounding error of
+ * u = 1 + e cancels in e / (u - 1)), using log() which is several times faster than log1p(). */
+static inline double fastml_log1p_unit(double e) {
+    double u = 1.0 + e;
+    return u == 1.0 ? e : log(u) * e / (u - 1.0);
+}
+
+/* The binary logistic loss log(1 + e^m) - t m and its derivative sigma(m) - t, sharing one
+ * exponential: with e = e^-|m| (in (0, 1], never overflows), sigma(m) = 1/(1+e) for m >= 0 and
+ * e/(1+e) otherwise, and log(1 + e^m) = max(m, 0) + log1p(e). */
+static inline double fastml_logistic_loss_dloss(double m, double t, double *dloss) {
+    double e = exp(-fabs(m));
+    double inv = 1.0 / (1.0 + e);
+    *dloss = (m >= 0.0 ? inv : e * inv) - t;
+    return (m > 0.0 ? m : 0.0) + fastml_log1p_unit(e) - t * m;
+}
+
 #endif

@@ -18,8 +18,15 @@ from libc.string cimport memset
 from cython cimport floating
 
 from ._loss cimport softmax_loss
+from ._prefetch cimport fastml_prefetch_range
 from ._rows cimport get_row, row_dot, row_axpy_double
-from ._blas cimport fm_gemv_rows, fm_gemv_rows_t_acc, fm_gemm_abt, fm_gemm_atb_acc
+from ._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
+
+cdef extern from "fastml_simd.h" nogil:
+    void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, const double *X, const double *r,
+                         double *g) noexcept
+    void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, const float *X, const double *r,
+                         double *g) noexcept
 
 cdef extern from *:
     """
@@ -41,12 +48,14 @@ def max_threads():
     return fastml_max_threads()
 
 
-cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t d,
+cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next, Py_ssize_t d,
                         const long long *y, const double *sw, const floating *W,
                         const floating *b, Py_ssize_t K, int label_offset, bint reference,
-                        floating *margins, floating *blk_grad, double *grad, double *grad_b,
-                        double *m, double *dl) noexcept nogil:
-    """Loss of one dense block; adds its gradient to grad (K, d) and grad_b (K)."""
+                        floating *margins, floating *blk_grad, double *resid, double *grad,
+                        double *grad_b, double *m, double *dl) noexcept nogil:
+    """Loss of one dense block; adds its gradient to grad (K, d) and grad_b (K). While the
+    CPU works on the block's P-hat and residuals, the next n_next rows are prefetched, so
+    memory keeps streaming instead of idling until the next GEMV asks for them."""
     cdef Py_ssize_t i, k, j
     cdef double loss = 0.0
     if K == 1:
@@ -54,17 +63,24 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t d,
     else:
         fm_gemm_abt(<int> n_rows, <int> K, <int> d, X, W, margins)
     for i in range(n_rows):
+        if i < n_next:
+            fastml_prefetch_range(X + (n_rows + i) * d, d * sizeof(floating))
         for k in range(K):
             m[k] = margins[i * K + k] + b[k]
         loss += sw[i] * softmax_loss(m, K, y[i], label_offset, reference, dl)
-        for k in range(K):              # margins now hold the residuals R
-            margins[i * K + k] = <floating> (sw[i] * dl[k])
-            grad_b[k] += sw[i] * dl[k]
+        for k in range(K):
+            resid[i * K + k] = sw[i] * dl[k]
+            grad_b[k] += resid[i * K + k]
+    if K == 1:                          # the residuals' X^T r, straight into float64
+        if floating is double:
+            fastml_xt_r_f64(n_rows, d, X, resid, grad)
+        else:
+            fastml_xt_r_f32(n_rows, d, X, resid, grad)
+        return loss
+    for i in range(n_rows * K):         # several outputs: one GEMM for R^T X
+        margins[i] = <floating> resid[i]
     memset(blk_grad, 0, K * d * sizeof(floating))
-    if K == 1:
-        fm_gemv_rows_t_acc(<int> n_rows, <int> d, X, margins, blk_grad)
-    else:
-        fm_gemm_atb_acc(<int> n_rows, <int> K, <int> d, margins, X, blk_grad)
+    fm_gemm_atb_acc(<int> n_rows, <int> K, <int> d, margins, X, blk_grad)
     for j in range(K * d):              # float32 blocks are summed in float64
         grad[j] += blk_grad[j]
     return loss
@@ -120,8 +136,9 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
     cdef floating *tmarg = <floating *> malloc(T * BLOCK_ROWS * K * sizeof(floating))
     cdef floating *tblk = <floating *> malloc(T * K * d * sizeof(floating))
     cdef double *trow = <double *> malloc(T * 2 * K * sizeof(double))
+    cdef double *tres = <double *> malloc(T * BLOCK_ROWS * K * sizeof(double))
     try:
-        if tgrad == NULL or tmarg == NULL or tblk == NULL or trow == NULL:
+        if tgrad == NULL or tmarg == NULL or tblk == NULL or trow == NULL or tres == NULL:
             raise MemoryError()
         for blk in prange(n_blocks, nogil=True, num_threads=T, schedule="static"):
             t = threadid()
@@ -134,10 +151,12 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
                                      tgrad + t * (K * d + K) + K * d,
                                      trow + t * 2 * K, trow + t * 2 * K + K)
             else:
-                loss += dense_block(data + first * d, rows, d, &y[first], &sample_weight[first],
+                loss += dense_block(data + first * d, rows,
+                                    min(<Py_ssize_t> BLOCK_ROWS, n - first - rows), d,
+                                    &y[first], &sample_weight[first],
                                     &W[0, 0], &b[0], K, label_offset, reference,
                                     tmarg + t * BLOCK_ROWS * K, tblk + t * K * d,
-                                    tgrad + t * (K * d + K), tgrad + t * (K * d + K) + K * d,
+                                    tres + t * BLOCK_ROWS * K, tgrad + t * (K * d + K), tgrad + t * (K * d + K) + K * d,
                                     trow + t * 2 * K, trow + t * 2 * K + K)
         grad[:, :] = 0.0
         grad_b[:] = 0.0
@@ -147,5 +166,5 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
             for j in range(K):
                 grad_b[j] += tgrad[t * (K * d + K) + K * d + j]
     finally:
-        free(tgrad); free(tmarg); free(tblk); free(trow)
+        free(tgrad); free(tmarg); free(tblk); free(trow); free(tres)
     return loss

@@ -6,7 +6,7 @@
 #   PERCEPTRON  max(0, -t m): a mistake when t m <= 0 (003)
 #   SQUARED     (m - y)^2 / 2 per output (001)
 from libc.math cimport exp, log
-from ._math cimport fastml_sigmoid, fastml_log1pexp
+from ._math cimport fastml_logistic_loss_dloss
 
 cdef enum:
     LOSS_LOG = 0
@@ -23,8 +23,7 @@ cdef inline double softmax_loss(const double *m, Py_ssize_t K, long label, int l
     cdef double t, mx, zsum, loss
     if K == 1 and reference:                # binary: p = sigma(m), stable at any |m|
         t = 1.0 if label == label_offset else 0.0
-        dl[0] = fastml_sigmoid(m[0]) - t
-        return fastml_log1pexp(m[0]) - t * m[0]
+        return fastml_logistic_loss_dloss(m[0], t, dl)
     mx = 0.0 if reference else m[0]
     for k in range(K):
         if m[k] > mx:

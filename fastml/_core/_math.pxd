@@ -2,3 +2,4 @@
 cdef extern from "fastml_math.h" nogil:
     double fastml_sigmoid(double z) noexcept
     double fastml_log1pexp(double z) noexcept
+    double fastml_logistic_loss_dloss(double m, double t, double *dloss) noexcept

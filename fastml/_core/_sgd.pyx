@@ -21,11 +21,16 @@
 # A[k] + B * W[k] = sum of the weight vectors after each averaged step so far.
 from libc.math cimport exp, log, sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from cython cimport floating
 
 from ._loss cimport LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss
 from ._rows cimport get_row, row_dot, row_axpy, row_axpy_double
+from ._prefetch cimport fastml_prefetch_range
+
+cdef enum:
+    PREFETCH_AHEAD = 8      # rows requested ahead while gathering a shuffled chunk
+    GATHER_ROWS = 256       # rows per gathered chunk (200 KB of float64 x 100: stays in L2)
 
 cdef enum:
     ETA_CONSTANT = 0
@@ -69,6 +74,10 @@ ctypedef struct Scratch:
     double *grad          # (K, n_features): adagrad's batch gradient (NULL otherwise)
     int *touched          # adagrad, sparse rows: coordinates touched in this batch
     char *mark
+    void *rows_buf        # dense + shuffled: the current chunk's rows, contiguous (else NULL)
+    Py_ssize_t *local     # 0, 1, 2, ...: row positions inside rows_buf
+    double *y_buf         # the chunk's targets and sample weights, gathered with its rows
+    double *sw_buf
 
 
 # ---------------------------------------------------------------- step sizes
@@ -132,6 +141,26 @@ cdef void plain_update(const floating *data, const int *indptr, const int *indic
             b[k] = <floating> (b[k] - eta * bsum)
 
 
+cdef extern from "fastml_adagrad.h" nogil:
+    void fastml_adagrad_f64(const double *grad, const double *x, double dl, double *w,
+                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
+                            double eps, double B) noexcept
+    void fastml_adagrad_f32(const double *grad, const float *x, double dl, float *w,
+                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
+                            double eps, double B) noexcept
+
+
+cdef inline void adagrad_coords(const double *grad, const floating *x, double dl,
+                                floating *w, double *G, double *A, Py_ssize_t n,
+                                const SGDConfig *cfg, double B) noexcept nogil:
+    """AdaGrad on n contiguous weights with gradient grad[j] (or dl * x[j] when grad is
+    NULL) plus the L2 term; A (or NULL) is the lazy average. See csrc/fastml_adagrad.h."""
+    if floating is double:
+        fastml_adagrad_f64(grad, x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
+    else:
+        fastml_adagrad_f32(grad, x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
+
+
 cdef void adagrad_update(const floating *data, const int *indptr, const int *indices,
                          Py_ssize_t n_features, const Py_ssize_t *rows, Py_ssize_t nb,
                          floating *W, floating *b, double *G, double *Gb, double *A,
@@ -139,103 +168,168 @@ cdef void adagrad_update(const floating *data, const int *indptr, const int *ind
                          const double *dloss, Scratch *s) noexcept nogil:
     """Per-weight steps eta0 * g / sqrt(sum of g^2) on the coordinates the batch touches
     (all of them for dense rows); L2 enters each touched coordinate's gradient."""
-    cdef Py_ssize_t r, k, i, j, q, nnz, n_touched = 0
+    cdef Py_ssize_t r, k, i, j, q, nnz, n_touched = 0, off
     cdef const floating *x
     cdef const int *idx
     cdef double g, delta, gsum, B = state[STATE_B]
-    for r in range(nb):
-        i = rows[r]
-        get_row(data, indptr, indices, n_features, i, &x, &idx, &nnz)
-        if indices != NULL:
-            for q in range(nnz):
-                if not s.mark[idx[q]]:
-                    s.mark[idx[q]] = 1
-                    s.touched[n_touched] = idx[q]
-                    n_touched += 1
+    if indices == NULL and nb == 1:         # one dense row: no gradient buffer needed
+        x = data + rows[0] * n_features
         for k in range(K):
-            if dloss[r * K + k] != 0.0:
-                row_axpy_double(x, idx, nnz, dloss[r * K + k], s.grad + k * n_features)
-    if indices == NULL:
-        n_touched = n_features
-    for q in range(n_touched):
-        j = q if indices == NULL else s.touched[q]
-        if indices != NULL:
-            s.mark[j] = 0
-        for k in range(K):
-            g = s.grad[k * n_features + j] + cfg.alpha * W[k * n_features + j]
-            s.grad[k * n_features + j] = 0.0
-            if g == 0.0:
-                continue
-            G[k * n_features + j] += g * g
-            delta = -cfg.eta0 * g / (sqrt(G[k * n_features + j]) + cfg.adagrad_eps)
-            W[k * n_features + j] = <floating> (W[k * n_features + j] + delta)
-            if cfg.average:
-                A[k * n_features + j] -= B * delta
+            adagrad_coords(NULL, x, dloss[k], W + k * n_features, G + k * n_features,
+                           A + k * n_features if cfg.average else NULL, n_features, cfg, B)
+    else:
+        for r in range(nb):                 # the batch's gradient, and the coordinates it touches
+            i = rows[r]
+            get_row(data, indptr, indices, n_features, i, &x, &idx, &nnz)
+            if indices != NULL:
+                for q in range(nnz):
+                    if not s.mark[idx[q]]:
+                        s.mark[idx[q]] = 1
+                        s.touched[n_touched] = idx[q]
+                        n_touched += 1
+            for k in range(K):
+                if dloss[r * K + k] != 0.0:
+                    row_axpy_double(x, idx, nnz, dloss[r * K + k], s.grad + k * n_features)
+        if indices == NULL:
+            for k in range(K):
+                off = k * n_features
+                adagrad_coords(s.grad + off, <const floating *> NULL, 0.0, W + off, G + off,
+                               A + off if cfg.average else NULL, n_features, cfg, B)
+                memset(s.grad + off, 0, n_features * sizeof(double))
+        else:
+            for q in range(n_touched):
+                j = s.touched[q]
+                s.mark[j] = 0
+                for k in range(K):
+                    off = k * n_features + j
+                    g = s.grad[off] + cfg.alpha * W[off]
+                    s.grad[off] = 0.0
+                    G[off] += g * g
+                    delta = -cfg.eta0 * g / (sqrt(G[off]) + cfg.adagrad_eps)
+                    W[off] = <floating> (W[off] + delta)
+                    if cfg.average:
+                        A[off] -= B * delta
     if cfg.fit_intercept:
         for k in range(K):
             gsum = 0.0
             for r in range(nb):
                 gsum += dloss[r * K + k]
-            if gsum != 0.0:
-                Gb[k] += gsum * gsum
-                b[k] = <floating> (b[k] - cfg.eta0 * gsum / (sqrt(Gb[k]) + cfg.adagrad_eps))
+            Gb[k] += gsum * gsum
+            b[k] = <floating> (b[k] - cfg.eta0 * gsum / (sqrt(Gb[k]) + cfg.adagrad_eps))
 
 
 # ---------------------------------------------------------------- the epoch
 
+cdef int run_batch(const floating *data, const int *indptr, const int *indices,
+                   Py_ssize_t n_features, const Py_ssize_t *rows, const Py_ssize_t *ids,
+                   Py_ssize_t nb, const double *Y, Py_ssize_t n_targets, const double *sw,
+                   floating *W, floating *b, Py_ssize_t K, double *G, double *Gb,
+                   double *A, double *Ab, double *state, const SGDConfig *cfg, Scratch *s,
+                   double *loss_sum, Py_ssize_t *updates) noexcept nogil:
+    """One step on a batch of nb rows: rows[r] locates row r in `data`, ids[r] its targets
+    Y[ids[r] * n_targets:] and weight sw[ids[r]]. Returns 0, or -1 when a margin stopped being finite (step size too large)."""
+    cdef Py_ssize_t r, k, i, nnz
+    cdef const floating *x
+    cdef const int *idx
+    cdef double eta, row_w, bias
+    cdef bint any_step = False, row_step
+    state[STATE_T] += 1.0
+    eta = step_size(cfg, state[STATE_T])
+    for r in range(nb):                     # 1) margins and loss derivatives at the current w
+        i = ids[r]
+        get_row(data, indptr, indices, n_features, rows[r], &x, &idx, &nnz)
+        for k in range(K):
+            bias = b[k] if cfg.fit_intercept else 0.0
+            s.margins[k] = state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * n_features) + bias
+            if not isfinite(s.margins[k]):
+                return -1
+        loss_sum[0] += sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference,
+                                              s.margins, Y + i * n_targets, K, s.dloss + r * K)
+        row_w = sw[i] / nb
+        row_step = False
+        for k in range(K):
+            s.dloss[r * K + k] *= row_w
+            if s.dloss[r * K + k] != 0.0:
+                row_step = True
+        if row_step:
+            updates[0] += 1
+            any_step = True
+    if cfg.schedule == ETA_ADAGRAD:         # 2) the step
+        adagrad_update(data, indptr, indices, n_features, rows, nb, W, b, G, Gb, A, state, K,
+                       cfg, s.dloss, s)
+    elif any_step or cfg.alpha > 0.0:
+        plain_update(data, indptr, indices, n_features, rows, nb, W, b, A, state, K, cfg, eta,
+                     s.dloss)
+    if cfg.average and state[STATE_T] > cfg.average_start:   # 3) the running average
+        state[STATE_B] += state[STATE_SCALE]
+        state[STATE_N_AVG] += 1.0
+        for k in range(K):
+            Ab[k] += b[k]
+    return 0
+
+
+cdef void gather_rows(const floating *data, Py_ssize_t n_features, const double *Y,
+                      Py_ssize_t n_targets, const double *sw, const Py_ssize_t *order,
+                      Py_ssize_t n, Scratch *s) noexcept nogil:
+    """Row r of the chunk buffers = row order[r] of X, Y and sw, for r < n: a tight copy
+    loop with prefetching keeps many memory reads in flight, where the SGD loop would wait for
+    each shuffled row (and its target and weight) in turn."""
+    cdef Py_ssize_t r, i
+    cdef floating *rows = <floating *> s.rows_buf
+    for r in range(n):
+        if r + PREFETCH_AHEAD < n:
+            i = order[r + PREFETCH_AHEAD]
+            fastml_prefetch_range(data + i * n_features, n_features * sizeof(floating))
+            fastml_prefetch_range(Y + i * n_targets, n_targets * sizeof(double))
+            fastml_prefetch_range(sw + i, sizeof(double))
+        i = order[r]
+        memcpy(rows + r * n_features, data + i * n_features, n_features * sizeof(floating))
+        memcpy(s.y_buf + r * n_targets, Y + i * n_targets, n_targets * sizeof(double))
+        s.sw_buf[r] = sw[i]
+
+
 cdef int run_epoch(const floating *data, const int *indptr, const int *indices,
-                   Py_ssize_t n_features, const double[:, ::1] Y, const double *sw,
+                   Py_ssize_t n_features, const double *Y, Py_ssize_t n_targets,
+                   const double *sw,
                    const Py_ssize_t *order, Py_ssize_t n_order,
                    floating *W, floating *b, Py_ssize_t K, double *G, double *Gb,
                    double *A, double *Ab, double *state, const SGDConfig *cfg, Scratch *s,
                    double *loss_out, Py_ssize_t *updates_out) noexcept nogil:
-    """Returns 0, or -1 when a margin stopped being finite (the step size is too large)."""
-    cdef Py_ssize_t first, r, k, i, nb, nnz
-    cdef const floating *x
-    cdef const int *idx
-    cdef double eta, loss_sum = 0.0, row_w, bias
-    cdef Py_ssize_t updates = 0
-    cdef bint any_step, row_step
-    cdef Py_ssize_t batch = cfg.batch_size, n_batches = (n_order + batch - 1) // batch, q
-    for q in range(n_batches):
-        first = q * batch
-        nb = min(batch, n_order - first)
-        state[STATE_T] += 1.0
-        eta = step_size(cfg, state[STATE_T])
-        any_step = False
-        for r in range(nb):                 # 1) margins and loss derivatives at the current w
-            i = order[first + r]
-            get_row(data, indptr, indices, n_features, i, &x, &idx, &nnz)
-            for k in range(K):
-                bias = b[k] if cfg.fit_intercept else 0.0
-                s.margins[k] = state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * n_features) + bias
-                if not isfinite(s.margins[k]):
-                    return -1
-            loss_sum += sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference, s.margins,
-                                                 &Y[i, 0], K, s.dloss + r * K)
-            row_w = sw[i] / nb
-            row_step = False
-            for k in range(K):
-                s.dloss[r * K + k] *= row_w
-                if s.dloss[r * K + k] != 0.0:
-                    row_step = True
-            if row_step:
-                updates += 1
-                any_step = True
-        if cfg.schedule == ETA_ADAGRAD:     # 2) the step
-            adagrad_update(data, indptr, indices, n_features, order + first, nb, W, b, G, Gb,
-                           A, state, K, cfg, s.dloss, s)
-        elif any_step or cfg.alpha > 0.0:
-            plain_update(data, indptr, indices, n_features, order + first, nb, W, b, A, state,
-                         K, cfg, eta, s.dloss)
-        if cfg.average and state[STATE_T] > cfg.average_start:   # 3) the running average
-            state[STATE_B] += state[STATE_SCALE]
-            state[STATE_N_AVG] += 1.0
-            for k in range(K):
-                Ab[k] += b[k]
-    loss_out[0] = loss_sum
-    updates_out[0] = updates
-    return 0
+    """The batches of one epoch, in `order`. Dense rows in a shuffled order are first copied,
+    a chunk of whole batches at a time, into s.rows_buf / y_buf / sw_buf (contiguous), then
+    stepped on there."""
+    cdef Py_ssize_t batch = cfg.batch_size, first, c0, c1, nb, status = 0
+    cdef Py_ssize_t chunk = max(1, GATHER_ROWS // batch) * batch
+    loss_out[0] = 0.0
+    updates_out[0] = 0
+    c0 = 0
+    while c0 < n_order and status == 0:
+        c1 = min(c0 + chunk, n_order)
+        if s.rows_buf != NULL:
+            gather_rows(data, n_features, Y, n_targets, sw, order + c0, c1 - c0, s)
+        first = c0
+        while first < c1 and status == 0:
+            nb = min(batch, c1 - first)
+            if s.rows_buf != NULL:
+                status = run_batch(<floating *> s.rows_buf, NULL, NULL, n_features,
+                                   s.local + (first - c0), s.local + (first - c0), nb,
+                                   s.y_buf, n_targets, s.sw_buf, W, b, K, G, Gb, A, Ab, state,
+                                   cfg, s, loss_out, updates_out)
+            else:
+                status = run_batch(data, indptr, indices, n_features, order + first,
+                                   order + first, nb, Y, n_targets, sw, W, b, K, G, Gb, A, Ab,
+                                   state, cfg, s, loss_out, updates_out)
+            first += nb
+        c0 = c1
+    return status
+
+
+cdef bint is_identity(const Py_ssize_t[::1] order) noexcept:
+    cdef Py_ssize_t r
+    for r in range(order.shape[0]):
+        if order[r] != r:
+            return False
+    return True
 
 
 def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
@@ -264,17 +358,30 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
         data = &dense[0, 0]
     if cfg.batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    cdef bint adagrad = cfg.schedule == ETA_ADAGRAD
+    cdef bint gather = indices == NULL and not is_identity(order)
+    cdef Py_ssize_t chunk = max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size, r
     s.margins = <double *> malloc(K * sizeof(double))
     s.dloss = <double *> malloc(cfg.batch_size * K * sizeof(double))
-    s.grad = <double *> calloc(K * n_features, sizeof(double)) if cfg.schedule == ETA_ADAGRAD else NULL
-    s.touched = <int *> malloc(n_features * sizeof(int)) if cfg.schedule == ETA_ADAGRAD else NULL
-    s.mark = <char *> calloc(n_features, 1) if cfg.schedule == ETA_ADAGRAD else NULL
+    s.grad = <double *> calloc(K * n_features, sizeof(double)) if adagrad else NULL
+    s.touched = <int *> malloc(n_features * sizeof(int)) if adagrad else NULL
+    s.mark = <char *> calloc(n_features, 1) if adagrad else NULL
+    s.rows_buf = malloc(chunk * n_features * sizeof(floating)) if gather else NULL
+    s.local = <Py_ssize_t *> malloc(chunk * sizeof(Py_ssize_t)) if gather else NULL
+    s.y_buf = <double *> malloc(chunk * Y.shape[1] * sizeof(double)) if gather else NULL
+    s.sw_buf = <double *> malloc(chunk * sizeof(double)) if gather else NULL
     try:
-        if s.margins == NULL or s.dloss == NULL or (cfg.schedule == ETA_ADAGRAD and (
-                s.grad == NULL or s.touched == NULL or s.mark == NULL)):
+        if (s.margins == NULL or s.dloss == NULL
+                or (adagrad and (s.grad == NULL or s.touched == NULL or s.mark == NULL))
+                or (gather and (s.rows_buf == NULL or s.local == NULL or s.y_buf == NULL
+                                or s.sw_buf == NULL))):
             raise MemoryError()
+        if gather:
+            for r in range(chunk):
+                s.local[r] = r
         with nogil:
-            status = run_epoch(data, indptr, indices, n_features, Y, &sample_weight[0],
+            status = run_epoch(data, indptr, indices, n_features, &Y[0, 0], Y.shape[1],
+                               &sample_weight[0],
                                &order[0], order.shape[0], &W[0, 0], &b[0], K,
                                &G[0, 0] if G.shape[0] else NULL,
                                &Gb[0] if Gb.shape[0] else NULL,
@@ -283,4 +390,5 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
                                &state[0], &cfg, &s, &loss_sum, &updates)
     finally:
         free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
+        free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
     return loss_sum, updates, status != 0
