@@ -170,3 +170,177 @@ def test_bad_parameters_are_named():
         Perceptron(max_iter=0).fit(X, codes)
     with pytest.raises(ValueError, match="average"):
         Perceptron(average=-1).fit(X, codes)
+
+
+# ---------------------------------------------------------------- the kernel perceptron
+
+from fastml.datasets import load_xor                                    # noqa: E402
+from fastml.linear_model._perceptron import KernelPerceptron            # noqa: E402
+
+
+def phi_degree2(X):
+    """003's explicit feature map of degree exactly 2 for u = (u1, u2):
+    (u1^2, sqrt(2) u1 u2, u2^2), so that phi(u).phi(v) = (u.v)^2."""
+    return np.column_stack([X[:, 0] ** 2, np.sqrt(2) * X[:, 0] * X[:, 1], X[:, 1] ** 2])
+
+
+def kernel_perceptron_reference(X, T, order, epochs, k, budget=None):
+    """Slow 003 kernel perceptron: the list of mistakes (index, coefficients, step) and the
+    mistakes made; each margin is the kernel sum over the stored list."""
+    stored, mistakes, step = [], 0, 0
+    for _ in range(epochs):
+        for i in order:
+            step += 1
+            m = np.zeros(T.shape[1])
+            for j, c, _ in stored:
+                m += c * k(X[j], X[i])
+            wrong = T[i] * m <= 0
+            if wrong.any():
+                mistakes += 1
+                if budget is not None and len(stored) >= budget:
+                    stored.pop(0)
+                stored.append((i, np.where(wrong, T[i], 0.0), step))
+    return stored, mistakes, step
+
+
+KERNEL_FUNCTIONS = {
+    "linear": lambda u, v: u @ v,
+    "poly": lambda u, v: (0.5 * (u @ v) + 1.0) ** 3,
+    "rbf": lambda u, v: np.exp(-0.5 * np.sum((u - v) ** 2)),
+    "sigmoid": lambda u, v: np.tanh(0.5 * (u @ v) + 0.1),
+}
+
+
+@pytest.mark.parametrize("kernel", list(KERNEL_FUNCTIONS))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_kernel_perceptron_matches_the_slow_reference(kernel, n_classes):
+    X, codes = problem(n=120, d=3, n_classes=n_classes, seed=11)
+    T = signed_targets(codes, n_classes)
+    stored, mistakes, steps = kernel_perceptron_reference(
+        X, T, np.arange(len(X)), 2, KERNEL_FUNCTIONS[kernel])
+    model = KernelPerceptron(kernel=kernel, gamma=0.5, coef0=0.1 if kernel == "sigmoid" else 1.0,
+                             degree=3, max_iter=2, shuffle=False).fit(X, codes)
+    assert model.n_mistakes_ == mistakes
+    # decision function = sum over the stored mistakes of c * k(x_i, x)
+    Xt = np.random.default_rng(0).normal(size=(20, 3))
+    want = np.array([[sum(c[o] * KERNEL_FUNCTIONS[kernel](X[j], x) for j, c, _ in stored)
+                      for o in range(T.shape[1])] for x in Xt])
+    got = model.decision_function(Xt).reshape(len(Xt), -1)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    # one support vector per training row that erred, with its summed coefficients
+    assert sorted(model.support_) == sorted({j for j, _, _ in stored})
+    np.testing.assert_array_equal(model.support_vectors_, X[model.support_])
+
+
+def test_averaged_and_budgeted_kernel_perceptron_match_the_reference():
+    X, codes = problem(n=150, d=3, seed=12)
+    T = signed_targets(codes, 2)
+    k = KERNEL_FUNCTIONS["rbf"]
+    Xt = np.random.default_rng(1).normal(size=(15, 3))
+    for budget in (None, 7):
+        stored, mistakes, steps = kernel_perceptron_reference(
+            X, T, np.arange(len(X)), 3, k, budget=budget)
+        # averaged: each stored mistake weighted by its survival time (steps it was in w)
+        want_avg = np.array([sum(c[0] * (steps + 1 - s) / steps * k(X[j], x)
+                                 for j, c, s in stored) for x in Xt])
+        want_last = np.array([sum(c[0] * k(X[j], x) for j, c, _ in stored) for x in Xt])
+        for average, want in ((True, want_avg), (False, want_last)):
+            model = KernelPerceptron(gamma=0.5, max_iter=3, shuffle=False, budget=budget,
+                                     average=average).fit(X, codes)
+            assert model.n_mistakes_ == mistakes
+            np.testing.assert_allclose(model.decision_function(Xt), want, rtol=1e-9,
+                                       atol=1e-12)
+            if budget:
+                assert len(model.support_vectors_) <= budget
+
+
+def test_budget_drops_the_oldest_inside_one_block():
+    # budget far below the block size: evictions of mistakes made within the same block
+    X, codes = problem(n=400, d=3, seed=13)
+    T = signed_targets(codes, 2)
+    stored, mistakes, _ = kernel_perceptron_reference(
+        X, T, np.arange(len(X)), 1, KERNEL_FUNCTIONS["rbf"], budget=3)
+    model = KernelPerceptron(gamma=0.5, max_iter=1, shuffle=False, budget=3).fit(X, codes)
+    assert model.n_mistakes_ == mistakes
+    assert list(model.support_) == [j for j, _, _ in stored]
+
+
+def test_poly2_kernel_is_the_linear_perceptron_on_the_explicit_map():
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(300, 2))
+    y = np.where(X[:, 0] ** 2 - 0.7 * X[:, 0] * X[:, 1] - 0.5 * X[:, 1] ** 2 > 0.2, 1, -1)
+    kernel = KernelPerceptron(kernel="poly", degree=2, coef0=0.0, gamma=1.0, max_iter=4,
+                              random_state=3).fit(X, y)
+    linear = Perceptron(fit_intercept=False, max_iter=4, tol=None, random_state=3).fit(
+        phi_degree2(X), y)
+    assert kernel.n_mistakes_ == linear.n_mistakes_
+    Xt = rng.normal(size=(500, 2))
+    np.testing.assert_array_equal(kernel.predict(Xt), linear.predict(phi_degree2(Xt)))
+    np.testing.assert_allclose(kernel.decision_function(Xt),
+                               linear.decision_function(phi_degree2(Xt)), rtol=1e-9, atol=1e-9)
+    # w = sum_i c_i phi(x_i): the dual model is the primal one
+    np.testing.assert_allclose(kernel.dual_coef_ @ phi_degree2(kernel.support_vectors_),
+                               linear.coef_, rtol=1e-12, atol=1e-12)
+
+
+def test_xor_needs_the_degree2_kernel():
+    X, y = load_xor()
+    # 003's degree-up-to-2 kernel (u.v + 1)^2 on the 0/1 table
+    model = KernelPerceptron(kernel="poly", degree=2, gamma=1.0, coef0=1.0, max_iter=100,
+                             shuffle=False).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), y)
+    assert model.n_iter_ < 100                        # converged: a mistake-free epoch
+    # degree exactly 2 on the +-1 coding: y = xor is -u1 u2, one coordinate of phi
+    S = 2 * X - 1
+    exact = KernelPerceptron(kernel="poly", degree=2, gamma=1.0, coef0=0.0, max_iter=100,
+                             shuffle=False).fit(S, y)
+    np.testing.assert_array_equal(exact.predict(S), y)
+    # no line separates XOR: the linear perceptron keeps erring, whatever the epochs
+    for average in (False, True):
+        linear = Perceptron(max_iter=1000, tol=None, shuffle=False, average=average).fit(X, y)
+        assert linear.score(X, y) <= 0.75
+        assert linear.n_iter_ == 1000
+
+
+def test_callable_kernel_equals_the_builtin_and_wrong_shapes_are_refused():
+    X, codes = problem(n=200, d=4, n_classes=3, seed=15)
+
+    def rbf(A, B):
+        return np.exp(-0.5 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
+
+    builtin = KernelPerceptron(gamma=0.5, max_iter=3, random_state=0).fit(X, codes)
+    custom = KernelPerceptron(kernel=rbf, max_iter=3, random_state=0).fit(X, codes)
+    assert custom.n_mistakes_ == builtin.n_mistakes_
+    np.testing.assert_allclose(custom.decision_function(X), builtin.decision_function(X),
+                               rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match=r"kernel callable returned an array of shape \(3,\)"):
+        KernelPerceptron(kernel=lambda A, B: np.ones(3)).fit(X, codes)
+    with pytest.raises(ValueError, match="kernel callable returned an array of shape"):
+        KernelPerceptron(kernel=lambda A, B: A @ B.T[:, :1]).fit(X, codes)
+    with pytest.raises(ValueError, match="NaN"):
+        KernelPerceptron(kernel=lambda A, B: np.full((len(A), len(B)), np.nan)).fit(X, codes)
+
+
+def test_kernel_perceptron_partial_fit_equals_fit_epochs():
+    X, codes = problem(n=200, d=3, seed=16)
+    online = KernelPerceptron(gamma=0.5, shuffle=False)
+    for _ in range(2):
+        online.partial_fit(X, codes, classes=[0, 1])
+    batch = KernelPerceptron(gamma=0.5, shuffle=False, max_iter=2).fit(X, codes)
+    assert online.n_mistakes_ == batch.n_mistakes_
+    # later partial_fit calls see new samples: their rows are stored, not merged
+    np.testing.assert_allclose(online.decision_function(X), batch.decision_function(X),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_kernel_perceptron_float32_and_gamma_rules():
+    X, codes = problem(n=200, d=3, seed=17)
+    single = KernelPerceptron(random_state=0, max_iter=2).fit(X.astype(np.float32), codes)
+    double = KernelPerceptron(random_state=0, max_iter=2).fit(X, codes)
+    assert single.support_vectors_.dtype == np.float32
+    assert (single.predict(X) == double.predict(X)).mean() > 0.97
+    np.testing.assert_allclose(double._kparams["gamma"], 1.0 / (3 * X.var()))
+    assert KernelPerceptron(gamma="auto").fit(X, codes)._kparams["gamma"] == 1 / 3
+    for bad in (dict(kernel="cubic"), dict(gamma=-1.0), dict(budget=0), dict(degree=0)):
+        with pytest.raises(ValueError, match=list(bad)[0]):
+            KernelPerceptron(**bad).fit(X, codes)

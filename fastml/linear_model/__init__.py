@@ -2,7 +2,7 @@
 ridge / polynomial regression. Every online learner here runs the one SGD loop of
 fastml/_core/_sgd.pyx through the driver in _sgd.py."""
 from ._logistic import LogisticRegression
-from ._perceptron import Perceptron
+from ._perceptron import KernelPerceptron, Perceptron
 
 __all__ = ["LogisticRegression"]
-__all__ += ["Perceptron"]
+__all__ += ["Perceptron", "KernelPerceptron"]
