@@ -98,18 +98,13 @@ def test_minibatch_epoch_matches_numpy(batch_size):
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("sparse", [False, True])
-def test_adagrad_epoch_matches_numpy(sparse):
+def test_adagrad_epoch_matches_numpy():
     X, codes = random_problem(n=120, n_classes=2, seed=5)
-    if sparse:
-        X[np.abs(X) < 0.8] = 0.0          # real zeros, so only touched weights move
     order = np.random.default_rng(3).permutation(len(X))
-    engine = run_engine_epoch(sp.csr_matrix(X) if sparse else X, codes, 1, True, order,
-                              learning_rate="adagrad", eta0=0.2, alpha=0.01)
+    engine = run_engine_epoch(X, codes, 1, True, order, learning_rate="adagrad", eta0=0.2,
+                              alpha=0.01)
     W, b = adagrad_epoch_log(X, codes, np.zeros((1, X.shape[1])), np.zeros(1), order, 0.2,
                              0.01, True)
-    if sparse:
-        pytest.skip("sparse AdaGrad applies L2 only to touched weights; checked below")
     np.testing.assert_allclose(engine.coef(), W, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(engine.intercept(), b, rtol=1e-12, atol=1e-13)
 

@@ -1,0 +1,49 @@
+"""The linear models' part of `fastml demo`: each on the bundled Auto MPG data."""
+import numpy as np
+
+from ..datasets import load_auto_mpg
+from ..metrics import accuracy, log_loss
+from ..model_selection import train_test_split
+from ._logistic import LogisticRegression
+
+GOOD_MPG = 23.0  # "good" mpg, for the classifiers: about the median of the 392 cars
+
+
+def mpg_classification():
+    """Standardized numeric features and good/bad mpg labels, split 75/25 (stratified)."""
+    X, mpg = load_auto_mpg(return_X_y=True)
+    labels = np.where(mpg >= GOOD_MPG, "good", "bad")
+    X_train, X_test, y_train, y_test = train_test_split(X, labels, test_size=0.25,
+                                                        random_state=0, stratify=True)
+    mean, std = X_train.mean(axis=0), X_train.std(axis=0)
+    return (X_train - mean) / std, (X_test - mean) / std, y_train, y_test
+
+
+def classifier_metrics(model, X_train, X_test, y_train, y_test):
+    metrics = {"train acc": accuracy(y_train, model.predict(X_train)),
+               "test acc": accuracy(y_test, model.predict(X_test))}
+    if hasattr(model, "predict_proba"):
+        metrics["test log-loss"] = log_loss(y_test, model.predict_proba(X_test), model.classes_)
+    return metrics
+
+
+def run(report):
+    import scipy.optimize  # noqa: F401  (imported here so its import time is not a fit time)
+    from ..cli import timed_fit
+    X_train, X_test, y_train, y_test = mpg_classification()
+    report.section(f"Linear classifiers: is a car's mpg good (>= {GOOD_MPG:g})?",
+                   f"Auto MPG, {len(y_train)} train / {len(y_test)} test cars, 6 numeric "
+                   f"features standardized")
+    models = [
+        ("LogisticRegression(solver='lbfgs')", LogisticRegression(alpha=1e-3)),
+        ("LogisticRegression(solver='gd')", LogisticRegression(solver="gd", alpha=1e-3,
+                                                               max_iter=5000, tol=1e-6)),
+        ("LogisticRegression(solver='sgd')",
+         LogisticRegression(solver="sgd", alpha=1e-3, max_iter=20, tol=None, random_state=0)),
+        ("LogisticRegression(solver='minibatch')",
+         LogisticRegression(solver="minibatch", alpha=1e-3, batch_size=32, max_iter=50,
+                            tol=None, random_state=0)),
+    ]
+    for name, model in models:
+        seconds = timed_fit(model, X_train, y_train)
+        report.model(name, classifier_metrics(model, X_train, X_test, y_train, y_test), seconds)

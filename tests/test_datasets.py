@@ -1,0 +1,42 @@
+"""The bundled data: the Auto MPG file and the lectures' tables, with their published numbers."""
+import numpy as np
+import pytest
+
+from fastml.datasets import load_auto_mpg, load_tax_table, load_x1x2y_table, load_xor
+
+
+def test_auto_mpg_has_the_392_complete_cars():
+    X, y = load_auto_mpg(return_X_y=True)
+    assert X.shape == (392, 6) and y.shape == (392,)
+    assert np.isfinite(X).all() and np.isfinite(y).all()
+    full = load_auto_mpg(dropna=False)
+    assert len(full.target) == 406 and np.isnan(full.target).sum() == 8
+    assert np.isnan(full.data["horsepower"]).sum() == 6
+    assert set(full.data["origin"]) == {"america", "europe", "asia"}
+    assert "Quinlan" in full.DESCR
+
+
+def test_auto_mpg_as_frame():
+    pytest.importorskip("pandas")
+    ds = load_auto_mpg(as_frame=True)
+    assert ds.data.shape == (392, 8) and list(ds.data.columns[:2]) == ["cylinders",
+                                                                       "displacement"]
+
+
+def test_tax_table_matches_lecture_004():
+    X, y = load_tax_table(return_X_y=True)
+    assert X.shape == (10, 3) and (y == "No").sum() == 7           # P(No) = 7/10
+    no = y == "No"
+    assert (X[no, 0] == "Yes").sum() == 3                          # P(Refund=Yes|No) = 3/7
+    assert (X[no, 1] == "Married").sum() == 4                      # P(Married|No) = 4/7
+    income = X[no, 2].astype(float)
+    assert income.mean() == 110 and income.var(ddof=1) == 2975    # 004's mean and variance
+    X7, _ = load_tax_table(return_X_y=True, drop_tid=7)
+    assert X7.shape == (9, 3)
+
+
+def test_x1x2y_and_xor_tables():
+    X, y = load_x1x2y_table(return_X_y=True)
+    assert X.shape == (6, 2) and list(y).count("T") == 5
+    X, y = load_xor()
+    np.testing.assert_array_equal(y, (X[:, 0] != X[:, 1]).astype(int))

@@ -1,0 +1,14 @@
+"""`fastml demo` (also `python -m fastml demo`) trains every family and reports real numbers."""
+import re
+import subprocess
+import sys
+
+
+def test_demo_runs_and_reports_sane_metrics():
+    out = subprocess.run([sys.executable, "-m", "fastml", "demo"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    accuracies = [float(v) for v in re.findall(r"test acc (\d\.\d+)", out.stdout)]
+    assert accuracies, out.stdout
+    assert all(0.7 <= a <= 1.0 for a in accuracies), out.stdout
+    assert "LogisticRegression(solver='gd')" in out.stdout

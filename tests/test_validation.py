@@ -1,0 +1,105 @@
+"""fastml/_validation.py: conversion without needless copies, and clear errors for bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastml._validation import (check_array, check_n_features, check_sample_weight,
+                                check_target, check_X_y)
+
+
+class Dummy:
+    pass
+
+
+def test_float_arrays_pass_through_without_copy():
+    for dtype in (np.float64, np.float32):
+        X = np.ones((5, 3), dtype=dtype)
+        assert check_array(X) is X
+
+
+def test_other_dtypes_become_float64_and_order_becomes_c():
+    assert check_array(np.ones((4, 2), dtype=np.int32)).dtype == np.float64
+    assert check_array([[True, False]]).dtype == np.float64
+    F = np.asfortranarray(np.ones((4, 3)))
+    out = check_array(F)
+    assert out.flags.c_contiguous and out.dtype == np.float64
+
+
+def test_pandas_frame_keeps_float32_and_names():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": np.ones(3, np.float32), "b": np.zeros(3, np.float32)})
+    assert check_array(df).dtype == np.float32
+    est = Dummy()
+    check_n_features(est, df, reset=True)
+    assert list(est.feature_names_in_) == ["a", "b"]
+    with pytest.raises(ValueError, match="feature names"):
+        check_n_features(est, df[["b", "a"]], reset=False)
+
+
+def test_pandas_string_column_is_named_in_the_error():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": [1.0, 2.0], "color": ["red", "blue"]})
+    with pytest.raises(TypeError, match="color"):
+        check_array(df)
+
+
+@pytest.mark.parametrize("X,match", [
+    (np.array([[1.0, np.nan]]), "NaN"),
+    (np.array([[1.0, np.inf]]), "infinity"),
+    (np.array([[1.0, -np.inf]], dtype=np.float32), "infinity"),
+    (np.zeros((0, 3)), "0 samples"),
+    (np.zeros((3, 0)), "0 feature"),
+    (np.zeros(3), "1-D"),
+    (np.zeros((2, 2, 2)), "3 dimensions"),
+    (np.array([[1 + 2j]]), "Complex"),
+])
+def test_bad_arrays_raise_clear_errors(X, match):
+    with pytest.raises(ValueError, match=match):
+        check_array(X)
+
+
+def test_nan_allowed_when_asked():
+    X = np.array([[1.0, np.nan]])
+    assert check_array(X, allow_nan=True) is X
+    with pytest.raises(ValueError, match="infinity"):
+        check_array(np.array([[np.inf, np.nan]]), allow_nan=True)
+
+
+def test_sparse_is_csr_with_int32_indices_or_rejected():
+    X = sp.random(20, 5, density=0.3, format="coo", random_state=0)
+    out = check_array(X, accept_sparse=True)
+    assert out.format == "csr" and out.indices.dtype == np.int32
+    np.testing.assert_array_equal(out.toarray(), X.toarray())
+    with pytest.raises(TypeError, match="sparse"):
+        check_array(X)
+    bad = sp.csr_matrix(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        check_array(bad, accept_sparse=True)
+
+
+def test_x_y_lengths_and_targets():
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        check_X_y(np.ones((3, 2)), [1, 2])
+    with pytest.raises(ValueError, match="1-D"):
+        check_target(np.ones((3, 2)))
+    assert check_target(np.ones((3, 1))).shape == (3,)
+    with pytest.raises(ValueError, match="missing labels"):
+        check_target(np.array(["a", None], dtype=object))
+
+
+def test_feature_count_checked_after_fit():
+    est = Dummy()
+    check_n_features(est, np.ones((2, 3)), reset=True)
+    assert est.n_features_in_ == 3
+    with pytest.raises(ValueError, match="X has 2 features, but Dummy is expecting 3"):
+        check_n_features(est, np.ones((2, 2)), reset=False)
+
+
+def test_sample_weight():
+    np.testing.assert_array_equal(check_sample_weight(None, 3), np.ones(3))
+    with pytest.raises(ValueError, match="negative"):
+        check_sample_weight([1.0, -1.0], 2)
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        check_sample_weight([1.0, 1.0], 3)
+    with pytest.raises(ValueError, match="zero everywhere"):
+        check_sample_weight([0.0, 0.0], 2)
