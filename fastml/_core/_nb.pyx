@@ -8,12 +8,15 @@
 # with y_i = k and code_ij = c.
 #
 # Fit, Gaussian: per class and attribute the weighted count n, mean and M2 = sum w (x - mean)^2
-# of the non-missing values, in one read of X: a block of BLOCK rows is summed (pass 1: n, sum),
-# then its squared deviations from the block's own mean are summed while it is still in cache
-# (pass 2), and the block is merged into the running moments by Chan's formula
+# of the non-missing values, in one read of X: a block of BLOCK rows is summed (pass 1), then
+# its deviations from its own rounded mean c are summed while it is still in cache (pass 2:
+# the corrected two-pass M2 = sum w (x-c)^2 - (sum w (x-c))^2 / n), and the block is merged
+# into the running moments by Chan's formula
 #     n = na + nb, delta = mb - ma, mean = ma + delta nb / n, M2 = M2a + M2b + delta^2 na nb / n,
-# which is stable (no sum-of-squares cancellation) and is the same merge partial_fit uses across
-# chunks. Invariant: (n, mean, M2)[k, j] describe exactly the blocks merged so far.
+# with means kept relative to a shift (the first block's center), so delta is a difference of
+# small numbers even for data far from 0 (values around 1e6 with unit spread keep M2 to 1e-15
+# instead of 1e-11). The same merge joins threads here and partial_fit chunks in Python.
+# Invariant: (n, shift + mean, M2)[k, j] describe exactly the blocks merged so far.
 #
 # Predict: out[i, k] += sum_j table[offset_j + code_ij, k] (categorical, a gather: the K values
 # of one level are contiguous) and out[i, k] += sum_j a[k, j] - b[k, j] (x_ij - mean[k, j])^2
@@ -71,25 +74,46 @@ def count_categories(const int[:, ::1] codes, const long long[::1] y, const doub
     free(tables)
 
 
-cdef inline void chan_merge(double *n, double *mean, double *m2, double nb, double mb,
-                            double m2b) noexcept nogil:
-    """(n, mean, m2) <- the moments of the union of (n, mean, m2) and (nb, mb, m2b)."""
-    cdef double na = n[0], tot = na + nb, delta
+cdef inline void chan_merge(double *n, double *shift, double *mean, double *m2, double nb,
+                            double shift_b, double mean_b, double m2b) noexcept nogil:
+    """(n, shift, mean, m2) <- the moments of the union with (nb, shift_b, mean_b, m2b).
+
+    Means are relative to their shift (the true mean is shift + mean), so deltas between
+    means of data far from 0 are differences of small numbers, computed without cancellation
+    (shift_b - shift is exact when the shifts are within a factor 2 of each other)."""
+    cdef double na = n[0], tot, delta
     if nb <= 0:
         return
-    delta = mb - mean[0]
+    if na <= 0:
+        n[0], shift[0], mean[0], m2[0] = nb, shift_b, mean_b, m2b
+        return
+    tot = na + nb
+    delta = (shift_b - shift[0]) + (mean_b - mean[0])
     mean[0] += delta * (nb / tot)
     m2[0] += m2b + delta * delta * (na * nb / tot)
     n[0] = tot
 
 
 cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
-                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t K, double *n, double *mean,
-                        double *m2, double *bn, double *bs, double *bm2,
-                        unsigned char *seen) noexcept nogil:
-    """Merge rows lo..hi into (n, mean, m2) (K x d each) block by block."""
-    cdef Py_ssize_t d = X.shape[1], start, stop, i, j, k, base
-    cdef double w, x, dev
+                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t K, double *acc,
+                        double *blk, unsigned char *seen) noexcept nogil:
+    """Merge rows lo..hi into acc = (n, shift, mean, m2) (4 arrays of K x d) block by block;
+    blk = (n, center, d1, d2) is the block's scratch (4 arrays of K x d).
+
+    A block is summed (pass 1), centered on its rounded mean c, and summed again while in
+    cache (pass 2: d1 = sum w (x - c), d2 = sum w (x - c)^2); the corrected two-pass formula
+    M2 = d2 - d1^2 / n then holds to rounding, and the block's mean relative to the running
+    shift is (c - shift) + d1 / n."""
+    cdef Py_ssize_t d = X.shape[1], kd = K * d, start, stop, i, j, k, base, idx
+    cdef double w, x, dev, nb
+    cdef double *n = acc
+    cdef double *shift = acc + kd
+    cdef double *mean = acc + 2 * kd
+    cdef double *m2 = acc + 3 * kd
+    cdef double *bn = blk
+    cdef double *center = blk + kd
+    cdef double *d1 = blk + 2 * kd
+    cdef double *d2 = blk + 3 * kd
     start = lo
     while start < hi:
         stop = min(start + BLOCK, hi)
@@ -100,64 +124,79 @@ cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const 
             if not seen[k]:
                 seen[k] = 1
                 memset(bn + base, 0, d * sizeof(double))
-                memset(bs + base, 0, d * sizeof(double))
-                memset(bm2 + base, 0, d * sizeof(double))
+                memset(center + base, 0, d * sizeof(double))
+                memset(d1 + base, 0, d * sizeof(double))
+                memset(d2 + base, 0, d * sizeof(double))
             for j in range(d):
                 x = X[i, j]
                 if x == x:
                     bn[base + j] += w
-                    bs[base + j] += w * x
-        for k in range(K):                    # block means (bs now holds them)
+                    center[base + j] += w * x
+        for k in range(K):                    # centers: the block means, rounded
             if seen[k]:
                 base = k * d
                 for j in range(d):
                     if bn[base + j] > 0:
-                        bs[base + j] /= bn[base + j]
-        for i in range(start, stop):          # pass 2: squared deviations, block in cache
+                        center[base + j] /= bn[base + j]
+        for i in range(start, stop):          # pass 2: deviations from the center, in cache
             base = y[i] * d
             w = sw[i]
             for j in range(d):
                 x = X[i, j]
-                dev = x - bs[base + j]
-                bm2[base + j] += w * dev * dev if x == x else 0.0
+                dev = x - center[base + j]
+                if x == x:
+                    d1[base + j] += w * dev
+                    d2[base + j] += w * dev * dev
         for k in range(K):
             if seen[k]:
                 seen[k] = 0
                 base = k * d
                 for j in range(d):
-                    chan_merge(n + base + j, mean + base + j, m2 + base + j,
-                               bn[base + j], bs[base + j], bm2[base + j])
+                    idx = base + j
+                    nb = bn[idx]
+                    if nb <= 0:
+                        continue
+                    if n[idx] <= 0:
+                        shift[idx] = center[idx]
+                    chan_merge(n + idx, shift + idx, mean + idx, m2 + idx, nb, shift[idx],
+                               (center[idx] - shift[idx]) + d1[idx] / nb,
+                               d2[idx] - d1[idx] * d1[idx] / nb)
         start = stop
 
 
 def gaussian_moments(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
-                     double[:, ::1] n, double[:, ::1] mean, double[:, ::1] m2, int n_threads=1):
+                     double[:, ::1] n, double[:, ::1] shift, double[:, ::1] mean,
+                     double[:, ::1] m2, int n_threads=1):
     """Weighted count, mean and M2 per class (rows) and attribute (columns) of the non-NaN
-    values of X, written to n, mean, m2 (each (n_classes, d), overwritten)."""
+    values of X, written to n, shift, mean, m2 (each (n_classes, d), overwritten): the mean
+    of the values is shift + mean (0 + 0 where n = 0)."""
     cdef Py_ssize_t N = X.shape[0], d = X.shape[1], K = n.shape[0], kd = K * d, idx
     cdef int t, T = max(1, min(n_threads, <int> (N // 4096) + 1))
-    # per thread: n, mean, m2 accumulators, block n, sum, m2 (6 K d doubles) and K seen flags
-    cdef double *buf = <double *> calloc(T * 6 * kd, sizeof(double))
+    # per thread: the accumulators (4 K d), the block scratch (4 K d) and K seen flags
+    cdef double *buf = <double *> calloc(T * 8 * kd, sizeof(double))
     cdef unsigned char *seen = <unsigned char *> calloc(T * K, 1)
     cdef double *p
+    cdef double *q
     if buf == NULL or seen == NULL:
         free(buf)
         free(seen)
         raise MemoryError()
     with nogil:
         for t in prange(T, num_threads=T, schedule="static"):
-            p = buf + t * 6 * kd
-            moments_range(X, y, sw, split(N, T, t), split(N, T, t + 1), K, p, p + kd,
-                          p + 2 * kd, p + 3 * kd, p + 4 * kd, p + 5 * kd, seen + t * K)
+            p = buf + t * 8 * kd
+            moments_range(X, y, sw, split(N, T, t), split(N, T, t + 1), K, p, p + 4 * kd,
+                          seen + t * K)
         p = buf                               # thread 0's moments absorb the others, in order
         for t in range(1, T):
+            q = buf + t * 8 * kd
             for idx in range(kd):
-                chan_merge(p + idx, p + kd + idx, p + 2 * kd + idx, buf[t * 6 * kd + idx],
-                           buf[t * 6 * kd + kd + idx], buf[t * 6 * kd + 2 * kd + idx])
+                chan_merge(p + idx, p + kd + idx, p + 2 * kd + idx, p + 3 * kd + idx,
+                           q[idx], q[kd + idx], q[2 * kd + idx], q[3 * kd + idx])
         for idx in range(kd):
             n[idx // d, idx % d] = p[idx]
-            mean[idx // d, idx % d] = p[kd + idx]
-            m2[idx // d, idx % d] = p[2 * kd + idx]
+            shift[idx // d, idx % d] = p[kd + idx]
+            mean[idx // d, idx % d] = p[2 * kd + idx]
+            m2[idx // d, idx % d] = p[3 * kd + idx]
     free(buf)
     free(seen)
 

@@ -49,13 +49,23 @@ def _threads(n_jobs):
     return os.cpu_count() or 1 if n_jobs < 0 else max(1, int(n_jobs))
 
 
-def _chan_merge(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
-    """Count, mean and M2 of the union of two samples (Chan, Golub & LeVeque 1979)."""
+def _chan_merge(a, b):
+    """Moments (n, shift, mean, m2) of the union of two samples (Chan, Golub & LeVeque 1979).
+
+    Means are relative to their shift (true mean = shift + mean), as the kernel returns them,
+    so data far from 0 merge without cancellation; the result keeps a's shift where a has
+    data. Arrays of any (matching) shape."""
+    n_a, shift_a, mean_a, m2_a = a
+    n_b, shift_b, mean_b, m2_b = b
     n = n_a + n_b
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(n > 0, n_b / np.where(n > 0, n, 1.0), 0.0)
-    delta = mean_b - mean_a
-    return n, mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac
+    delta = (shift_b - shift_a) + (mean_b - mean_a)
+    merged_mean = mean_a + delta * frac
+    merged_m2 = m2_a + m2_b + delta * delta * n_a * frac
+    a_empty = n_a <= 0
+    return (n, np.where(a_empty, shift_b, shift_a), np.where(a_empty, mean_b, merged_mean),
+            np.where(a_empty, m2_b, merged_m2))
 
 
 # ----------------------------------------------------------------------- the two kinds of part
@@ -128,36 +138,39 @@ class _CategoricalPart:
 
 
 class _GaussianPart:
-    """Per class and attribute: weighted count, mean and M2 of the non-missing values."""
+    """Per class and attribute: weighted count, shift, mean (relative to the shift) and M2 of
+    the non-missing values."""
 
     def __init__(self, n_classes, n_columns):
-        shape = (n_classes, n_columns)
-        self.n, self.mean, self.m2 = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self.moments = tuple(np.zeros((n_classes, n_columns)) for _ in range(4))
 
     def accumulate(self, X, y, sw, n_threads):
-        n, mean, m2 = np.empty_like(self.n), np.empty_like(self.n), np.empty_like(self.n)
-        _nb.gaussian_moments(X, y, sw, n, mean, m2, n_threads)
-        self.n, self.mean, self.m2 = _chan_merge(self.n, self.mean, self.m2, n, mean, m2)
+        chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
+        _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
+        self.moments = _chan_merge(self.moments, chunk)
 
     def finalize(self, ddof, var_smoothing):
         # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
-        n, mean, m2 = self.n[0], self.mean[0], self.m2[0]
-        for k in range(1, self.n.shape[0]):
-            n, mean, m2 = _chan_merge(n, mean, m2, self.n[k], self.mean[k], self.m2[k])
+        total = tuple(m[0] for m in self.moments)
+        for k in range(1, self.moments[0].shape[0]):
+            total = _chan_merge(total, tuple(m[k] for m in self.moments))
+        n_all, m2_all = total[0], total[3]
+        counts, shift, mean, m2 = self.moments
         with np.errstate(divide="ignore", invalid="ignore"):
-            total_var = np.where(n > 0, m2 / np.where(n > 0, n, 1.0), 0.0)
+            total_var = np.where(n_all > 0, m2_all / np.where(n_all > 0, n_all, 1.0), 0.0)
             widest = float(total_var.max()) if total_var.size else 0.0
             self.epsilon = var_smoothing * (widest if widest > 0 else 1.0)
-            dof = self.n - ddof
-            var = np.where(dof > 0, self.m2 / np.where(dof > 0, dof, 1.0), 0.0)
-        seen = self.n > 0
+            dof = counts - ddof
+            var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
+        seen = counts > 0
+        self.n = counts
         self.var = np.maximum(var + self.epsilon, np.finfo(np.float64).tiny)
-        self.theta = np.where(seen, self.mean, np.nan)
+        self.theta = np.where(seen, shift + mean, np.nan)
         self.var_public = np.where(seen, self.var, np.nan)
         # the kernel adds a - b (x - mean)^2; an attribute a class never saw adds nothing
         self.a = np.where(seen, -0.5 * np.log(2.0 * np.pi * self.var), 0.0)
         self.b = np.where(seen, 0.5 / self.var, 0.0)
-        self.kernel_mean = np.where(seen, self.mean, 0.0)
+        self.kernel_mean = np.where(seen, self.theta, 0.0)
 
     def joint_log_likelihood(self, X, out, n_threads):
         _nb.gaussian_jll(X, self.kernel_mean, self.a, self.b, out, n_threads)
