@@ -271,13 +271,15 @@ def test_early_stopping_stops_and_records_losses():
     assert len(model.loss_curve_) == model.n_iter_
 
 
-def test_verbose_prints_progress(capsys):
+@pytest.mark.parametrize("solver", ["sgd", "gd", "lbfgs"])
+def test_verbose_reports_progress_and_silence_by_default(capsys, solver):
     X, codes = random_problem(n=100, d=3, seed=14)
-    LogisticRegression(solver="sgd", max_iter=2, tol=None, verbose=1).fit(X, codes)
-    out = capsys.readouterr().out
-    assert "epoch 1" in out and "loss" in out
-    LogisticRegression(solver="sgd", max_iter=2, tol=None, verbose=0).fit(X, codes)
-    assert capsys.readouterr().out == ""
+    LogisticRegression(solver=solver, max_iter=2, tol=None, verbose=2).fit(X, codes)
+    err = capsys.readouterr().err
+    assert "[LogisticRegression" in err and ("loss=" in err or "objective=" in err)
+    LogisticRegression(solver=solver, max_iter=2, tol=None, verbose=0).fit(X, codes)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
 
 
 # ---------------------------------------------------------------- bad input and parameters

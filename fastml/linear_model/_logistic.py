@@ -8,11 +8,10 @@ penalized). This is scikit-learn's SGDClassifier(loss="log_loss", alpha=alpha) o
 LogisticRegression's with C = 1 / (alpha * n_samples). In the lectures' summed form (002:
 w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_samples.
 """
-import time
-
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
+from .._progress import progress
 from .._core import _logistic
 from .._validation import (check_array, check_n_features, check_param, check_random_state,
                            check_sample_weight, check_X_y, FLOAT_DTYPES)
@@ -66,7 +65,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         classes_[1]), which is both.
     random_state : int, Generator or None
     verbose : int, default 0
-        Print the loss, gradient norm and time per iteration / epoch.
+        1: a progress bar (tqdm, if installed) over iterations / epochs showing the loss and
+        weight or gradient norm; 2: one line per iteration / epoch; 0: silent.
     n_jobs : int or None
         Threads for the batch kernel (None = 1, -1 = all cores).
 
@@ -159,14 +159,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         objective = _Objective(X, codes, sw, layout, self.alpha, self.fit_intercept,
                                self._threads())
         x0 = np.zeros(objective.size)
-        start = time.perf_counter()
         if self.solver == "lbfgs":
             x, n_iter, curve = self._run_lbfgs(objective, x0)
         else:
             x, n_iter, curve = self._run_gd(objective, x0, X)
-        if self.verbose:
-            print(f"[LogisticRegression] {self.solver}: {n_iter} iterations, objective "
-                  f"{curve[-1]:.8g}, {time.perf_counter() - start:.2f} s")
         self.coef_, self.intercept_ = objective.unpack(x)
         self.n_iter_ = n_iter
         self.loss_curve_ = curve
@@ -174,16 +170,20 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def _run_lbfgs(self, objective, x0):
         from scipy.optimize import minimize
         curve = []
-
-        def fun(x):
-            f, g = objective(x)
-            curve.append(f)
-            return f, g
-
         tol = self.tol if self.tol else 0.0
-        result = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                          options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
-                                       ftol=64 * np.finfo(float).eps))
+        with progress(self.max_iter, desc="LogisticRegression(lbfgs)", unit="iteration",
+                      verbose=self.verbose) as bar:
+            def fun(x):
+                f, g = objective(x)
+                curve.append(f)
+                return f, g
+
+            def step(x):
+                bar.update(objective=curve[-1])
+
+            result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
+                              options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
+                                           ftol=64 * np.finfo(float).eps))
         if result.status == 1 and tol > 0:
             _warn_max_iter("lbfgs", self.max_iter)
         return result.x, int(result.nit), curve
@@ -193,18 +193,18 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         eta = self.eta0 if self.eta0 is not None else 1.0 / objective.lipschitz(X)
         curve = []
         tol = self.tol or 0.0
-        for it in range(1, self.max_iter + 1):
-            f, g = objective(x)
-            curve.append(f)
-            gmax = float(np.max(np.abs(g)))
-            if not np.isfinite(f):
-                raise FloatingPointError("gradient descent diverged; lower eta0")
-            if self.verbose > 1:
-                print(f"[LogisticRegression] gd iteration {it}: objective {f:.8g}, "
-                      f"max|grad| {gmax:.3g}")
-            if gmax <= tol:
-                return x, it - 1, curve
-            x = x - eta * g
+        with progress(self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
+                      verbose=self.verbose) as bar:
+            for it in range(1, self.max_iter + 1):
+                f, g = objective(x)
+                curve.append(f)
+                gmax = float(np.max(np.abs(g)))
+                if not np.isfinite(f):
+                    raise FloatingPointError("gradient descent diverged; lower eta0")
+                bar.update(objective=f, max_grad=gmax)
+                if gmax <= tol:
+                    return x, it - 1, curve
+                x = x - eta * g
         if tol > 0:
             _warn_max_iter("gd", self.max_iter)
         return x, self.max_iter, curve
