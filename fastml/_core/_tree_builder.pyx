@@ -64,6 +64,7 @@ ctypedef struct Item:          # a node waiting to be split (its range and its b
     Py_ssize_t start, end
     int depth
     double gain
+    double priority      # best-first order: n_node * gain, the total reduction of impurity
     Split split
 
 
@@ -81,6 +82,7 @@ ctypedef struct Tree:          # growable arrays of the tree under construction
     double *gain
     double *value          # n_values per node: class counts, or the mean
     int *children
+    int *seen              # per children entry: 1 if that level had rows at the node
 
 
 ctypedef struct Builder:
@@ -108,6 +110,7 @@ ctypedef struct Builder:
     long *gcounts             # (max_levels + 1, K) per-level class counts
     double *gsum              # (max_levels + 1, 2) per-level n and sum (regression)
     int *child_of_level
+    int *level_seen
     int *features
     int max_levels
     fastml_rng rng
@@ -147,6 +150,7 @@ cdef int tree_reserve(Tree *t, int nodes, int children) noexcept nogil:
         t.cap_nodes = nodes
     if children > t.cap_children:
         bad |= grow(<void **> &t.children, children, sizeof(int))
+        bad |= grow(<void **> &t.seen, children, sizeof(int))
         t.cap_children = children
     return -1 if bad else 0
 
@@ -154,7 +158,7 @@ cdef int tree_reserve(Tree *t, int nodes, int children) noexcept nogil:
 cdef void tree_free(Tree *t) noexcept nogil:
     free(t.kind); free(t.feature); free(t.threshold); free(t.child_start); free(t.n_child)
     free(t.missing_child); free(t.n_samples); free(t.depth); free(t.impurity); free(t.gain)
-    free(t.value); free(t.children)
+    free(t.value); free(t.children); free(t.seen)
 
 
 cdef int new_node(Builder *b, Tree *t, int depth, Py_ssize_t n) noexcept nogil:
@@ -271,9 +275,13 @@ cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split 
         if g_end == e:
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
-        if g_class < 0 or g_class != nxt_class:  # 001: only cuts between different classes
-            n_left = g_end - start
-            n_right = e - g_end
+        n_left = g_end - start
+        n_right = e - g_end
+        # 001: only cuts between different classes matter. Inside a run of same-class rows the
+        # cost is concave in the cut, so its minimum over the allowed cuts is at the first or
+        # last allowed one: skip a cut only when its neighbour cuts are allowed too.
+        if (g_class < 0 or g_class != nxt_class or n_left - (g_end - p) < leaf + n_miss or
+                n_right - (nxt_end - g_end) < leaf + n_miss):
             t = split_point(val[g_end - 1], val[g_end])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
@@ -487,6 +495,7 @@ cdef int make_node(Builder *b, Tree *t, Item *item, Py_ssize_t start, Py_ssize_t
     item.gain = (parent_term - item.split.cost) / n
     if item.gain < 0.0:
         item.gain = 0.0  # round-off: a split never increases impurity
+    item.priority = item.gain * n
     return 1
 
 
@@ -524,6 +533,7 @@ cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcep
     big = largest_level(b, L)
     for v in range(L):
         b.child_of_level[v] = -1
+        b.level_seen[v] = b.gsum[2 * v] > 0
         if b.gsum[2 * v] > 0:
             b.child_of_level[v] = k
             child_size[k] = <long> b.gsum[2 * v]
@@ -601,10 +611,13 @@ cdef int split_node(Builder *b, Tree *t, Item *item, Item *stack, int *n_stack,
     if b.is_cat[f]:
         for v in range(L):
             t.children[t.child_start[node] + v] = first_child + b.child_of_level[v]
+            t.seen[t.child_start[node] + v] = b.level_seen[v]
         t.missing_child[node] = first_child + b.child_of_level[L]
     else:
         t.children[t.child_start[node]] = first_child
         t.children[t.child_start[node] + 1] = first_child + 1
+        t.seen[t.child_start[node]] = 1
+        t.seen[t.child_start[node] + 1] = 1
         t.missing_child[node] = first_child + b.child_of_level[0]
     return k
 
@@ -641,7 +654,7 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
         pick = n_stack - 1
         if b.max_leaf_nodes > 0:
             for i in range(n_stack):  # best-first: the frontier node with the largest gain
-                if stack[i].gain > stack[pick].gain + TIE:
+                if stack[i].priority > stack[pick].priority + TIE:
                     pick = i
             item = stack[pick]
             stack[pick] = stack[n_stack - 1]
@@ -719,11 +732,12 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         b.gcounts = <long *> malloc((b.max_levels + 1) * (n_classes + 1) * sizeof(long))
         b.gsum = <double *> malloc(2 * (b.max_levels + 1) * sizeof(double))
         b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
+        b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
         b.features = <int *> malloc(d * sizeof(int))
         if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
                 b.tmp_idx == NULL or b.tmp_val == NULL or b.left == NULL or b.right == NULL or
                 b.miss == NULL or b.node_counts == NULL or b.gcounts == NULL or
-                b.gsum == NULL or b.child_of_level == NULL or b.features == NULL or
+                b.gsum == NULL or b.child_of_level == NULL or b.level_seen == NULL or b.features == NULL or
                 tree_init(&t, n_values) < 0):
             status = -1
         else:
@@ -742,7 +756,8 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
             status = grow_tree(&b, &t)
         free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.tmp_idx)
         free(b.tmp_val); free(b.left); free(b.right); free(b.miss); free(b.node_counts)
-        free(b.gcounts); free(b.gsum); free(b.child_of_level); free(b.features)
+        free(b.gcounts); free(b.gsum); free(b.child_of_level); free(b.level_seen)
+        free(b.features)
     if status < 0:
         tree_free(&t)
         raise MemoryError("not enough memory to grow the tree")
@@ -769,7 +784,7 @@ cdef object tree_to_arrays(Tree *t):
         "n_node_samples": ints(t.n_samples, n), "depth": ints(t.depth, n),
         "impurity": doubles(t.impurity, n), "gain": doubles(t.gain, n),
         "value": doubles(t.value, <Py_ssize_t> n * t.n_values).reshape(n, t.n_values),
-        "children": ints(t.children, t.n_children),
+        "children": ints(t.children, t.n_children), "seen": ints(t.seen, t.n_children),
     }
 
 

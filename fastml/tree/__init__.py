@@ -1,2 +1,5 @@
 """Decision trees by information gain, chi-square pruning, and random forests."""
-__all__ = []
+from ._classes import DecisionTreeClassifier, DecisionTreeRegressor
+from ._export import export_text, plot_tree
+
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "plot_tree"]

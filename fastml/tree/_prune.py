@@ -39,7 +39,7 @@ def compact(tree, kind):
     arrays = {name: getattr(tree, name)[keep].copy() for name in
               ("feature", "threshold", "n_node_samples", "depth", "impurity", "gain", "value")}
     arrays["kind"] = kind[keep].astype(np.int32)
-    child_start, n_child, missing, children = [], [], [], []
+    child_start, n_child, missing, children, seen = [], [], [], [], []
     for node in np.flatnonzero(keep):
         if kind[node] == KIND_LEAF:
             child_start.append(0), n_child.append(0), missing.append(-1)
@@ -48,11 +48,13 @@ def compact(tree, kind):
         child_start.append(len(children))
         n_child.append(n)
         children.extend(new_id[tree.children[s:s + n]].tolist())
+        seen.extend(tree.seen[s:s + n].tolist())
         missing.append(int(new_id[tree.missing_child[node]]))
     arrays["child_start"] = np.array(child_start, dtype=np.int32)
     arrays["n_child"] = np.array(n_child, dtype=np.int32)
     arrays["missing_child"] = np.array(missing, dtype=np.int32)
     arrays["children"] = np.array(children, dtype=np.int32)
+    arrays["seen"] = np.array(seen, dtype=np.int32)
     leaves = arrays["kind"] == KIND_LEAF
     arrays["feature"][leaves] = -1
     arrays["gain"][leaves] = 0.0

@@ -1,0 +1,55 @@
+"""000's discretised MPG table ("A small dataset: Miles Per Gallon"), built from the bundled
+Auto MPG data. The decks show the categories but not the cut points; these are ours, chosen at
+round numbers near the data's tertiles (and, for mpg, near the 60th percentile):
+
+    mpg           bad < 25 <= good
+    cylinders     "3", "4", "5", "6", "8" (as categories, as on the slides)
+    displacement  low < 120 <= medium < 230 <= high
+    horsepower    low < 85 <= medium < 110 <= high
+    weight        low < 2400 <= medium < 3300 <= high
+    acceleration  low < 14.5 <= medium < 16.5 <= high
+    modelyear     70to74 (70-74), 75to78 (75-78), 79to83 (79-83), as on the slides
+    maker         america / asia / europe (the data's origin)
+"""
+import numpy as np
+
+from ._auto_mpg import load_auto_mpg
+from ._base import Dataset, object_matrix, to_frame
+
+MPG_GOOD_FROM = 25.0
+BINS = {  # column: (cut points, labels)
+    "displacement": ([120.0, 230.0], ["low", "medium", "high"]),
+    "horsepower": ([85.0, 110.0], ["low", "medium", "high"]),
+    "weight": ([2400.0, 3300.0], ["low", "medium", "high"]),
+    "acceleration": ([14.5, 16.5], ["low", "medium", "high"]),
+    "model_year": ([75.0, 79.0], ["70to74", "75to78", "79to83"]),
+}
+FEATURES = ["cylinders", "displacement", "horsepower", "weight", "acceleration", "modelyear",
+            "maker"]
+
+
+def _discretise(values, cuts, labels):
+    return np.array(labels, dtype=object)[np.searchsorted(cuts, values, side="right")]
+
+
+def load_lecture_mpg(*, return_X_y=False, as_frame=False):
+    """The 392 Auto MPG cars as 000's categorical table: 7 categorical attributes (cut points
+    in this module's docstring) and mpg "good"/"bad". With return_X_y: X a (392, 7) object
+    array of strings (or a DataFrame with as_frame), y an object array of "good"/"bad"."""
+    data = load_auto_mpg()
+    raw = data.data
+    columns = {
+        "cylinders": np.array([str(int(c)) for c in raw["cylinders"]], dtype=object),
+        **{("modelyear" if name == "model_year" else name): _discretise(raw[name], *BINS[name])
+           for name in BINS},
+        "maker": np.asarray(raw["origin"], dtype=object),
+    }
+    mpg = np.where(data.target >= MPG_GOOD_FROM, "good", "bad").astype(object)
+    if return_X_y:
+        if as_frame:
+            return to_frame({c: columns[c] for c in FEATURES}), mpg
+        return object_matrix(columns, FEATURES), mpg
+    return Dataset(data=to_frame({c: columns[c] for c in FEATURES}) if as_frame
+                   else {c: columns[c] for c in FEATURES},
+                   target=mpg, feature_names=list(FEATURES), target_name="mpg",
+                   DESCR=__doc__)

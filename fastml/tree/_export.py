@@ -1,0 +1,135 @@
+"""Reading a fitted tree: `export_text` prints it the way the lectures draw their trees
+(one line per branch, "attribute = value" for multiway splits, "attribute < t" / ">= t" for
+threshold splits, "predict <class>" with the class counts at the leaves); `plot_tree` draws it
+with matplotlib (an optional dependency)."""
+import numpy as np
+
+from ._classes import KIND_CATEGORICAL, KIND_LEAF
+
+__all__ = ["export_text", "plot_tree"]
+
+
+def _fitted_tree(model):
+    tree = getattr(model, "tree_", None)
+    if tree is None:
+        from .._base import NotFittedError
+        raise NotFittedError(f"this {type(model).__name__} is not fitted yet: call fit first")
+    return tree
+
+
+def _feature_names(model, feature_names):
+    if feature_names is not None:
+        names = list(feature_names)
+        if len(names) != model.n_features_in_:
+            raise ValueError(f"feature_names has {len(names)} names; the tree has "
+                             f"{model.n_features_in_} features")
+        return names
+    encoder = getattr(model, "_encoder", None)
+    return list(encoder.feature_names_) if encoder is not None else \
+        [f"x{j}" for j in range(model.n_features_in_)]
+
+
+def _fmt(value):
+    return f"{value:.6g}" if isinstance(value, (float, np.floating)) else str(value)
+
+
+def branches(model, node, names):
+    """(label, child) for each branch of an internal node, in child order."""
+    t = model.tree_
+    f, start, n = t.feature[node], t.child_start[node], t.n_child[node]
+    if t.kind[node] != KIND_CATEGORICAL:
+        thr = _fmt(t.threshold[node])
+        return [(f"{names[f]} < {thr}", t.children[start]),
+                (f"{names[f]} >= {thr}", t.children[start + 1])]
+    levels = model.categories_[f]
+    out = []
+    for child in dict.fromkeys(t.children[start:start + n].tolist()):
+        values = [_fmt(levels[v]) for v in range(n)
+                  if t.children[start + v] == child and t.seen[start + v]]
+        label = f"{names[f]} = {values[0]}" if len(values) == 1 else \
+            f"{names[f]} in {{{', '.join(values)}}}"
+        out.append((label, child))
+    return out
+
+
+def leaf_text(model, node):
+    t = model.tree_
+    value = t.value[node]
+    if hasattr(model, "classes_"):
+        counts = ", ".join(f"{c}: {int(k)}" for c, k in zip(model.classes_, value))
+        return f"predict {model.classes_[int(np.argmax(value))]} ({counts})"
+    return f"predict {value[0]:.6g} (n = {t.n_node_samples[node]})"
+
+
+def export_text(model, feature_names=None, *, max_depth=None):
+    """The tree as indented text, e.g. for 000's MPG tree:
+
+        cylinders = 4
+        |   maker = america: predict good (bad: 0, good: 10)
+        ...
+    Subtrees deeper than max_depth are shown as "...".
+    """
+    tree = _fitted_tree(model)
+    names = _feature_names(model, feature_names)
+    if tree.kind[0] == KIND_LEAF:
+        return leaf_text(model, 0) + "\n"
+    lines = []
+
+    def walk(node, depth):
+        for label, child in branches(model, node, names):
+            prefix = "|   " * depth + label
+            if tree.kind[child] == KIND_LEAF:
+                lines.append(f"{prefix}: {leaf_text(model, child)}")
+            elif max_depth is not None and depth + 1 > max_depth:
+                lines.append(f"{prefix}: ...")
+            else:
+                lines.append(prefix)
+                walk(child, depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) + "\n"
+
+
+def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
+    """Draw the tree with matplotlib (pip install matplotlib); returns the Axes.
+    Leaves are spread evenly along the bottom; each parent sits above its children."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plot_tree needs matplotlib: pip install matplotlib") from None
+    tree = _fitted_tree(model)
+    names = _feature_names(model, feature_names)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(4 + tree.n_leaves, 30), 2 + 1.2 * tree.max_depth))
+    positions, next_leaf = {}, [0]
+
+    def place(node):
+        if tree.kind[node] == KIND_LEAF:
+            positions[node] = next_leaf[0]
+            next_leaf[0] += 1
+        else:
+            xs = [place(child) for _, child in branches(model, node, names)]
+            positions[node] = (min(xs) + max(xs)) / 2
+        return positions[node]
+
+    place(0)
+    box = dict(boxstyle="round", fc="white", ec="gray")
+
+    def draw(node):
+        x, y = positions[node], -tree.depth[node]
+        text = leaf_text(model, node) if tree.kind[node] == KIND_LEAF else \
+            names[tree.feature[node]]
+        ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, bbox=box)
+        if tree.kind[node] != KIND_LEAF:
+            for label, child in branches(model, node, names):
+                cx, cy = positions[child], -tree.depth[child]
+                ax.plot([x, cx], [y, cy], color="gray", lw=0.8, zorder=0)
+                ax.text((x + cx) / 2, (y + cy) / 2, label.split(" ", 1)[1], fontsize=fontsize,
+                        ha="center", color="darkblue")
+                draw(child)
+
+    draw(0)
+    ax.set_xlim(-1, max(next_leaf[0], 1))
+    ax.set_ylim(-tree.max_depth - 0.5, 0.5)
+    ax.axis("off")
+    return ax

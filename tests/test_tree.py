@@ -1,0 +1,327 @@
+"""Decision trees: the lectures' worked examples, every split against a brute-force numpy
+search, scikit-learn on the same data, missing values, export and the API."""
+import pickle
+
+import numpy as np
+import pytest
+
+from fastml import info
+from fastml.datasets import load_lecture_mpg, load_x1x2y_table, load_xor
+from fastml.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text, plot_tree
+from fastml.tree._classes import KIND_LEAF, KIND_THRESHOLD
+
+pytestmark = pytest.mark.kernel
+
+
+# ------------------------------------------------------------------ the lectures' examples
+
+def test_xor_grows_the_full_depth_two_tree():
+    # 000 "The problem with Base Case 3": every gain is 0 at the root, yet the tree must split.
+    X, y = load_xor()
+    tree = DecisionTreeClassifier().fit(X, y)
+    assert tree.get_depth() == 2 and tree.get_n_leaves() == 4
+    assert (tree.predict(X) == y).all()
+    assert tree.tree_.gain[0] == pytest.approx(0.0)
+    # the tree a "stop at zero gain" rule would give: the root alone, 50% wrong
+    stump = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert (stump.predict(X) == y).mean() == 0.5
+
+
+def test_001_six_row_table_splits_on_x1_with_ig_032():
+    X, y = load_x1x2y_table(return_X_y=True)
+    tree = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert tree.tree_.feature[0] == 0  # X1
+    assert round(tree.tree_.gain[0], 2) == 0.32
+    assert tree.tree_.gain[0] == pytest.approx(info.information_gain(y, X[:, 0]))
+    assert tree.tree_.impurity[0] == pytest.approx(info.entropy(y))  # H(Y) = 0.65
+
+
+def maker_table():
+    counts = {"america": (0, 10), "asia": (2, 5), "europe": (2, 2)}
+    maker, mpg = [], []
+    for name, (bad, good) in counts.items():
+        maker += [name] * (bad + good)
+        mpg += ["bad"] * bad + ["good"] * good
+    return np.array(maker, dtype=object).reshape(-1, 1), np.array(mpg, dtype=object)
+
+
+def test_000_maker_split_and_chi_square_pruning():
+    # 000 "A chi-square test": IG(mpg|maker) = 0.224284, p_chance = 7.2%.
+    X, y = maker_table()
+    tree = DecisionTreeClassifier().fit(X, y)
+    assert tree.tree_.gain[0] == pytest.approx(0.224284, abs=5e-7)
+    assert tree.get_n_leaves() == 3  # multiway: one child per maker
+    assert DecisionTreeClassifier(max_pchance=0.1).fit(X, y).get_n_leaves() == 3  # 0.072 <= 0.1
+    assert DecisionTreeClassifier(max_pchance=0.05).fit(X, y).get_n_leaves() == 1  # pruned
+
+
+def lecture_training_rows(X, y, n=40, seed=0):
+    """40 rows drawn at random, skipping a row whose attributes equal an already drawn row's
+    with the other label (000: "training set error is always zero, if there is no label
+    noise")."""
+    seen, rows = {}, []
+    for i in np.random.default_rng(seed).permutation(len(y)):
+        key = tuple(X[i])
+        if seen.setdefault(key, y[i]) == y[i]:
+            rows.append(i)
+        if len(rows) == n:
+            return np.array(rows)
+
+
+def test_000_mpg_40_rows_pruning_shrinks_the_tree(capsys):
+    X, y = load_lecture_mpg(return_X_y=True)
+    train = lecture_training_rows(X, y)
+    test = np.setdiff1d(np.arange(len(y)), train)
+    assert len(test) == 352
+    full = DecisionTreeClassifier().fit(X[train], y[train])
+    pruned = DecisionTreeClassifier(max_pchance=0.1).fit(X[train], y[train])
+    assert full.score(X[train], y[train]) == 1.0  # zero training error
+    assert pruned.get_n_leaves() < full.get_n_leaves()
+    err_full, err_pruned = 1 - full.score(X[test], y[test]), 1 - pruned.score(X[test], y[test])
+    with capsys.disabled():
+        print(f"\n000 MPG, 40 training rows: unpruned {full.get_n_leaves()} leaves, test error "
+              f"{err_full:.4f}; MaxPchance=0.1 {pruned.get_n_leaves()} leaves, test error "
+              f"{err_pruned:.4f} (352 rows)")
+    assert err_pruned < 0.25 and err_full < 0.3
+    # pruning only removes splits: every remaining split is significant at 0.1
+    t = pruned.tree_
+    for node in np.flatnonzero(t.kind != KIND_LEAF):
+        children = t.child_ids(node)
+        if all(t.kind[c] == KIND_LEAF for c in children):
+            assert info.chi2_test(t.value[children])[1] <= 0.1
+
+
+# ------------------------------------------------------------------ brute force
+
+def brute_force_split(X, y, n_classes, min_leaf):
+    """(gain, feature, threshold, missing_left) of the best split over every feature and every
+    midpoint between distinct values; missing rows tried on both sides (right first); the first
+    best wins (features in order, thresholds ascending)."""
+    def cost(labels):
+        if len(labels) == 0:
+            return 0.0
+        p = np.bincount(labels, minlength=n_classes) / len(labels)
+        p = p[p > 0]
+        return -len(labels) * (p * np.log2(p)).sum()
+
+    n = len(y)
+    parent = cost(y)
+    best = (None, None, None, None)
+    best_cost = np.inf
+    for f in range(X.shape[1]):
+        x = X[:, f]
+        miss = np.isnan(x)
+        values = np.unique(x[~miss])
+        for lo, hi in zip(values[:-1], values[1:]):
+            t = info.split_point(lo, hi)
+            for miss_left in ((0, 1) if miss.any() else (0,)):
+                left = (x < t) | (miss & bool(miss_left))
+                if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                    continue
+                c = cost(y[left]) + cost(y[~left])
+                if c < best_cost - 1e-10 * n:
+                    best_cost, best = c, (f, t, miss_left)
+    if best[0] is None:
+        return None
+    return ((parent - best_cost) / n,) + best
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("min_leaf", [1, 3])
+def test_every_split_equals_the_brute_force_best(seed, min_leaf):
+    rng = np.random.default_rng(seed)
+    n, d, k = 80, 3, 3
+    X = rng.integers(0, 7, size=(n, d)).astype(float)  # ties on purpose
+    X[:, 2] += rng.normal(scale=0.01, size=n)
+    y = (X[:, 0] + rng.integers(0, 4, size=n)).astype(int) % k
+    if seed % 3 == 0:
+        X[rng.random((n, d)) < 0.1] = np.nan
+    tree = DecisionTreeClassifier(min_samples_leaf=min_leaf).fit(X, y)
+    t = tree.tree_
+    paths = tree.decision_path(X).tocsc()
+    n_checked = 0
+    for node in range(t.node_count):
+        rows = paths[:, node].nonzero()[0]
+        assert len(rows) == t.n_node_samples[node]
+        ref = brute_force_split(X[rows], y[rows], k, min_leaf)
+        if t.kind[node] == KIND_LEAF:
+            assert ref is None or len(np.unique(y[rows])) == 1
+            continue
+        gain, f, thr, _ = ref
+        assert t.kind[node] == KIND_THRESHOLD
+        assert t.gain[node] == pytest.approx(gain, abs=1e-9)
+        assert (t.feature[node], t.threshold[node]) == (f, thr)
+        n_checked += 1
+    assert n_checked > 5
+
+
+# ------------------------------------------------------------------ against scikit-learn
+
+def numeric_problem(n, seed=0, d=8):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n)
+    return X, (score > 0).astype(int) + (X[:, 3] > 1)
+
+
+def test_accuracy_matches_sklearn_on_numeric_data():
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    X, y = numeric_problem(30000)
+    Xt, yt = numeric_problem(30000, seed=1)
+    for limits in ({"min_samples_leaf": 5}, {"max_depth": 6}, {"max_leaf_nodes": 50}):
+        ours = DecisionTreeClassifier(**limits).fit(X, y).score(Xt, yt)
+        theirs = SkTree(criterion="entropy", random_state=0, **limits).fit(X, y).score(Xt, yt)
+        assert abs(ours - theirs) <= 0.01, limits
+
+
+def test_max_depth_one_matches_sklearn_stump_exactly():
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    X, y = numeric_problem(2000, seed=3)
+    ours = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    theirs = SkTree(criterion="entropy", max_depth=1).fit(X, y)
+    assert ours.tree_.feature[0] == theirs.tree_.feature[0]
+    assert ours.tree_.threshold[0] == pytest.approx(theirs.tree_.threshold[0])
+
+
+def categorical_problem(n, seed):
+    rng = np.random.default_rng(seed)
+    levels = np.array(list("abcdefgh"), dtype=object)
+    codes = rng.integers(0, 8, size=(n, 4))
+    X = levels[codes]
+    signal = (codes[:, 0] % 3 == 0) ^ (codes[:, 1] > 4)
+    y = np.where(rng.random(n) < 0.1, ~signal, signal).astype(int)
+    return X, y
+
+
+def test_multiway_categorical_at_least_as_accurate_as_sklearn_one_hot():
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    X, y = categorical_problem(4000, 0)
+    Xt, yt = categorical_problem(4000, 1)
+    ours = DecisionTreeClassifier(min_samples_leaf=5).fit(X, y).score(Xt, yt)
+    enc = OneHotEncoder(handle_unknown="ignore").fit(X)
+    theirs = SkTree(criterion="entropy", min_samples_leaf=5, random_state=0).fit(
+        enc.transform(X), y).score(enc.transform(Xt), yt)
+    assert ours >= theirs - 1e-12
+
+
+def test_regressor_rmse_matches_sklearn():
+    from sklearn.tree import DecisionTreeRegressor as SkTree
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 6))
+    f = lambda X: np.sin(X[:, 0]) * 3 + X[:, 1] * X[:, 2]  # noqa: E731
+    y = f(X) + rng.normal(scale=0.5, size=len(X))
+    Xt = rng.normal(size=(20000, 6))
+    yt = f(Xt) + rng.normal(scale=0.5, size=len(Xt))
+    for limits in ({"min_samples_leaf": 5}, {"max_depth": 8}):
+        ours = DecisionTreeRegressor(**limits).fit(X, y).predict(Xt)
+        theirs = SkTree(random_state=0, **limits).fit(X, y).predict(Xt)
+        rmse = lambda p: np.sqrt(np.mean((p - yt) ** 2))  # noqa: E731
+        assert rmse(ours) == pytest.approx(rmse(theirs), rel=0.01), limits
+
+
+def test_regressor_stump_is_the_variance_reduction_optimum():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=200)
+    y = np.where(x > 0.3, 2.0, -1.0) + 0.1 * rng.normal(size=200)
+    tree = DecisionTreeRegressor(max_depth=1).fit(x.reshape(-1, 1), y)
+    xs = np.sort(x)
+    mids = xs[:-1] + np.diff(xs) / 2
+    sse = [((y[x < t] - y[x < t].mean()) ** 2).sum() + ((y[x >= t] - y[x >= t].mean()) ** 2).sum()
+           for t in mids]
+    assert tree.tree_.threshold[0] == pytest.approx(mids[int(np.argmin(sse))])
+    assert tree.predict([[5.0]])[0] == pytest.approx(y[x >= tree.tree_.threshold[0]].mean())
+
+
+# ------------------------------------------------------------------ missing and unseen values
+
+def test_missing_values_go_to_the_learned_side():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=300)
+    y = (x > 0).astype(int)
+    x[:40] = np.nan
+    y[:40] = 1  # rows with x missing behave like the positive side
+    tree = DecisionTreeClassifier(max_depth=1).fit(x.reshape(-1, 1), y)
+    assert tree.predict([[np.nan]])[0] == 1
+    y[:40] = 0
+    tree = DecisionTreeClassifier(max_depth=1).fit(x.reshape(-1, 1), y)
+    assert tree.predict([[np.nan]])[0] == 0
+
+
+def test_categorical_missing_and_unseen_take_the_majority_path():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"color": ["red"] * 6 + ["blue"] * 3 + [None],
+                      "size": np.arange(10.0)})
+    y = np.array([1] * 6 + [0] * 3 + [1])
+    tree = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert tree.tree_.feature[0] == 0 and tree.get_n_leaves() == 2
+    Xt = pd.DataFrame({"color": ["purple", None, "blue"], "size": [0.0, 0.0, 0.0]})
+    assert tree.predict(Xt).tolist() == [1, 1, 0]  # "red" is the majority path
+
+
+def test_category_dtype_and_explicit_categorical_columns():
+    pd = pytest.importorskip("pandas")
+    X, y = load_lecture_mpg(return_X_y=True, as_frame=True)
+    a = DecisionTreeClassifier().fit(X.astype("category"), y)
+    b = DecisionTreeClassifier().fit(X, y)
+    assert (a.predict(X) == b.predict(X)).all()
+    codes = np.column_stack([pd.factorize(X[c])[0] for c in X.columns]).astype(float)
+    c = DecisionTreeClassifier(categorical_features=list(range(7))).fit(codes, y)
+    assert c.get_n_leaves() == b.get_n_leaves()
+    with pytest.raises(ValueError, match="nope"):
+        DecisionTreeClassifier(categorical_features=["nope"]).fit(X, y)
+
+
+# ------------------------------------------------------------------ API
+
+def test_limits_are_respected():
+    X, y = numeric_problem(3000)
+    assert DecisionTreeClassifier(max_depth=3).fit(X, y).get_depth() == 3
+    assert DecisionTreeClassifier(max_leaf_nodes=17).fit(X, y).get_n_leaves() == 17
+    tree = DecisionTreeClassifier(min_samples_leaf=20).fit(X, y)
+    leaves = tree.tree_.kind == KIND_LEAF
+    assert tree.tree_.n_node_samples[leaves].min() >= 20
+    with pytest.raises(ValueError, match="max_pchance"):
+        DecisionTreeClassifier(max_pchance=2).fit(X, y)
+    with pytest.raises(ValueError, match="min_samples_leaf"):
+        DecisionTreeClassifier(min_samples_leaf=0).fit(X, y)
+
+
+def test_apply_decision_path_proba_importances_pickle():
+    X, y = numeric_problem(1000)
+    tree = DecisionTreeClassifier(max_depth=5).fit(X, y)
+    leaves = tree.apply(X)
+    assert (tree.tree_.kind[leaves] == KIND_LEAF).all()
+    path = tree.decision_path(X)
+    assert (path[np.arange(len(X)), leaves] == 1).all() and (path[:, 0].toarray() == 1).all()
+    proba = tree.predict_proba(X)
+    counts = tree.tree_.value[leaves]
+    np.testing.assert_allclose(proba, counts / counts.sum(1, keepdims=True))
+    imp = tree.feature_importances_
+    assert imp.sum() == pytest.approx(1.0) and imp[[0, 1, 2, 3]].sum() > 0.9
+    again = pickle.loads(pickle.dumps(tree))
+    assert (again.predict_proba(X) == proba).all()
+    assert (tree.predict(X.astype(np.float32)) == DecisionTreeClassifier(max_depth=5).fit(
+        X.astype(np.float32), y).predict(X.astype(np.float32))).all()
+
+
+def test_export_text_reads_like_the_lectures():
+    X, y = maker_table()
+    text = export_text(DecisionTreeClassifier().fit(X, y), feature_names=["maker"])
+    assert text.splitlines() == [
+        "maker = america: predict good (bad: 0, good: 10)",
+        "maker = asia: predict good (bad: 2, good: 5)",
+        "maker = europe: predict bad (bad: 2, good: 2)",
+    ]
+    Xn, yn = load_xor()
+    lines = export_text(DecisionTreeClassifier().fit(Xn, yn)).splitlines()
+    assert lines[0] == "x0 < 0.5" and lines[1] == "|   x1 < 0.5: predict 0 (0: 1, 1: 0)"
+
+
+def test_plot_tree_draws():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    X, y = load_xor()
+    ax = plot_tree(DecisionTreeClassifier().fit(X, y))
+    assert len(ax.texts) >= 7
