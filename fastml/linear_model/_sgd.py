@@ -128,6 +128,8 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
             if validation is not None:
                 shown["validation"] = watched
             bar.update(**shown)
+            if stop_without_updates and updates == 0:
+                return epoch + 1 - first_epoch, curve
             if use_tol:
                 stale = stale + 1 if watched > best - tol else 0
                 best = min(best, watched)
