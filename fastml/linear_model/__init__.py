@@ -3,6 +3,7 @@ ridge / polynomial regression. Every online learner here runs the one SGD loop o
 fastml/_core/_sgd.pyx through the driver in _sgd.py."""
 from ._logistic import LogisticRegression
 from ._perceptron import KernelPerceptron, Perceptron
+from ._svm import LinearSVM
 
 __all__ = ["LogisticRegression"]
-__all__ += ["Perceptron", "KernelPerceptron"]
+__all__ += ["Perceptron", "KernelPerceptron", "LinearSVM"]

@@ -1,0 +1,170 @@
+"""The linear SVM of lectures 001 and 003: minimize the average hinge loss plus an L2 penalty,
+
+    (1/N) sum_i max(0, 1 - y_i (w.x_i + b)) + (alpha / 2) ||w||^2,
+
+y in {-1, +1} (one-vs-rest for more classes, summing the outputs' losses; b not penalized).
+This is scikit-learn's SGDClassifier(loss="hinge", alpha=alpha) objective and LinearSVC's with
+C = 1 / (alpha N); in 001's "lambda R(w)" form, lambda = alpha / 2.
+
+Two solvers, both from 003: "sgd" is the per-example subgradient step (the shared SGD loop with
+loss="hinge"), "subgradient" the batch "Subgradient Descent for Hinge Minimization", one fused
+pass over X per step (fastml/_core/_subgradient.pyx).
+"""
+import numpy as np
+
+from .._base import ConvergenceWarning, available_if
+from .._core import _subgradient
+from .._validation import check_param, check_sample_weight, check_X_y, check_n_features
+from ._base import one_vs_rest_outputs
+from ._perceptron import _OnlineLinearClassifier
+from ._sgd import SCHEDULES, _optimal_t0
+
+SOLVERS = ("sgd", "subgradient")
+BATCH_SCHEDULES = ("optimal", "inverse", "constant")
+
+
+class LinearSVM(_OnlineLinearClassifier):
+    """Linear support vector machine: hinge loss + (alpha/2) ||w||^2 by subgradient methods.
+
+    Parameters
+    ----------
+    alpha : float, default 1e-4
+        L2 strength (> 0).
+    solver : "sgd" (default) or "subgradient"
+        "sgd": one row per step through the shared SGD loop (supports partial_fit, averaging,
+        dense and CSR rows). "subgradient": full-batch subgradient descent, each step one fused
+        pass over X (threads over row blocks with n_jobs); reports the best iterate seen, since
+        a subgradient step need not decrease the objective.
+    learning_rate : str, default "optimal"
+        "optimal" 1/(alpha (t0 + t)) (Bottou's; the strongly convex rate), "inverse" eta0/t,
+        "constant" eta0; "sgd" also takes "decay" and "adagrad". t counts steps (rows for "sgd",
+        passes for "subgradient").
+    eta0 : float, default 0.01
+    max_iter : int, default 1000
+        Epochs of "sgd", steps of "subgradient".
+    tol : float or None, default 1e-4
+        Stop when the objective ("subgradient") or the epoch's mean hinge loss ("sgd") has not
+        improved by tol for n_iter_no_change iterations. None or 0 runs max_iter.
+    n_iter_no_change : int, default 5
+    average : bool or int, default False
+        "sgd": report the average of the iterates (an int starts it after that many steps).
+    shuffle : bool, default True
+    fit_intercept : bool, default True
+    random_state : int, Generator or None
+    verbose : int, default 0
+    n_jobs : int or None
+        Threads of the "subgradient" kernel (None = 1, -1 = all cores).
+
+    Attributes: coef_, intercept_, classes_, n_iter_, loss_curve_ (objective per step for
+    "subgradient", mean hinge loss per epoch for "sgd"), n_features_in_.
+    """
+
+    def __init__(self, alpha=1e-4, solver="sgd", learning_rate="optimal", eta0=0.01,
+                 max_iter=1000, tol=1e-4, n_iter_no_change=5, average=False, shuffle=True,
+                 fit_intercept=True, random_state=None, verbose=0, n_jobs=None):
+        self.alpha = alpha
+        self.solver = solver
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.average = average
+        self.shuffle = shuffle
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        super()._check_params()
+        check_param("solver", self.solver, choices=SOLVERS)
+        check_param("alpha", self.alpha, low=0.0, low_inclusive=False)
+        check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
+        check_param("learning_rate", self.learning_rate,
+                    choices=SCHEDULES if self.solver == "sgd" else BATCH_SCHEDULES)
+
+    def _engine_options(self):
+        return dict(loss="hinge", learning_rate=self.learning_rate, eta0=self.eta0,
+                    alpha=self.alpha)
+
+    def fit(self, X, y, sample_weight=None):
+        """Minimize the regularized mean hinge loss on X (dense or CSR) and labels y."""
+        if self.solver == "sgd":
+            return super().fit(X, y, sample_weight)
+        self._check_params()
+        X, y = check_X_y(X, y, accept_sparse=True)
+        check_n_features(self, X, reset=True)
+        codes = self._encode_labels(y)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        self._engine = None
+        self._fit_subgradient(X, codes, sw)
+        return self
+
+    @available_if(lambda self: self.solver == "sgd", "needs solver='sgd'")
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+    def objective(self, X, y, sample_weight=None):
+        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2."""
+        self._check_is_fitted("coef_")
+        X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype)
+        check_n_features(self, X, reset=False)
+        codes = self._encode_known_labels(y)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        hinge = self._hinge_sum(X, codes, sw, self.coef_, self.intercept_)[0]
+        return hinge / sw.sum() + 0.5 * self.alpha * float(np.sum(self.coef_.astype(float) ** 2))
+
+    def _hinge_sum(self, X, codes, sw, W, b):
+        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
+        gW, gb = np.empty(W.shape), np.empty(W.shape[0])
+        total = _subgradient.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
+                                       _subgradient.LOSSES["hinge"], label_offset,
+                                       self._threads())
+        return total, gW, gb
+
+    def _threads(self):
+        if self.n_jobs is None:
+            return 1
+        import os
+        return (os.cpu_count() or 1) if self.n_jobs < 0 else max(1, int(self.n_jobs))
+
+    def _step_size(self, t):
+        if self.learning_rate == "optimal":
+            return 1.0 / (self.alpha * (_optimal_t0("hinge", self.alpha) + t - 1.0))
+        if self.learning_rate == "inverse":
+            return self.eta0 / t
+        return self.eta0
+
+    def _fit_subgradient(self, X, codes, sw):
+        """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w),
+        keeping the best iterate (the objective is evaluated in the same pass)."""
+        n_outputs, _ = one_vs_rest_outputs(len(self.classes_))
+        W = np.zeros((n_outputs, X.shape[1]), dtype=X.dtype)
+        b = np.zeros(n_outputs, dtype=X.dtype)
+        total_weight = float(sw.sum())
+        best, best_W, best_b, stale, curve = np.inf, W.copy(), b.copy(), 0, []
+        use_tol = bool(self.tol)
+        for t in range(1, self.max_iter + 1):
+            hinge, gW, gb = self._hinge_sum(X, codes, sw, W, b)
+            objective = hinge / total_weight + 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
+            curve.append(objective)
+            if self.verbose:
+                print(f"[LinearSVM] subgradient step {t}: objective {objective:.8g}")
+            stale = stale + 1 if objective > best - (self.tol or 0.0) else 0
+            if objective < best:
+                best, best_W, best_b = objective, W.copy(), b.copy()
+            if use_tol and stale >= self.n_iter_no_change:
+                break
+            eta = self._step_size(t)
+            W = (W - eta * (gW / total_weight + self.alpha * W)).astype(X.dtype)
+            if self.fit_intercept:
+                b = (b - eta * gb / total_weight).astype(X.dtype)
+        else:
+            if use_tol:
+                import warnings
+                warnings.warn(f"LinearSVM(solver='subgradient') reached max_iter={self.max_iter} "
+                              f"before the objective settled; raise max_iter", ConvergenceWarning)
+        self.coef_, self.intercept_ = best_W, best_b
+        self.n_iter_ = len(curve)
+        self.loss_curve_ = curve

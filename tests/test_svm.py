@@ -1,0 +1,125 @@
+"""LinearSVM: the hinge objective against scikit-learn's at matched regularization, the batch
+subgradient kernel against numpy, 003's batch update, and bad input."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastml import losses
+from fastml._core import _subgradient
+from fastml.linear_model._svm import LinearSVM
+
+
+def breast_cancer():
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, y = datasets.load_breast_cancer(return_X_y=True)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
+def hinge_objective(X, y, w, b, alpha):
+    """001/003: mean hinge loss with y in {-1, +1} plus (alpha / 2) ||w||^2."""
+    t = np.where(y == 1, 1.0, -1.0)
+    return losses.hinge_loss(X @ w + b, t).mean() + 0.5 * alpha * w @ w
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("solver,extra", [("sgd", {}), ("sgd", {"average": True}),
+                                          ("subgradient", {})])
+def test_reaches_sklearn_hinge_objective_within_1_percent(fit_intercept, solver, extra):
+    svm = pytest.importorskip("sklearn.svm")
+    X, y = breast_cancer()
+    alpha = 0.01
+    # LinearSVC(loss="hinge"): C sum hinge + 1/2 ||w||^2 = C N (mean hinge + 1/(2 C N) ||w||^2),
+    # so C = 1 / (alpha N). A large intercept_scaling leaves the intercept (almost) free.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = svm.LinearSVC(loss="hinge", C=1.0 / (alpha * len(X)), fit_intercept=fit_intercept,
+                            intercept_scaling=100.0, tol=1e-10, max_iter=200_000).fit(X, y)
+    best = hinge_objective(X, y, ref.coef_.ravel(),
+                           ref.intercept_[0] if fit_intercept else 0.0, alpha)
+    model = LinearSVM(alpha=alpha, solver=solver, fit_intercept=fit_intercept, max_iter=1000,
+                      tol=None, random_state=0, **extra).fit(X, y)
+    ours = hinge_objective(X, y, model.coef_.ravel(), model.intercept_[0], alpha)
+    assert ours == pytest.approx(model.objective(X, y), rel=1e-12)
+    assert ours <= 1.01 * best
+    assert ours >= 0.999 * best          # the reference is (near) optimal: a sanity check
+    assert model.score(X, y) > 0.97
+
+
+def test_sgd_solver_is_sklearn_sgdclassifier_on_a_fixed_order():
+    linear_model = pytest.importorskip("sklearn.linear_model")
+    X, y = breast_cancer()
+    ours = LinearSVM(alpha=1e-3, max_iter=3, tol=None, shuffle=False).fit(X, y)
+    theirs = linear_model.SGDClassifier(loss="hinge", alpha=1e-3, max_iter=3, tol=None,
+                                        shuffle=False, learning_rate="optimal").fit(X, y)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("K", [1, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_subgradient_kernel_matches_numpy(K, sparse):
+    rng = np.random.default_rng(K)
+    X = rng.normal(size=(700, 6))
+    X[X < -0.5] = 0.0
+    codes = rng.integers(0, 2 if K == 1 else K, size=700)
+    W, b = rng.normal(size=(K, 6)) * 0.5, rng.normal(size=K) * 0.5
+    sw = rng.uniform(0.5, 2.0, size=700)
+    T = np.where(codes == 1, 1.0, -1.0)[:, None] if K == 1 else \
+        np.where(codes[:, None] == np.arange(K), 1.0, -1.0)
+    M = X @ W.T + b
+    want_loss = np.sum(sw[:, None] * losses.hinge_loss(M, T))
+    R = sw[:, None] * losses.hinge_gradient(M, T)
+    gW, gb = np.empty((K, 6)), np.empty(K)
+    for threads in (1, 2):
+        got = _subgradient.loss_grad(sp.csr_matrix(X) if sparse else X,
+                                     codes.astype(np.float64), sw, W, b, gW, gb,
+                                     _subgradient.LOSSES["hinge"], 1 if K == 1 else 0, threads)
+        np.testing.assert_allclose(got, want_loss, rtol=1e-12)
+        np.testing.assert_allclose(gW, R.T @ X, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(gb, R.sum(axis=0), rtol=1e-12, atol=1e-12)
+
+
+def test_subgradient_solver_takes_003s_batch_steps():
+    # w <- w - eta ((1/N) sum_i 1[y_i w.x_i < 1] (-y_i x_i) + alpha w), constant eta
+    X, y = breast_cancer()
+    t = np.where(y == 1, 1.0, -1.0)
+    alpha, eta, steps = 0.01, 0.1, 7
+    w, b, history = np.zeros(X.shape[1]), 0.0, []
+    for _ in range(steps):
+        history.append(hinge_objective(X, y, w, b, alpha))
+        g = losses.hinge_gradient(X @ w + b, t)
+        w, b = w - eta * (X.T @ g / len(X) + alpha * w), b - eta * g.mean()
+    model = LinearSVM(alpha=alpha, solver="subgradient", learning_rate="constant", eta0=eta,
+                      max_iter=steps, tol=None).fit(X, y)
+    np.testing.assert_allclose(model.loss_curve_, history, rtol=1e-12)
+    best = int(np.argmin(history))
+    assert model.objective(X, y) == pytest.approx(history[best], rel=1e-12)
+
+
+def test_multiclass_csr_and_partial_fit():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 5))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3], axis=1)]
+    dense = LinearSVM(alpha=1e-3, random_state=0, max_iter=20, tol=None).fit(X, y)
+    sparse = LinearSVM(alpha=1e-3, random_state=0, max_iter=20, tol=None).fit(
+        sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    assert dense.coef_.shape == (3, 5) and dense.score(X, y) > 0.9
+    batch = LinearSVM(alpha=1e-3, solver="subgradient", max_iter=300, n_jobs=2).fit(X, y)
+    assert batch.score(X, y) > 0.9
+    online = LinearSVM(alpha=1e-3, shuffle=False)
+    for _ in range(2):
+        online.partial_fit(X, y, classes=["a", "b", "c"])
+    assert online.n_iter_ == 2
+    assert not hasattr(LinearSVM(solver="subgradient"), "partial_fit")
+
+
+def test_bad_parameters_are_named():
+    X, y = breast_cancer()
+    for bad in (dict(solver="newton"), dict(alpha=0.0), dict(eta0=-1.0),
+                dict(solver="subgradient", learning_rate="adagrad")):
+        with pytest.raises(ValueError, match=list(bad)[-1]):
+            LinearSVM(**bad).fit(X, y)
