@@ -255,7 +255,7 @@ def _log_loss(y, proba, classes, eps=1e-15):
     column = {c: j for j, c in enumerate(classes.tolist())}
     idx = np.array([column.get(v, -1) for v in y.tolist()])
     p = np.where(idx >= 0, proba[np.arange(len(y)), np.maximum(idx, 0)], 0.0)
-    return float(-np.mean(np.log(np.clip(p, eps, 1.0))))
+    return float(-np.mean(np.log(np.clip(p, eps, 1.0)))) + 0.0  # + 0.0: no "-0.0000"
 
 
 def format_metrics(label, values):
