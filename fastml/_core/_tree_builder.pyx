@@ -575,7 +575,7 @@ cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *ch
         memcpy(val, b.tmp_val, n * sizeof(double))
 
 
-cdef int split_node(Builder *b, Tree *t, Item *item, Item *stack, int *n_stack,
+cdef int split_node(Builder *b, Tree *t, Item *item, Item **stack, int *n_stack, int *cap,
                     long *child_size, long *offset) noexcept nogil:
     """Turn item's node into an internal node, partition its rows and create the children
     (pushed on the stack in reverse, so the first child is grown next). Returns the number
@@ -604,7 +604,11 @@ cdef int split_node(Builder *b, Tree *t, Item *item, Item *stack, int *n_stack,
         if r < 0:
             return -1
         if r == 1:
-            stack[n_stack[0]] = child_item
+            if n_stack[0] == cap[0]:
+                if grow(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
+                    return -1
+                cap[0] *= 2
+            stack[0][n_stack[0]] = child_item
             n_stack[0] += 1
         lo += child_size[c]
     # children table: threshold nodes [left, right]; categorical nodes one entry per level
@@ -635,7 +639,8 @@ cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
 
 cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
     """Depth-first growth (best-first by gain when max_leaf_nodes is set)."""
-    cdef Item *stack = <Item *> malloc((b.m + 2) * sizeof(Item))
+    cdef int cap = 256
+    cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
     cdef long *child_size = <long *> malloc((b.max_levels + 2) * sizeof(long))
     cdef long *offset = <long *> malloc((b.max_levels + 2) * sizeof(long))
     cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
@@ -666,7 +671,7 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
             item = stack[n_stack - 1]
             n_stack -= 1
         before = n_stack
-        k = split_node(b, t, &item, stack, &n_stack, child_size, offset)
+        k = split_node(b, t, &item, &stack, &n_stack, &cap, child_size, offset)
         if k < 0:
             n_stack = -1
             break

@@ -121,10 +121,10 @@ def resolve_max_features(max_features, n_features):
     return max(1, int(max_features * n_features))
 
 
-class BaseDecisionTree(BaseEstimator):
-    """Validation, encoding and the builder call shared by the classifier and the regressor."""
+class EncodedInput:
+    """Parameter checks and the tabular encoding shared by trees and forests."""
 
-    _allows_nan = True
+    _fitted_attr = "tree_"
 
     def _limits(self, n_features):
         check_param("criterion", self.criterion, choices=self._criteria)
@@ -150,21 +150,36 @@ class BaseDecisionTree(BaseEstimator):
         return Xe
 
     def _encode(self, X):
-        self._check_is_fitted("tree_")
+        self._check_is_fitted(self._fitted_attr)
         if X is None:
             raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
         Xe = self._encoder.transform(X)
         check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=False)
         return Xe
 
+    def _n_levels(self):
+        return np.array([len(c) if c is not None else 0 for c in self.categories_],
+                        dtype=np.int32)
+
+    @staticmethod
+    def _check_lengths(Xe, y):
+        if len(y) != Xe.shape[0]:
+            raise ValueError(f"X and y have different numbers of samples: X has {Xe.shape[0]}, "
+                             f"y has {len(y)}")
+
+
+class BaseDecisionTree(EncodedInput, BaseEstimator):
+    """The builder call and the inspection methods shared by the classifier and regressor."""
+
+    _allows_nan = True
+
     def _grow(self, Xe, y, n_classes):
         limits = self._limits(Xe.shape[1])
         rng = check_random_state(self.random_state)
         Xf = np.ascontiguousarray(Xe.T)
-        n_levels = np.array([len(c) if c is not None else 0 for c in self.categories_],
-                            dtype=np.int32)
         self.tree_ = grow_tree(Xf, presort(Xf), None, y, self.categorical_mask_.astype(np.uint8),
-                               n_levels, n_classes=n_classes, seed=seed_from(rng), **limits)
+                               self._n_levels(), n_classes=n_classes, seed=seed_from(rng),
+                               **limits)
 
     # ------------------------------------------------------------------ inspection
     def apply(self, X):
@@ -230,9 +245,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     def fit(self, X, y):
         Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
-        if len(codes) != Xe.shape[0]:
-            raise ValueError(f"X and y have different numbers of samples: X has {Xe.shape[0]}, "
-                             f"y has {len(codes)}")
+        self._check_lengths(Xe, codes)
         check_param("max_pchance", self.max_pchance, low=0, high=1, allow_none=True)
         self.n_classes_ = len(self.classes_)
         self._grow(Xe, codes.astype(np.int32), self.n_classes_)
@@ -254,7 +267,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
@@ -279,9 +293,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     def fit(self, X, y):
         Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
-        if len(y) != Xe.shape[0]:
-            raise ValueError(f"X and y have different numbers of samples: X has {Xe.shape[0]}, "
-                             f"y has {len(y)}")
+        self._check_lengths(Xe, y)
         self._grow(Xe, np.ascontiguousarray(y), 1)
         return self
 

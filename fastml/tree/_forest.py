@@ -1,0 +1,223 @@
+"""Random forests (001: "use ensembles of different trees"): each tree is grown by the same
+compiled builder on a bootstrap sample, trying `max_features` random attributes per node.
+
+Speed: the features are sorted once for the whole forest; a tree's sorted lists are that one
+order with each row repeated as often as the bootstrap drew it (no sort per tree). The builder
+runs without the GIL, so `n_jobs` threads grow trees in parallel; prediction also runs the
+trees in threads. Out-of-bag: each row is predicted by the trees whose sample missed it
+(`oob_score=True` gives `oob_score_` and `oob_decision_function_` / `oob_prediction_`).
+"""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._validation import check_param, check_random_state, check_target, seed_from
+from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
+                       presort)
+
+__all__ = ["RandomForestClassifier", "RandomForestRegressor"]
+
+
+def n_threads(n_jobs):
+    if n_jobs is None:
+        return 1
+    check_param("n_jobs", n_jobs, integer=True)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be a positive number of threads, or -1 for all cores")
+    return os.cpu_count() or 1 if n_jobs < 0 else int(n_jobs)
+
+
+class BaseForest(EncodedInput, BaseEstimator):
+    _allows_nan = True
+    _fitted_attr = "estimators_"
+
+    def _fit_forest(self, X, y_kernel, n_outputs):
+        check_param("n_estimators", self.n_estimators, low=1, integer=True)
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
+                             "otherwise)")
+        Xe = self._Xe
+        limits = self._limits(Xe.shape[1])
+        Xf = np.ascontiguousarray(Xe.T)
+        order = presort(Xf)
+        is_cat = self.categorical_mask_.astype(np.uint8)
+        n_levels = self._n_levels()
+        rng = check_random_state(self.random_state)
+        seeds = [seed_from(rng) for _ in range(self.n_estimators)]
+        n = Xe.shape[0]
+
+        def grow_one(seed):
+            tree_rng = np.random.default_rng(seed)
+            counts = None
+            if self.bootstrap:
+                counts = np.bincount(tree_rng.integers(0, n, n), minlength=n).astype(np.int32)
+            tree = grow_tree(Xf, order, counts, y_kernel, is_cat, n_levels,
+                             n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
+            return tree, counts
+
+        with ThreadPoolExecutor(n_threads(self.n_jobs)) as pool:
+            grown = list(pool.map(grow_one, seeds))
+        self.estimators_ = [self._wrap(tree) for tree, _ in grown]
+        if self.oob_score:
+            self._set_oob(Xe, [counts == 0 for _, counts in grown])
+        del self._Xe
+        return self
+
+    def _wrap(self, tree):
+        """A fitted single-tree estimator around a grown tree (to inspect or export it)."""
+        est = self._tree_class(**{k: getattr(self, k) for k in self._tree_params})
+        for name in ("n_features_in_", "categorical_mask_", "categories_", "_encoder",
+                     "feature_names_in_", "classes_", "n_classes_"):
+            if hasattr(self, name):
+                setattr(est, name, getattr(self, name))
+        est.tree_ = tree
+        return est
+
+    def _per_tree(self, Xe, fn):
+        """Sum of fn(tree_estimator, Xe) over the trees, computed in threads."""
+        self._check_is_fitted("estimators_")
+        with ThreadPoolExecutor(n_threads(self.n_jobs)) as pool:
+            parts = list(pool.map(lambda est: fn(est, Xe), self.estimators_))
+        return np.sum(parts, axis=0)
+
+    @property
+    def feature_importances_(self):
+        """Mean over the trees of their total-information-gain importances."""
+        self._check_is_fitted("estimators_")
+        return np.mean([est.feature_importances_ for est in self.estimators_], axis=0)
+
+    def apply(self, X):
+        """(n_samples, n_estimators) leaf ids."""
+        self._check_is_fitted("estimators_")
+        Xe = self._encode(X)
+        return np.column_stack([est.tree_.apply(Xe)[0] for est in self.estimators_])
+
+
+_FOREST_DOC = """
+    Parameters
+    ----------
+    n_estimators : number of trees.
+    criterion, max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
+    categorical_features : as for the single tree.
+    max_features : features tried per node ("sqrt" by default for classification, 1.0 =
+        all for regression, as in scikit-learn).
+    bootstrap : grow each tree on a bootstrap sample of the rows.
+    oob_score : score each row with the trees that did not see it.
+    n_jobs : threads that grow (and predict with) the trees; None = 1, -1 = all cores.
+    random_state : seed of the bootstrap samples and the feature draws.
+"""
+
+
+class RandomForestClassifier(ClassifierMixin, BaseForest):
+    __doc__ = "A random forest of information-gain trees (001)." + _FOREST_DOC
+    _tree_class = DecisionTreeClassifier
+    _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
+                    "max_leaf_nodes", "categorical_features", "max_features")
+    _criteria = DecisionTreeClassifier._criteria
+
+    def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
+                 max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
+                 categorical_features="auto", random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self._Xe = self._encode_fit(X)
+        codes = self._encode_labels(y)
+        self._check_lengths(self._Xe, codes)
+        self.n_classes_ = len(self.classes_)
+        return self._fit_forest(X, codes.astype(np.int32), self.n_classes_)
+
+    def _set_oob(self, Xe, oob_masks):
+        total = np.zeros((Xe.shape[0], self.n_classes_))
+        for est, mask in zip(self.estimators_, oob_masks):
+            if mask.any():
+                total[mask] += est._proba(Xe[mask])
+        seen = total.sum(axis=1) > 0
+        with np.errstate(invalid="ignore"):
+            self.oob_decision_function_ = total / total.sum(axis=1, keepdims=True)
+        y_codes = self._oob_codes
+        self.oob_score_ = float((np.argmax(total[seen], axis=1) == y_codes[seen]).mean())
+
+    def _fit_forest(self, X, y_kernel, n_outputs):
+        self._oob_codes = y_kernel
+        try:
+            return super()._fit_forest(X, y_kernel, n_outputs)
+        finally:
+            del self._oob_codes
+
+    def predict_proba(self, X):
+        """Mean over the trees of their leaf class frequencies."""
+        self._check_is_fitted("estimators_")
+        Xe = self._encode(X)
+        return self._per_tree(Xe, lambda est, Xe: est._proba(Xe)) / len(self.estimators_)
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+class RandomForestRegressor(RegressorMixin, BaseForest):
+    __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC
+    _tree_class = DecisionTreeRegressor
+    _tree_params = RandomForestClassifier._tree_params
+    _criteria = DecisionTreeRegressor._criteria
+
+    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
+                 max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 categorical_features="auto", random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self._Xe = self._encode_fit(X)
+        y = check_target(y, numeric=True).astype(np.float64)
+        self._check_lengths(self._Xe, y)
+        self._y = np.ascontiguousarray(y)
+        try:
+            return self._fit_forest(X, self._y, 1)
+        finally:
+            del self._y
+
+    def _set_oob(self, Xe, oob_masks):
+        total, hits = np.zeros(Xe.shape[0]), np.zeros(Xe.shape[0])
+        for est, mask in zip(self.estimators_, oob_masks):
+            if mask.any():
+                total[mask] += est._predict(Xe[mask])
+                hits[mask] += 1
+        seen = hits > 0
+        with np.errstate(invalid="ignore"):
+            self.oob_prediction_ = total / hits
+        y, pred = self._y[seen], self.oob_prediction_[seen]
+        ss_tot = ((y - y.mean()) ** 2).sum()
+        self.oob_score_ = float(1 - ((y - pred) ** 2).sum() / ss_tot) if ss_tot > 0 else 0.0
+
+    def predict(self, X):
+        """Mean over the trees of their leaf means."""
+        self._check_is_fitted("estimators_")
+        Xe = self._encode(X)
+        return self._per_tree(Xe, lambda est, Xe: est._predict(Xe)) / len(self.estimators_)

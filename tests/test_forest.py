@@ -1,0 +1,79 @@
+"""Random forests: accuracy against scikit-learn's forest, out-of-bag estimates, threads give
+the same forest as one thread, and the single trees are real, inspectable trees."""
+import pickle
+
+import numpy as np
+import pytest
+
+from fastml.tree import RandomForestClassifier, RandomForestRegressor, export_text
+
+pytestmark = pytest.mark.kernel
+
+
+def problem(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 8))
+    score = X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n)
+    return X, (score > 0).astype(int) + (X[:, 3] > 1)
+
+
+def test_accuracy_within_one_point_of_sklearn_forest():
+    from sklearn.ensemble import RandomForestClassifier as SkForest
+    X, y = problem(6000, 0)
+    Xt, yt = problem(6000, 1)
+    ours = RandomForestClassifier(n_estimators=60, n_jobs=2, random_state=0).fit(X, y)
+    theirs = SkForest(n_estimators=60, criterion="entropy", n_jobs=2, random_state=0).fit(X, y)
+    assert abs(ours.score(Xt, yt) - theirs.score(Xt, yt)) <= 0.01
+
+
+def test_oob_score_estimates_test_accuracy():
+    X, y = problem(4000, 2)
+    Xt, yt = problem(4000, 3)
+    forest = RandomForestClassifier(n_estimators=60, oob_score=True, random_state=0).fit(X, y)
+    assert abs(forest.oob_score_ - forest.score(Xt, yt)) < 0.03
+    assert forest.oob_decision_function_.shape == (4000, 3)
+    with pytest.raises(ValueError, match="bootstrap"):
+        RandomForestClassifier(oob_score=True, bootstrap=False).fit(X, y)
+
+
+def test_threads_give_the_same_forest():
+    X, y = problem(2000, 4)
+    one = RandomForestClassifier(n_estimators=12, n_jobs=1, random_state=3).fit(X, y)
+    two = RandomForestClassifier(n_estimators=12, n_jobs=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+    again = pickle.loads(pickle.dumps(two))
+    np.testing.assert_array_equal(again.predict_proba(X), two.predict_proba(X))
+
+
+def test_trees_are_inspectable_and_importances_sum_to_one():
+    X, y = problem(1000, 5)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    assert len(forest.estimators_) == 5
+    assert export_text(forest.estimators_[0]).count("predict") >= 2
+    assert forest.feature_importances_.sum() == pytest.approx(1.0)
+    assert forest.apply(X).shape == (1000, 5)
+
+
+def test_regressor_close_to_sklearn():
+    from sklearn.ensemble import RandomForestRegressor as SkForest
+    rng = np.random.default_rng(0)
+    X, Xt = rng.normal(size=(4000, 5)), rng.normal(size=(4000, 5))
+    f = lambda X: np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]  # noqa: E731
+    y, yt = f(X) + 0.3 * rng.normal(size=4000), f(Xt) + 0.3 * rng.normal(size=4000)
+    ours = RandomForestRegressor(n_estimators=40, oob_score=True, n_jobs=2,
+                                 random_state=0).fit(X, y)
+    theirs = SkForest(n_estimators=40, n_jobs=2, random_state=0).fit(X, y)
+    rmse = lambda m: np.sqrt(np.mean((m.predict(Xt) - yt) ** 2))  # noqa: E731
+    assert rmse(ours) == pytest.approx(rmse(theirs), rel=0.03)
+    assert abs(ours.oob_score_ - ours.score(Xt, yt)) < 0.05
+
+
+def test_categorical_and_missing_input():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    color = rng.choice(["red", "green", "blue", None], size=600)
+    x = rng.normal(size=600)
+    y = ((color == "red") | (x > 1)).astype(int)
+    X = pd.DataFrame({"color": color, "x": np.where(rng.random(600) < 0.05, np.nan, x)})
+    forest = RandomForestClassifier(n_estimators=20, max_features=None, random_state=0).fit(X, y)
+    assert forest.score(X, y) > 0.95
