@@ -78,6 +78,8 @@ ctypedef struct Scratch:
     Py_ssize_t *local     # 0, 1, 2, ...: row positions inside rows_buf
     double *y_buf         # the chunk's targets and sample weights, gathered with its rows
     double *sw_buf
+    signed char *step_log # (n_order, K) or NULL: 1 where output k stepped on the r-th row
+    Py_ssize_t log_pos    # rows logged so far (the position in `order`)
 
 
 # ---------------------------------------------------------------- step sizes
@@ -251,6 +253,10 @@ cdef int run_batch(const floating *data, const int *indptr, const int *indices,
             s.dloss[r * K + k] *= row_w
             if s.dloss[r * K + k] != 0.0:
                 row_step = True
+        if s.step_log != NULL:              # the voted perceptron's record of its mistakes
+            for k in range(K):
+                s.step_log[s.log_pos * K + k] = s.dloss[r * K + k] != 0.0
+            s.log_pos += 1
         if row_step:
             updates[0] += 1
             any_step = True
@@ -335,10 +341,12 @@ cdef bint is_identity(const Py_ssize_t[::1] order) noexcept:
 def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
               const Py_ssize_t[::1] order, floating[:, ::1] W, floating[::1] b,
               double[:, ::1] G, double[::1] Gb, double[:, ::1] A, double[::1] Ab,
-              double[::1] state, SGDConfig cfg):
+              double[::1] state, SGDConfig cfg, signed char[:, ::1] step_log=None):
     """One epoch over `order` (rows of X, dense C-contiguous or CSR) updating W, b, G, A and
     `state` in place. Returns (sum of sw_i * loss_i before each step, rows with a nonzero
-    gradient, diverged flag). G/Gb are used by adagrad, A/Ab by averaging (else shape 0)."""
+    gradient, diverged flag). G/Gb are used by adagrad, A/Ab by averaging (else shape 0).
+    step_log, if given (len(order), K), receives 1 where output k took a step on the r-th row
+    of `order` and 0 elsewhere."""
     cdef const floating[:, ::1] dense
     cdef const floating[::1] csr_data
     cdef const int[::1] csr_indptr, csr_indices
@@ -358,6 +366,10 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
         data = &dense[0, 0]
     if cfg.batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    if step_log is not None and (step_log.shape[0] != order.shape[0] or step_log.shape[1] != K):
+        raise ValueError("step_log must have shape (len(order), n_outputs)")
+    s.step_log = &step_log[0, 0] if step_log is not None and step_log.shape[0] else NULL
+    s.log_pos = 0
     cdef bint adagrad = cfg.schedule == ETA_ADAGRAD
     cdef bint gather = indices == NULL and not is_identity(order)
     cdef Py_ssize_t chunk = max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size, r

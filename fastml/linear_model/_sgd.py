@@ -58,12 +58,14 @@ class SGDEngine:
             average=averaging, average_start=0.0 if average is True else float(average or 0),
             adagrad_eps=float(adagrad_eps))
 
-    def epoch(self, X, Y, sample_weight, order, epoch_index):
-        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w)."""
+    def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
+        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w).
+        step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
+        row (the voted perceptron's mistakes)."""
         self.config["epoch"] = int(epoch_index)
         loss_sum, updates, diverged = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
-            self.state, self.config)
+            self.state, self.config, step_log)
         if diverged:
             raise FloatingPointError(
                 "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
