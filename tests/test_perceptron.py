@@ -344,3 +344,85 @@ def test_kernel_perceptron_float32_and_gamma_rules():
     for bad in (dict(kernel="cubic"), dict(gamma=-1.0), dict(budget=0), dict(degree=0)):
         with pytest.raises(ValueError, match=list(bad)[0]):
             KernelPerceptron(**bad).fit(X, codes)
+
+
+# ---------------------------------------------------------------- the voted perceptron
+
+from fastml.linear_model._perceptron import VotedPerceptron             # noqa: E402
+
+
+def voted_reference(X, t, order, epochs, fit_intercept=True):
+    """Freund & Schapire (1999), verbatim: k = 0, v_1 = 0, c_1 = 0; on a correct prediction
+    c_k += 1, on a mistake v_{k+1} = v_k + y x, c_{k+1} = 1. Binary t in {-1, +1}."""
+    Xa = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
+    v, c = [np.zeros(Xa.shape[1])], [0]
+    for _ in range(epochs):
+        for i in order:
+            if t[i] * (v[-1] @ Xa[i]) <= 0:
+                v.append(v[-1] + t[i] * Xa[i])
+                c.append(1)
+            else:
+                c[-1] += 1
+    return np.array(v), np.array(c)
+
+
+def voted_predict_reference(v, c, X, fit_intercept=True):
+    Xa = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
+    return np.array([sum(cj * np.sign(vj @ x) for vj, cj in zip(v, c)) for x in Xa])
+
+
+@pytest.mark.parametrize("integer", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_voted_perceptron_matches_freund_schapire(integer, fit_intercept):
+    X, codes = problem(n=200, d=4, seed=21, integer=integer)
+    t = np.where(codes == 1, 1.0, -1.0)
+    v, c = voted_reference(X, t, np.arange(len(X)), 3, fit_intercept)
+    model = VotedPerceptron(max_iter=3, shuffle=False, fit_intercept=fit_intercept).fit(X, codes)
+    # the zero vector v_1 never votes (its count is 0: the first example is always a mistake)
+    assert c[0] == 0
+    V = np.column_stack([model.vectors_, model.vector_intercepts_]) if fit_intercept \
+        else model.vectors_
+    np.testing.assert_array_equal(V, v[1:])
+    np.testing.assert_array_equal(model.vector_counts_, c[1:])
+    assert model.n_mistakes_ == len(v) - 1
+    Xt = problem(n=300, d=4, seed=22, integer=integer)[0]
+    votes = voted_predict_reference(v, c, Xt, fit_intercept)
+    np.testing.assert_array_equal(model.decision_function(Xt), votes)
+    np.testing.assert_array_equal(model.predict(Xt), (votes > 0).astype(int))
+
+
+def test_voted_counts_give_the_averaged_perceptron():
+    # sum_j c_j v_j / T is the average of w after every step: the averaged perceptron
+    X, codes = problem(n=200, d=4, seed=23, integer=True)
+    voted = VotedPerceptron(max_iter=4, random_state=1).fit(X, codes)
+    averaged = Perceptron(max_iter=4, tol=None, random_state=1, average=True).fit(X, codes)
+    assert voted.vector_counts_.sum() == voted.t_ == 4 * len(X)
+    np.testing.assert_array_equal(
+        voted.vector_counts_ @ voted.vectors_ / voted.t_, averaged.coef_.ravel())
+    # and the last vector is the plain perceptron's
+    plain = Perceptron(max_iter=4, tol=None, random_state=1).fit(X, codes)
+    np.testing.assert_array_equal(voted.vectors_[-1], plain.coef_.ravel())
+
+
+def test_voted_multiclass_csr_and_partial_fit():
+    X, codes = problem(n=300, d=5, n_classes=3, seed=24, integer=True)
+    labels = np.array(["x", "y", "z"])[codes]
+    dense = VotedPerceptron(max_iter=3, random_state=0).fit(X, labels)
+    sparse = VotedPerceptron(max_iter=3, random_state=0).fit(sp.csr_matrix(X), labels)
+    np.testing.assert_array_equal(dense.vectors_, sparse.vectors_)
+    np.testing.assert_array_equal(dense.decision_function(X), sparse.decision_function(X))
+    assert dense.decision_function(X).shape == (300, 3)
+    # each class's perceptron votes with its own vectors: the reference, one class at a time
+    for k in range(3):
+        t = np.where(codes == k, 1.0, -1.0)
+        mine = dense.vector_outputs_ == k
+        v = np.column_stack([dense.vectors_[mine], dense.vector_intercepts_[mine]])
+        np.testing.assert_array_equal(dense.decision_function(X)[:, k],
+                                      voted_predict_reference(v, dense.vector_counts_[mine], X))
+    online = VotedPerceptron(shuffle=False)
+    for _ in range(2):
+        online.partial_fit(X, labels, classes=["x", "y", "z"])
+    batch = VotedPerceptron(max_iter=2, shuffle=False).fit(X, labels)
+    np.testing.assert_array_equal(online.vectors_, batch.vectors_)
+    np.testing.assert_array_equal(online.vector_counts_, batch.vector_counts_)
+    assert dense.score(X, labels) > 0.8

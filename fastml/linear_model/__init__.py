@@ -2,8 +2,8 @@
 ridge / polynomial regression. Every online learner here runs the one SGD loop of
 fastml/_core/_sgd.pyx through the driver in _sgd.py."""
 from ._logistic import LogisticRegression
-from ._perceptron import KernelPerceptron, Perceptron
+from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
 from ._svm import LinearSVM
 
 __all__ = ["LogisticRegression"]
-__all__ += ["Perceptron", "KernelPerceptron", "LinearSVM"]
+__all__ += ["Perceptron", "VotedPerceptron", "KernelPerceptron", "LinearSVM"]

@@ -141,6 +141,143 @@ class Perceptron(_OnlineLinearClassifier):
         self.n_mistakes_ = self._engine.n_updates
 
 
+
+class VotedPerceptron(ClassifierMixin, BaseEstimator):
+    """Freund & Schapire's voted perceptron (003's reading, "Voting"): train the perceptron,
+    keep every weight vector v_j it passes through with its survival count c_j (the steps it
+    stayed unchanged, mistake included), and predict sign(sum_j c_j sign(v_j . x)).
+
+    Training is the perceptron's: the shared SGD loop with loss="perceptron", eta = 1, asked to
+    log which rows were mistakes; the vectors are then the running sums of y_i x_i over those
+    mistakes (the loop's own w after each of them). Several classes: one-vs-rest, each class's
+    perceptron voting on its own; predict takes the class with the largest vote.
+
+    Parameters
+    ----------
+    max_iter : int, default 10
+        Epochs (Freund & Schapire's T); stops earlier after an epoch without a mistake.
+    shuffle : bool, default True
+    fit_intercept : bool, default True
+    random_state : int, Generator or None
+    verbose : int, default 0
+
+    Attributes: vectors_ (n_vectors, n_features) and vector_intercepts_ (n_vectors,): the
+    weight vectors after each mistake; vector_counts_ (their survival counts), vector_outputs_
+    (which class's perceptron each belongs to: 0 for two classes, the class index otherwise),
+    n_mistakes_, n_iter_, t_ (steps), classes_, n_features_in_.
+    """
+
+    _accepts_sparse = True
+
+    def __init__(self, max_iter=10, shuffle=True, fit_intercept=True, random_state=None,
+                 verbose=0):
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Train from w = 0 on X (dense or CSR) and labels y of any type."""
+        check_param("max_iter", self.max_iter, low=1, integer=True)
+        X, y = check_X_y(X, y, accept_sparse=True)
+        check_n_features(self, X, reset=True)
+        codes = self._encode_labels(y)
+        self._start(X)
+        self._train(X, codes, self.max_iter)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One more epoch over (X, y); `classes` is required on the first call."""
+        check_param("max_iter", self.max_iter, low=1, integer=True)
+        first = getattr(self, "_engine", None) is None
+        X, y = check_X_y(X, y, accept_sparse=True)
+        check_n_features(self, X, reset=first)
+        if first:
+            if classes is None:
+                raise ValueError("classes must be given on the first call to partial_fit")
+            self._encode_labels(classes)
+            self._start(X)
+        self._train(X.astype(self._engine.dtype, copy=False), self._encode_known_labels(y), 1)
+        return self
+
+    def _start(self, X):
+        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
+        self._engine = SGDEngine(n_outputs, X.shape[1], X.dtype, loss="perceptron",
+                                 learning_rate="constant", eta0=1.0, alpha=0.0,
+                                 fit_intercept=self.fit_intercept, label_offset=label_offset)
+        self._rng = check_random_state(self.random_state)
+        self._mistakes = []         # per epoch: (signed rows y x, output, step) of each mistake
+        self.n_iter_ = 0
+
+    def _train(self, X, codes, epochs):
+        engine, T = self._engine, _signed_targets(codes, len(self.classes_))
+        Y, sw = labels_as_targets(codes), np.ones(X.shape[0])
+        for _ in range(epochs):
+            order = (self._rng.permutation(X.shape[0]) if self.shuffle
+                     else np.arange(X.shape[0])).astype(np.intp)
+            log = np.zeros((len(order), T.shape[1]), dtype=np.int8)
+            steps_before = engine.n_steps
+            _, updates = engine.epoch(X, Y, sw, order, self.n_iter_, log)
+            self.n_iter_ += 1
+            position, output = np.nonzero(log)          # row-major: in the order they happened
+            rows = order[position]
+            sign = T[rows, output]
+            signed = X[rows].multiply(sign[:, None]).tocsr() if hasattr(X, "tocsr") \
+                else X[rows] * sign[:, None].astype(X.dtype)
+            self._mistakes.append((signed, sign, output, steps_before + position + 1))
+            if self.verbose:
+                print(f"[VotedPerceptron] epoch {self.n_iter_}: {updates} mistakes")
+            if updates == 0 and epochs > 1:
+                break
+        self._publish()
+
+    def _publish(self):
+        """The vectors v_j = sum of y_i x_i over each output's mistakes so far (the loop's w
+        after each mistake) and their survival counts c_j = (next mistake's step) - (step)."""
+        engine = self._engine
+        n_outputs, d = engine.W.shape
+        signed = [m[0].toarray() if hasattr(m[0], "toarray") else m[0] for m in self._mistakes]
+        signed = np.concatenate(signed) if signed else np.zeros((0, d))
+        sign, output, step = (np.concatenate([m[i] for m in self._mistakes]) for i in (1, 2, 3))
+        vectors, intercepts, counts, outputs = [], [], [], []
+        for k in range(n_outputs):
+            mine = output == k
+            vectors.append(np.cumsum(signed[mine], axis=0, dtype=engine.dtype))
+            intercepts.append(np.cumsum(sign[mine]) if self.fit_intercept
+                              else np.zeros(mine.sum()))
+            counts.append(np.diff(np.append(step[mine], engine.n_steps + 1)))
+            outputs.append(np.full(mine.sum(), k))
+        self.vectors_ = np.ascontiguousarray(np.concatenate(vectors), dtype=engine.dtype)
+        self.vector_intercepts_ = np.concatenate(intercepts).astype(engine.dtype)
+        self.vector_counts_ = np.concatenate(counts).astype(np.int64)
+        self.vector_outputs_ = np.concatenate(outputs).astype(np.intp)
+        self.n_mistakes_ = engine.n_updates
+        self.t_ = engine.n_steps
+
+    def decision_function(self, X):
+        """The votes sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]),
+        else (n, n_classes). Rows in chunks so the (rows x vectors) margins stay small."""
+        self._check_is_fitted("vectors_")
+        X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype)
+        check_n_features(self, X, reset=False)
+        n_outputs = self._engine.W.shape[0]
+        ballot = np.zeros((len(self.vectors_), n_outputs))     # c_j in its output's column
+        ballot[np.arange(len(self.vectors_)), self.vector_outputs_] = self.vector_counts_
+        votes = np.zeros((X.shape[0], n_outputs))
+        chunk = int(np.clip((1 << 22) // max(len(self.vectors_), 1), 1, max(X.shape[0], 1)))
+        for first in range(0, X.shape[0], chunk):
+            margins = np.asarray(X[first:first + chunk] @ self.vectors_.T) + \
+                self.vector_intercepts_
+            votes[first:first + chunk] = np.sign(margins) @ ballot
+        return votes.ravel() if n_outputs == 1 else votes
+
+    def predict(self, X):
+        votes = self.decision_function(X)
+        codes = (votes > 0).astype(np.intp) if votes.ndim == 1 else np.argmax(votes, axis=1)
+        return self.classes_[codes]
+
+
 # ---------------------------------------------------------------- the kernelized perceptron
 
 def _signed_targets(codes, n_classes):
