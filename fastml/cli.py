@@ -15,7 +15,7 @@ estimator is usable here as soon as it is exported.
 
 Errors a user can make (a wrong path, a missing column, an unknown model or parameter, a text
 target for a regressor, a damaged model file) print one line "fastml: error: ..." on stderr
-and exit with status 2.
+and exit with status 2 (set FASTML_TRACEBACK=1 to see the traceback instead).
 """
 import argparse
 import importlib
@@ -621,6 +621,8 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (CLIError, ModelFileError, ValueError, TypeError, OSError, ImportError) as exc:
+        if os.environ.get("FASTML_TRACEBACK"):
+            raise
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"fastml: error: {message}", file=sys.stderr)
         return 2

@@ -306,3 +306,31 @@ def test_csv_reader_types_columns_the_same_with_and_without_pyarrow(work, monkey
     assert plain["color"][11] is None and plain["color"][0] in ("red", "green", "blue")
     with pytest.raises(ImportError, match="pyarrow"):
         read_table(work / "mixed.parquet")
+
+
+@pytest.mark.skipif(not HAS_TREE, reason="decision trees not in this build")
+def test_native_categorical_models_get_the_same_input_without_pandas(work, monkeypatch):
+    from fastml._tabular_io import TabularModel, take_rows
+    columns = read_table(work / "mixed.csv")
+    features = {k: v for k, v in columns.items() if k not in ("label", "value")}
+    with_pandas = TabularModel(fastml.DecisionTreeClassifier(max_depth=4)).fit(
+        features, columns["label"])
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    plain = TabularModel(fastml.DecisionTreeClassifier(max_depth=4)).fit(
+        features, columns["label"])
+    assert isinstance(plain.transform(features), np.ndarray)
+    rows = take_rows(features, np.arange(0, 300, 7))
+    np.testing.assert_array_equal(plain.predict_proba(rows), with_pandas.predict_proba(rows))
+
+
+def test_one_hot_encoding_for_numeric_models():
+    from fastml._tabular_io import TabularModel
+    columns = {"n": np.array([0.5, 1.5, 2.5]),
+               "c": np.array(["x", "y", None], dtype=object)}
+    model = TabularModel(fastml.LogisticRegression())
+    model.fit(columns, np.array([0, 1, 1]))
+    assert model.input_names() == ["n", "c=x", "c=y"]
+    new = {"n": np.array([1.0, 2.0]), "c": np.array(["y", "unseen"], dtype=object)}
+    np.testing.assert_array_equal(model.transform(new), [[1.0, 0.0, 1.0], [2.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="no column 'c'"):
+        model.transform({"n": new["n"]})
