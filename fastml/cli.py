@@ -278,7 +278,7 @@ def print_confusion(y, pred, classes, title):
         print(f"{name:>{width}}" + "".join(f"{c:>{width}d}" for c in row))
 
 
-# ---------------------------------------------------------------------------- fit / predict / evaluate
+# ---------------------------------------------------------------------------- fit, predict, evaluate
 
 def run_fit(args):
     import numpy as np

@@ -35,7 +35,8 @@ A <value> is JSON null / true / false / a number / a string, or a tagged object:
     {"$": "object_array", "shape": [...], "items": [...]}  numpy array of Python objects
                                                            (e.g. string labels), items flat
     {"$": "dtype", "value": "<f8"}  {"$": "type", "name": "float32"}  numpy dtypes and types
-    {"$": "sparse", "format": "csr" | "csc", "shape": [...], "data": .., "indices": .., "indptr": ..}
+    {"$": "sparse", "format": "csr" | "csc", "shape": [...],
+     "data": <value>, "indices": <value>, "indptr": <value>}        a scipy.sparse matrix
     {"$": "generator", "bit_generator": "PCG64", "state": <value>}   numpy random Generator
     {"$": "estimator", "class": "module:Name", "params": {...}, "state": {...}}
         a fastml estimator: built as Name(**params) (the constructor only stores its
@@ -54,7 +55,6 @@ a TypeError naming the attribute.
 """
 import hashlib
 import importlib
-import io as _io
 import json
 import os
 import re

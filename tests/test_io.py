@@ -304,3 +304,24 @@ def test_the_cli_model_wrapper_round_trips():
     again = from_bytes(to_bytes(model))
     assert again.categories_ == {"kind": ["a", "b", "c"]}
     np.testing.assert_array_equal(model.predict_proba(columns), again.predict_proba(columns))
+
+
+def test_sparse_matrices_and_fortran_arrays_in_the_state_round_trip():
+    import scipy.sparse as sp
+    est = fastml.LogisticRegression()
+    est.support_ = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    est.columns_ = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    again = from_bytes(to_bytes(est))
+    assert again.support_.format == "csr"
+    np.testing.assert_array_equal(again.support_.toarray(), est.support_.toarray())
+    assert again.columns_.flags.f_contiguous
+    np.testing.assert_array_equal(again.columns_, est.columns_)
+
+
+def test_reference_cycles_are_refused():
+    est = fastml.LogisticRegression()
+    loop = []
+    loop.append(loop)
+    est.loop_ = loop
+    with pytest.raises(TypeError, match="loop_.*reference cycle"):
+        to_bytes(est)
