@@ -270,11 +270,16 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X):
         """log P(y = k | x), shape (n_samples, n_classes) (see the module note for rows with
         probability 0 under every class)."""
-        jll = self._defined(self.predict_joint_log_proba(X))
-        top = jll.max(axis=1, keepdims=True)
-        with np.errstate(divide="ignore"):
-            norm = top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True))
-        return jll - norm
+        jll = self.predict_joint_log_proba(X)
+        top = jll.max(axis=1)
+        undefined = top == -np.inf
+        if undefined.any():
+            self._warn_undefined(undefined)
+            jll[undefined] = self.class_log_prior_
+            top[undefined] = self.class_log_prior_.max()
+        jll -= top[:, None]
+        jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
+        return jll
 
     def predict_proba(self, X):
         """P(y = k | x), shape (n_samples, n_classes), rows summing to 1."""
@@ -282,24 +287,26 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class with the largest posterior probability."""
-        jll = self._defined(self.predict_joint_log_proba(X))
-        return self.classes_[np.argmax(jll, axis=1)]
-
-    def _defined(self, jll):
-        """Rows where every class has probability 0 get the log priors instead (and a
-        warning): their posterior is 0/0."""
-        undefined = ~(jll.max(axis=1) > -np.inf)
+        jll = self.predict_joint_log_proba(X)
+        best = np.argmax(jll, axis=1)
+        undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
         if undefined.any():
-            warnings.warn(
-                f"{int(undefined.sum())} row(s) have probability 0 under every class "
-                f"(a zero count in each class with smoothing={self.smoothing!r}), so their "
-                f"posterior is undefined (lecture 004: naive Bayes cannot classify them); "
-                f"predicting from the class priors for them. Use smoothing='laplace' or "
-                f"'m-estimate' to avoid zero probabilities.", ZeroProbabilityWarning,
-                stacklevel=3)
-            jll = jll.copy()
-            jll[undefined] = self.class_log_prior_
-        return jll
+            self._warn_undefined(undefined)
+            best[undefined] = np.argmax(self.class_log_prior_)
+        return self.classes_[best]
+
+    def _warn_undefined(self, undefined):
+        """Rows where every class has probability 0: their posterior is 0/0, so the callers
+        use the class priors for them, and say so."""
+        if hasattr(self, "smoothing"):
+            cause = f"a zero count in each class with smoothing={self.smoothing!r}"
+            advice = "Use smoothing='laplace' or 'm-estimate' to avoid zero probabilities."
+        else:
+            cause, advice = "a density that underflows to 0 in each class", ""
+        warnings.warn(
+            f"{int(undefined.sum())} row(s) have probability 0 under every class ({cause}), "
+            f"so their posterior is undefined (lecture 004: naive Bayes cannot classify "
+            f"them); predicting from the class priors for them. {advice}", ZeroProbabilityWarning, stacklevel=3)
 
 
 class _SmoothingParams:
