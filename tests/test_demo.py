@@ -4,9 +4,10 @@ import subprocess
 import sys
 
 
-def test_demo_runs_and_reports_sane_metrics():
+def test_demo_runs_and_reports_sane_metrics(tmp_path):
+    # Run outside the source tree, so the installed (compiled) package is the one imported.
     out = subprocess.run([sys.executable, "-m", "fastml", "demo"], capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     accuracies = [float(v) for v in re.findall(r"test acc (\d\.\d+)", out.stdout)]
     assert accuracies, out.stdout
