@@ -1,0 +1,69 @@
+"""Naive Bayes' part of `fastml demo`: lecture 004's tax table, then the Auto MPG cars with
+categorical, real and missing attributes together."""
+import warnings
+
+import numpy as np
+
+from ..datasets import load_auto_mpg, load_tax_table
+from ..metrics import accuracy, log_loss
+from ..model_selection import train_test_split
+from ._classes import CategoricalNB, GaussianNB, NaiveBayes, ZeroProbabilityWarning
+
+GOOD_MPG = 23.0  # the linear models' demo uses the same split of the cars
+
+
+def tax_table(report):
+    report.section("Naive Bayes on lecture 004's tax table",
+                   "10 rows: Refund, Marital Status (categorical), Taxable Income (real)")
+    X, y = load_tax_table(return_X_y=True)
+    model = NaiveBayes(smoothing="none").fit(X, y)
+    x = np.array([["No", "Divorced", 120.0]], dtype=object)
+    likelihood = np.exp(model.predict_joint_log_proba(x)[0] - model.class_log_prior_)
+    report.text(f"income | No: mean {model.theta_[0, 0]:g}, variance {model.var_[0, 0]:.0f}")
+    report.text(f"X = (Refund=No, Divorced, 120K): P(X|No) = {likelihood[0]:.1g}, "
+                f"P(X|Yes) = {likelihood[1]:.1g} -> {model.predict(x)[0]}")
+    X7, y7 = load_tax_table(return_X_y=True, drop_tid=7)
+    x7 = np.array([["Yes", "Divorced", 120.0]], dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroProbabilityWarning)
+        raw = NaiveBayes(smoothing="none").fit(X7, y7)
+        joint = np.exp(raw.predict_joint_log_proba(x7)[0])
+    laplace = NaiveBayes(smoothing="laplace").fit(X7, y7)
+    report.text(f"Tid 7 deleted, X = (Refund=Yes, Divorced, 120K): without smoothing "
+                f"P(X, No) = {joint[0]:g}, P(X, Yes) = {joint[1]:g} (cannot classify); "
+                f"Laplace: P(No|X) = {laplace.predict_proba(x7)[0, 0]:.4f} -> "
+                f"{laplace.predict(x7)[0]}")
+
+
+def auto_mpg(report):
+    from ..cli import timed_fit
+    data = load_auto_mpg(as_frame=True, dropna=False)
+    known = ~np.isnan(data.target)
+    frame = data.data[known].drop(columns=["name"]).reset_index(drop=True)
+    labels = np.where(data.target[known] >= GOOD_MPG, "good", "bad")
+    X_train, X_test, y_train, y_test = train_test_split(frame, labels, test_size=0.25,
+                                                        random_state=0, stratify=True)
+    n_missing = int(frame.isna().to_numpy().sum())
+    report.section(f"Naive Bayes: is a car's mpg good (>= {GOOD_MPG:g})?",
+                   f"Auto MPG, {len(y_train)} train / {len(y_test)} test cars; origin "
+                   f"categorical, 6 numeric columns, {n_missing} missing horsepower cells kept")
+    numeric = [c for c in frame.columns if c != "origin"]
+    as_levels = frame[["cylinders", "origin", "model_year"]]
+    models = [
+        ("GaussianNB (numeric columns)", GaussianNB(), lambda f: f[numeric]),
+        ("CategoricalNB (cylinders, origin, year)", CategoricalNB(),
+         lambda f: as_levels.loc[f.index]),
+        ("NaiveBayes (mixed, categorical='auto')", NaiveBayes(), lambda f: f),
+    ]
+    for name, model, columns in models:
+        seconds = timed_fit(model, columns(X_train), y_train)
+        proba = model.predict_proba(columns(X_test))
+        report.model(name, {
+            "train acc": accuracy(y_train, model.predict(columns(X_train))),
+            "test acc": accuracy(y_test, model.predict(columns(X_test))),
+            "test log-loss": log_loss(y_test, proba, model.classes_)}, seconds)
+
+
+def run(report):
+    tax_table(report)
+    auto_mpg(report)
