@@ -7,3 +7,8 @@ from ._svm import LinearSVM
 
 __all__ = ["LogisticRegression"]
 __all__ += ["Perceptron", "VotedPerceptron", "KernelPerceptron", "LinearSVM"]
+from ._polynomial import PolynomialFeatures
+from ._regression import LinearRegression, LinearStats, PolynomialRegression, Ridge
+
+__all__ += ["LinearRegression", "Ridge", "PolynomialRegression", "PolynomialFeatures",
+            "LinearStats"]

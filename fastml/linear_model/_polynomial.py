@@ -1,0 +1,95 @@
+"""Polynomial features (lecture 001: polynomial regression is a linear model on the powers of x,
+y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M; with several features, on every monomial of
+total degree <= M)."""
+import itertools
+import os
+
+import numpy as np
+
+from .._base import BaseEstimator, TransformerMixin
+from .._core import _poly
+from .._validation import check_array, check_n_features, check_param
+
+
+class PolynomialFeatures(TransformerMixin, BaseEstimator):
+    """All monomials of the features of total degree 0 (the bias column) to `degree`.
+
+    Column order is scikit-learn's: by degree, then lexicographic in the feature indices
+    (x0, x1, x0^2, x0 x1, x1^2 for two features and degree 2). The compiled kernel writes the
+    expanded matrix in one sweep, each column the product of an earlier column and one feature.
+
+    Parameters
+    ----------
+    degree : int, default 2
+    interaction_only : bool, default False
+        Only products of distinct features (x0 x1, not x0^2).
+    include_bias : bool, default True
+        Include the constant column 1 (leave it out when the model fits its own intercept).
+
+    Attributes: powers_ (n_output_features_, n_features_in_) exponent of each input feature in
+    each output column, n_output_features_, n_features_in_, feature_names_in_.
+    """
+
+    _estimator_type = "transformer"
+
+    def __init__(self, degree=2, interaction_only=False, include_bias=True):
+        self.degree = degree
+        self.interaction_only = interaction_only
+        self.include_bias = include_bias
+
+    def fit(self, X, y=None):
+        """Learn the number of input features and list the output terms."""
+        check_param("degree", self.degree, low=0, integer=True)
+        X = check_array(X)
+        check_n_features(self, X, reset=True)
+        terms = self._terms(X.shape[1])
+        if not terms:
+            raise ValueError("PolynomialFeatures with degree=0 and include_bias=False has no "
+                             "output features")
+        index = {t: i for i, t in enumerate(terms)}
+        # Each term is its parent (itself without its last factor) times that factor; the
+        # empty product (parent -1) is 1.
+        self._parent = np.array([index[t[:-1]] if len(t) > 1 else -1 for t in terms],
+                                dtype=np.intp)
+        self._feature = np.array([t[-1] if t else -1 for t in terms], dtype=np.intp)
+        powers = np.zeros((len(terms), X.shape[1]), dtype=np.int64)
+        for i, t in enumerate(terms):
+            for j in t:
+                powers[i, j] += 1
+        self.powers_ = powers
+        self.n_output_features_ = len(terms)
+        return self
+
+    def _terms(self, d):
+        combine = (itertools.combinations if self.interaction_only
+                   else itertools.combinations_with_replacement)
+        start = 0 if self.include_bias else 1
+        return [t for k in range(start, self.degree + 1) for t in combine(range(d), k)]
+
+    def transform(self, X):
+        """The (n_samples, n_output_features_) expanded matrix, in X's dtype."""
+        self._check_is_fitted("powers_")
+        X = check_array(X)
+        check_n_features(self, X, reset=False)
+        out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
+        work = X.shape[0] * self.n_output_features_
+        threads = max(1, min(os.cpu_count() or 1, work // 1_000_000))
+        _poly.poly_expand(X, self._parent, self._feature, out, threads)
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Names like "x0^2 x1" (or built from `input_features` / the DataFrame's columns)."""
+        self._check_is_fitted("powers_")
+        if input_features is None:
+            input_features = getattr(self, "feature_names_in_", None)
+        if input_features is None:
+            input_features = [f"x{j}" for j in range(self.n_features_in_)]
+        if len(input_features) != self.n_features_in_:
+            raise ValueError(f"input_features has {len(input_features)} names; expected "
+                             f"{self.n_features_in_}")
+        names = []
+        for row in self.powers_:
+            parts = [name if p == 1 else f"{name}^{p}"
+                     for name, p in zip(input_features, row) if p > 0]
+            names.append(" ".join(parts) if parts else "1")
+        return np.asarray(names, dtype=object)

@@ -1,0 +1,511 @@
+"""Least squares, ridge and polynomial regression (lectures 001 and 004).
+
+004's normal equation w = (X^T X)^-1 X^T y and 001's ridge regression
+
+    min_w  (1/n) sum_i (y_i - <w, x_i>)^2 + lambda ||w||^2
+
+are solved from the sufficient statistics of the data (n, the means, X^T X, X^T y), which one
+pass over X collects with BLAS (fastml/_core/_linreg.pyx). Those statistics are a reduction:
+`LinearStats` holds them for one chunk of rows and `merge` combines chunks exactly (Chan's
+formula on centered moments), so a fit can stream over chunks or run on workers and be merged
+(`partial_fit` with solver="normal" does this). solver="lstsq" solves the centered least-squares
+problem by SVD (LAPACK gelsd, the minimum-norm solution); solver="sgd" runs the library's one
+SGD loop (fastml/_core/_sgd.pyx) on the squared loss.
+"""
+import os
+import warnings
+
+import numpy as np
+from scipy import linalg
+from scipy.linalg import LinAlgWarning
+
+from .._base import BaseEstimator, RegressorMixin, available_if
+from .._core import _linreg
+from .._validation import (check_array, check_n_features, check_param, check_random_state,
+                           check_sample_weight, check_X_y)
+from ._sgd import SCHEDULES, SGDEngine, run_epochs
+
+SOLVERS = ("normal", "lstsq", "sgd")
+
+# The normal equations lose about cond(A) * eps of relative accuracy in w; below this reciprocal
+# condition number of A (LAPACK's estimate from the Cholesky factor) we say so and solve the
+# least-squares problem instead.
+RCOND_LIMIT = 1e-10
+
+
+# ---------------------------------------------------------------------------- statistics
+
+class LinearStats:
+    """Sufficient statistics of weighted least squares over a set of rows, mergeable.
+
+    weight: sum of the sample weights (the number of rows when unweighted); n_samples: rows;
+    x_mean (d,), y_mean (K,): weighted means; Sxx (d, d), Sxy (d, K), Syy (K, K): weighted
+    scatter matrices about those means, e.g. Sxx = sum_i w_i (x_i - x_mean)(x_i - x_mean)^T.
+    Centered moments merge without cancellation (Chan et al.):
+        Sxx = Sxx_a + Sxx_b + (W_a W_b / W) (mean_b - mean_a)(mean_b - mean_a)^T.
+    """
+
+    def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy):
+        self.weight = float(weight)
+        self.n_samples = int(n_samples)
+        self.x_mean, self.y_mean = np.asarray(x_mean), np.asarray(y_mean)
+        self.Sxx, self.Sxy, self.Syy = np.asarray(Sxx), np.asarray(Sxy), np.asarray(Syy)
+
+    @classmethod
+    def from_data(cls, X, Y, sample_weight=None, n_jobs=None):
+        """Statistics of the rows of X (n, d) with targets Y (n,) or (n, K), in one pass.
+
+        X must be a C-contiguous float32/float64 array and Y float64 (the estimators validate
+        first); the shift (the mean of the first rows) keeps the centering accurate when the
+        features have large means."""
+        Y = np.ascontiguousarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
+        n, d = X.shape
+        K = Y.shape[1]
+        head = slice(0, min(n, 1024))
+        x_shift = np.mean(X[head], axis=0, dtype=np.float64)
+        y_shift = np.mean(Y[head], axis=0)
+        p = d + 1 + K
+        q = -(-p // 8) * 8  # padded: dsyrk runs faster on a multiple of 8
+        G = np.zeros((q, q))
+        sw = np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight,
+                                                                             dtype=np.float64)
+        block_rows = int(min(4096, max(64, (2 << 20) // (8 * q))))
+        _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs)
+        W = G[d, d]
+        mz, my = G[d, :d] / W, G[d, d + 1:p] / W
+        return cls(W, n, x_shift + mz, y_shift + my,
+                   G[:d, :d] - W * np.outer(mz, mz),
+                   G[:d, d + 1:p] - W * np.outer(mz, my),
+                   G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+
+    def merge(self, other):
+        """Statistics of the union of both sets of rows (neither is modified)."""
+        if self.Sxy.shape != other.Sxy.shape:
+            raise ValueError(f"cannot merge statistics of shapes {self.Sxy.shape} and "
+                             f"{other.Sxy.shape} (features x targets)")
+        Wa, Wb = self.weight, other.weight
+        W = Wa + Wb
+        dx, dy = other.x_mean - self.x_mean, other.y_mean - self.y_mean
+        f = Wa * Wb / W
+        return LinearStats(W, self.n_samples + other.n_samples,
+                           self.x_mean + dx * (Wb / W), self.y_mean + dy * (Wb / W),
+                           self.Sxx + other.Sxx + f * np.outer(dx, dx),
+                           self.Sxy + other.Sxy + f * np.outer(dx, dy),
+                           self.Syy + other.Syy + f * np.outer(dy, dy))
+
+    __add__ = merge
+
+    def normal_equations(self, alpha=0.0, fit_intercept=True):
+        """(A, B) with A W = B the ridge normal equations of 001's objective with
+        lambda = alpha: A = Sxx + lambda * weight * I (centered, when fitting an intercept;
+        the uncentered X^T X otherwise), B = X^T y likewise."""
+        if fit_intercept:
+            A, B = self.Sxx.copy(), self.Sxy.copy()
+        else:
+            A = self.Sxx + self.weight * np.outer(self.x_mean, self.x_mean)
+            B = self.Sxy + self.weight * np.outer(self.x_mean, self.y_mean)
+        A[np.diag_indices_from(A)] += alpha * self.weight
+        return A, B
+
+    def solve(self, alpha=0.0, fit_intercept=True):
+        """(coef (K, d), intercept (K,), rank, ok): Cholesky when A is well conditioned (ok),
+        else the minimum-norm solution of the normal equations by eigendecomposition
+        (ok=False: the caller warns, or re-solves on the data)."""
+        A, B = self.normal_equations(alpha, fit_intercept)
+        W, rank, ok = cholesky_solve(A, B)
+        if not ok:
+            W, rank = min_norm_solve(A, B)
+        return W.T, self.intercept_for(W.T, fit_intercept), rank, ok
+
+    def intercept_for(self, coef, fit_intercept):
+        """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept)."""
+        if not fit_intercept:
+            return np.zeros(coef.shape[0])
+        return self.y_mean - coef @ self.x_mean
+
+
+def cholesky_solve(A, B):
+    """Solve A W = B by Cholesky; (W, rank, ok) with ok False when A is not positive definite
+    or its reciprocal condition number is below RCOND_LIMIT."""
+    d = A.shape[0]
+    try:
+        factor = linalg.cho_factor(A, lower=True, check_finite=False)
+    except linalg.LinAlgError:
+        return None, None, False
+    anorm = np.abs(A).sum(axis=0).max()
+    rcond, info = linalg.lapack.dpocon(factor[0], anorm, uplo="L")
+    if info != 0 or not rcond >= RCOND_LIMIT:
+        return None, None, False
+    return linalg.cho_solve(factor, B, check_finite=False), d, True
+
+
+def min_norm_solve(A, B):
+    """Minimum-norm solution of the symmetric positive semi-definite system A W = B: the
+    pseudo-inverse through eigh, dropping eigenvalues at the level of A's rounding noise."""
+    evals, V = linalg.eigh(A, check_finite=False)
+    top = max(float(evals[-1]), 0.0)
+    keep = evals > top * A.shape[0] * np.finfo(np.float64).eps * 16
+    Vk = V[:, keep]
+    return Vk @ ((Vk.T @ B) / evals[keep][:, None]), int(keep.sum())
+
+
+_BLAS_CONTROLLER = None
+
+
+def _blas_controller():
+    """threadpoolctl's controller (created once), or None without threadpoolctl."""
+    global _BLAS_CONTROLLER
+    if _BLAS_CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS_CONTROLLER = ThreadpoolController().select(user_api="blas")
+        except Exception:  # not installed, or no BLAS it can drive
+            _BLAS_CONTROLLER = False
+    return _BLAS_CONTROLLER or None
+
+
+def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
+    """Run the Gram kernel. With threadpoolctl, threads split the rows (each with its own
+    buffer and Gram matrix) while BLAS runs single-threaded inside them; this is ~1.7x faster
+    on 2 cores than leaving the threads to OpenBLAS's dsyrk, whose output (p x p, p ~ 100) is
+    too small to share well. n_jobs=None uses as many threads as BLAS is set to (so a
+    threadpoolctl limit applies); without threadpoolctl, BLAS does the threading."""
+    blas = _blas_controller()
+    if blas is None:
+        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
+    if n_jobs is None:
+        threads = max([lib.num_threads for lib in blas.lib_controllers] or [1])
+    else:
+        threads = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+    threads = max(1, min(threads, -(-X.shape[0] // block_rows)))
+    if threads == 1:
+        with blas.limit(limits=1):
+            return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
+    with blas.limit(limits=1):
+        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, threads)
+
+
+def lstsq_solve(X, Y, sw, alpha, fit_intercept):
+    """Least squares on the data itself (SVD, LAPACK gelsd: the minimum-norm solution):
+    rows scaled by sqrt(w), centered for the intercept, ridge as sqrt(lambda W) I extra rows.
+    Returns (coef (K, d), intercept (K,), rank)."""
+    Xd = np.array(X, dtype=np.float64)
+    Y = np.array(Y, dtype=np.float64).reshape(X.shape[0], -1)
+    W = float(sw.sum())
+    x_mean = np.average(Xd, axis=0, weights=sw) if fit_intercept else np.zeros(X.shape[1])
+    y_mean = np.average(Y, axis=0, weights=sw) if fit_intercept else np.zeros(Y.shape[1])
+    root = np.sqrt(sw)[:, None]
+    Xd -= x_mean
+    Xd *= root
+    Yc = (Y - y_mean) * root
+    if alpha > 0:
+        d = X.shape[1]
+        Xd = np.vstack([Xd, np.sqrt(alpha * W) * np.eye(d)])
+        Yc = np.vstack([Yc, np.zeros((d, Y.shape[1]))])
+    coef, _, rank, _ = linalg.lstsq(Xd, Yc, lapack_driver="gelsd", check_finite=False)
+    coef = coef.T
+    intercept = y_mean - coef @ x_mean if fit_intercept else np.zeros(Y.shape[1])
+    return coef, intercept, int(rank)
+
+
+# ---------------------------------------------------------------------------- estimators
+
+class _LeastSquares(RegressorMixin, BaseEstimator):
+    """What LinearRegression and Ridge share: the three solvers, partial_fit, predict.
+    Subclasses give `_lambda()`, 001's lambda."""
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
+        self._check_params()
+        X, y = check_X_y(X, y, multi_output=True)
+        check_n_features(self, X, reset=True)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        self._single_target = y.ndim == 1
+        Y = y.reshape(X.shape[0], -1)
+        self._engine = None
+        if self.solver == "sgd":
+            self._fit_sgd(X, Y, sw, self.max_iter, resume=False)
+            return self
+        if self.solver == "lstsq":
+            coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
+        else:
+            stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
+                                          self.n_jobs)
+            coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
+            if not ok:
+                self._warn_ill_conditioned("solving by least squares (SVD) on the data instead")
+                coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
+            self.stats_ = stats
+        self.rank_ = rank
+        self._set_solution(coef, intercept, X.dtype)
+        return self
+
+    @available_if(lambda self: self.solver in ("normal", "sgd"),
+                  "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
+    def partial_fit(self, X, y, sample_weight=None):
+        """Learn from one more chunk of rows. solver="normal": the chunk's statistics are
+        merged into `stats_` and the normal equations re-solved, so after any sequence of
+        chunks the model equals `fit` on all of them. solver="sgd": one SGD epoch over the
+        chunk, continuing from the current weights (online learning)."""
+        self._check_params()
+        first = not hasattr(self, "coef_")
+        X, y = check_X_y(X, y, multi_output=True)
+        check_n_features(self, X, reset=first)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        Y = y.reshape(X.shape[0], -1)
+        if first:
+            self._single_target = y.ndim == 1
+            self._engine = None
+        elif Y.shape[1] != self._n_targets():
+            raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
+                             f"{self._n_targets()}")
+        if self.solver == "sgd":
+            resume = not first and getattr(self, "_engine", None) is not None
+            self._fit_sgd(X, Y, sw, 1, resume=resume)
+            return self
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs)
+        self.stats_ = stats if first else self.stats_.merge(stats)
+        self.fit_stats(self.stats_, reset=False)
+        return self
+
+    def fit_stats(self, stats, reset=True):
+        """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
+        An ill-conditioned system gets the minimum-norm solution and a warning."""
+        self._check_params()
+        if self.solver != "normal":
+            raise ValueError(f"fit_stats needs solver='normal'; got solver={self.solver!r}")
+        if reset:
+            self.n_features_in_ = stats.Sxx.shape[0]
+            self._single_target = stats.Sxy.shape[1] == 1
+        coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
+        if not ok:
+            self._warn_ill_conditioned("returning the minimum-norm solution")
+        self.stats_ = stats
+        self.rank_ = rank
+        dtype = getattr(self, "coef_", np.empty(0)).dtype if not reset else np.float64
+        self._set_solution(coef, intercept, dtype)
+        return self
+
+    def _warn_ill_conditioned(self, action):
+        warnings.warn(
+            f"{type(self).__name__}: X^T X is singular or ill-conditioned (collinear or "
+            f"constant features; reciprocal condition number below {RCOND_LIMIT:g}); "
+            f"{action}", LinAlgWarning, stacklevel=3)
+
+    def _n_targets(self):
+        return 1 if np.ndim(self.coef_) == 1 else self.coef_.shape[0]
+
+    def _set_solution(self, coef, intercept, dtype):
+        coef = np.asarray(coef, dtype=dtype)
+        intercept = np.asarray(intercept, dtype=dtype)
+        if self._single_target:
+            self.coef_, self.intercept_ = coef[0].copy(), intercept.dtype.type(intercept[0])
+        else:
+            self.coef_, self.intercept_ = coef, intercept
+
+    # ---- the shared SGD loop
+
+    def _fit_sgd(self, X, Y, sw, epochs, resume):
+        if not resume:
+            self._rng = check_random_state(self.random_state)
+            self._engine = SGDEngine(
+                Y.shape[1], X.shape[1], X.dtype, loss="squared",
+                learning_rate=self.learning_rate,
+                eta0=0.01 if self.eta0 is None else self.eta0,
+                # the loop minimizes mean (m - y)^2 / 2 + alpha/2 ||w||^2: half of 001's
+                # objective when alpha = lambda, so the same minimizer
+                alpha=self._lambda(), batch_size=self.batch_size,
+                fit_intercept=self.fit_intercept, average=self.average)
+            self._epochs_done = 0
+        n_iter, curve = run_epochs(
+            self._engine, X, Y, sw, max_iter=epochs, tol=self.tol if epochs > 1 else None,
+            n_iter_no_change=self.n_iter_no_change, shuffle=self.shuffle, rng=self._rng,
+            verbose=self.verbose, name=type(self).__name__, first_epoch=self._epochs_done)
+        self._epochs_done += n_iter
+        self.n_iter_ = self._epochs_done
+        self.loss_curve_ = (getattr(self, "loss_curve_", []) if resume else []) + curve
+        self._set_solution(self._engine.coef(), self._engine.intercept(), X.dtype)
+
+    def _check_params(self):
+        check_param("solver", self.solver, choices=SOLVERS)
+        check_param("fit_intercept", self.fit_intercept, choices=(True, False))
+        check_param("n_jobs", self.n_jobs, allow_none=True, integer=True)
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs must be None, -1 or a positive integer; got 0")
+        if self.solver == "sgd":
+            check_param("max_iter", self.max_iter, low=1, integer=True)
+            check_param("tol", self.tol, low=0.0, allow_none=True)
+            check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
+            check_param("eta0", self.eta0, low=0.0, low_inclusive=False, allow_none=True)
+            check_param("batch_size", self.batch_size, low=1, integer=True)
+            check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
+
+    # ---- prediction
+
+    def predict(self, X):
+        """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""
+        self._check_is_fitted("coef_")
+        X = check_array(X)
+        check_n_features(self, X, reset=False)
+        return X @ self.coef_.T + self.intercept_
+
+
+_SOLVER_DOC = """
+    solver : "normal" (default), "lstsq" or "sgd"
+        "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
+        (symmetric rank-k updates, threads over row blocks), Cholesky solves; when X^T X is
+        singular or ill-conditioned (collinear features) a LinAlgWarning says so and the
+        problem is solved by "lstsq" instead (never NaN or inf). "lstsq": SVD of the centered
+        X (LAPACK gelsd): the minimum-norm least-squares solution, slower, for ill-conditioned
+        data. "sgd": the shared SGD loop on the squared loss (001), with partial_fit.
+    fit_intercept : bool, default True
+        Fit an unpenalized intercept (centering by the weighted means).
+    max_iter, tol, n_iter_no_change : SGD epochs and stopping (the epoch's mean loss has not
+        improved by tol for n_iter_no_change epochs; tol=None runs max_iter epochs).
+    learning_rate : "inverse" (default), "constant", "decay", "optimal" or "adagrad"
+        SGD step sizes (see LogisticRegression); "inverse" is eta0 / t, with `average`
+        (Polyak-Ruppert averaging) the textbook choice for least squares.
+    eta0 : float, default None (0.01)
+    batch_size : int, default 1
+    average : bool or int, default True
+    shuffle : bool, default True
+    random_state : int, Generator or None (SGD row order)
+    verbose : int, default 0
+    n_jobs : int or None
+        Threads forming X^T X ("normal"): None = as many as BLAS is set to use (so a
+        threadpoolctl limit applies), -1 = all cores.
+
+    Attributes: coef_ (n_features,) or (n_targets, n_features), intercept_ (float or
+    (n_targets,)), rank_ (rank of the (centered) X: "normal" / "lstsq"), stats_ (the
+    LinearStats of the data, "normal"), n_iter_ and loss_curve_ ("sgd"), n_features_in_,
+    feature_names_in_ (DataFrame input). Fitted values are in X's dtype (float32 stays
+    float32); all statistics are accumulated in float64.
+"""
+
+
+class LinearRegression(_LeastSquares):
+    __doc__ = """Ordinary least squares: min_w sum_i w_i (y_i - <w, x_i> - b)^2 (004).
+
+    Parameters
+    ----------""" + _SOLVER_DOC
+
+    def __init__(self, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
+                 learning_rate="inverse", eta0=None, batch_size=1, average=True, shuffle=True,
+                 n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.average = average
+        self.shuffle = shuffle
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def _lambda(self):
+        return 0.0
+
+
+class Ridge(_LeastSquares):
+    __doc__ = """Ridge regression exactly as lecture 001 writes it:
+
+        min_w  (1/n) sum_i (y_i - <w, x_i> - b)^2 + lambda ||w||^2,   lambda = alpha
+
+    (with sample weights, (1/sum w) sum_i w_i (...)^2). The intercept b is not penalized.
+    Normal equations: (Xc^T Xc + n alpha I) w = Xc^T yc on the centered data.
+
+    How alpha maps to other conventions: scikit-learn's Ridge minimizes
+    ||y - Xw - b||^2 + alpha_sk ||w||^2, so alpha_sk = n_samples * alpha (sum of the sample
+    weights when weighted); scikit-learn's SGDRegressor(penalty="l2") and this library's SGD
+    loop use alpha/2 ||w||^2 on the half squared loss, i.e. their alpha = alpha here.
+
+    Parameters
+    ----------
+    alpha : float, default 0.01
+        001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC
+
+    def __init__(self, alpha=0.01, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
+                 learning_rate="inverse", eta0=None, batch_size=1, average=True, shuffle=True,
+                 n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.average = average
+        self.shuffle = shuffle
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        check_param("alpha", self.alpha, low=0.0)
+        super()._check_params()
+
+    def _lambda(self):
+        return float(self.alpha)
+
+
+class PolynomialRegression(RegressorMixin, BaseEstimator):
+    """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M, a linear
+    model on the powers of x (on every monomial of total degree <= M with several features),
+    fitted by least squares, or by 001's ridge with lambda = alpha > 0.
+
+    Parameters
+    ----------
+    degree : int, default 2
+        M.
+    alpha : float, default 0.0
+        001's lambda (see Ridge for how it maps to scikit-learn's alpha).
+    interaction_only : bool, default False
+    fit_intercept : bool, default True
+        w0, unpenalized.
+    solver : "normal" (default), "lstsq" or "sgd"
+        As in Ridge. High degrees on an unscaled x make X^T X ill-conditioned: "normal" then
+        warns and solves by SVD; scaling x to [-1, 1] first avoids that.
+    n_jobs : int or None
+
+    Attributes: intercept_ (w0), coef_ (w1..w_M for one feature; in general one weight per
+    column of PolynomialFeatures(degree, include_bias=False), in its order), powers_ (the
+    exponents of each column), rank_, n_features_in_.
+    """
+
+    def __init__(self, degree=2, alpha=0.0, interaction_only=False, fit_intercept=True,
+                 solver="normal", n_jobs=None):
+        self.degree = degree
+        self.alpha = alpha
+        self.interaction_only = interaction_only
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        check_param("degree", self.degree, low=1, integer=True)
+        X, y = check_X_y(X, y, multi_output=True)
+        check_n_features(self, X, reset=True)
+        from ._polynomial import PolynomialFeatures
+        self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
+                                            include_bias=False).fit(X)
+        self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
+                            solver=self.solver, n_jobs=self.n_jobs)
+        self.model_.fit(self.features_.transform(X), y, sample_weight)
+        self.coef_, self.intercept_ = self.model_.coef_, self.model_.intercept_
+        self.powers_ = self.features_.powers_
+        if hasattr(self.model_, "rank_"):
+            self.rank_ = self.model_.rank_
+        return self
+
+    def predict(self, X):
+        """y(x, w) for each row of X."""
+        self._check_is_fitted("model_")
+        X = check_array(X)
+        check_n_features(self, X, reset=False)
+        return self.model_.predict(self.features_.transform(X))
