@@ -198,7 +198,12 @@ def _sorted_levels(values):
     value."""
     if values.dtype != object:
         return np.unique(values)
-    distinct = set(values.tolist())
+    try:
+        distinct = set(values.tolist())
+    except TypeError:
+        bad = next(v for v in values.tolist() if not _hashable(v))
+        raise TypeError(f"a categorical cell holds a {type(bad).__name__}; the argument must "
+                        f"be a string or a number (or another hashable value)") from None
     try:
         levels = sorted(distinct)
     except TypeError:
@@ -206,6 +211,14 @@ def _sorted_levels(values):
     out = np.empty(len(levels), dtype=object)
     out[:] = levels
     return out
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
 
 
 def _numeric_levels(levels):

@@ -68,6 +68,10 @@ def _chan_merge(a, b):
             np.where(a_empty, m2_b, merged_m2))
 
 
+def _rows(X, mask):
+    return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
+
+
 # ----------------------------------------------------------------------- the two kinds of part
 class _CategoricalPart:
     """Category counts of some columns: counts (K, sum v_j) with v_j levels per column."""
@@ -79,7 +83,8 @@ class _CategoricalPart:
 
     def accumulate(self, X, y, sw, n_threads):
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
-        moved = self.encoder.partial_fit(X)
+        # a row of weight 0 is not there: its levels do not join the vocabulary
+        moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
         self.counts = self._relaid(old_levels, moved)
         codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
