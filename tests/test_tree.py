@@ -325,3 +325,12 @@ def test_plot_tree_draws():
     X, y = load_xor()
     ax = plot_tree(DecisionTreeClassifier().fit(X, y))
     assert len(ax.texts) >= 7
+
+
+def test_tree_report_prints_the_table_and_the_tree():
+    from fastml.tree import tree_report
+    X, y = maker_table()
+    text = tree_report(X, y, max_pchance=0.1)
+    assert "Information gains using the training set (21 records)" in text
+    assert "x0 = asia: predict good (bad: 2, good: 5)" in text
+    assert "3 leaves" in text
