@@ -608,6 +608,11 @@ def _names(text):
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings (e.g. ConvergenceWarning) as one readable line, without source code."""
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -615,6 +620,8 @@ def main(argv=None):
         parser.print_help()
         return 2
     from .io import ModelFileError
+    import warnings
+    shown_before, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `fastml predict ... | head`: stop quietly
@@ -626,3 +633,5 @@ def main(argv=None):
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"fastml: error: {message}", file=sys.stderr)
         return 2
+    finally:
+        warnings.showwarning = shown_before
