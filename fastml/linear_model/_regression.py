@@ -23,6 +23,7 @@ from .._base import BaseEstimator, RegressorMixin, available_if
 from .._core import _linreg
 from .._validation import (check_array, check_n_features, check_param, check_random_state,
                            check_sample_weight, check_X_y)
+from ._polynomial import PolynomialFeatures, with_names
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("normal", "lstsq", "sgd")
@@ -202,7 +203,10 @@ def lstsq_solve(X, Y, sw, alpha, fit_intercept):
         d = X.shape[1]
         Xd = np.vstack([Xd, np.sqrt(alpha * W) * np.eye(d)])
         Yc = np.vstack([Yc, np.zeros((d, Y.shape[1]))])
-    coef, _, rank, _ = linalg.lstsq(Xd, Yc, lapack_driver="gelsd", check_finite=False)
+    # numpy's cutoff: singular values below eps * max(n, d) * s_max are rounding noise
+    cutoff = np.finfo(np.float64).eps * max(Xd.shape)
+    coef, _, rank, _ = linalg.lstsq(Xd, Yc, cond=cutoff, lapack_driver="gelsd",
+                                    check_finite=False)
     coef = coef.T
     intercept = y_mean - coef @ x_mean if fit_intercept else np.zeros(Y.shape[1])
     return coef, intercept, int(rank)
@@ -210,15 +214,26 @@ def lstsq_solve(X, Y, sw, alpha, fit_intercept):
 
 # ---------------------------------------------------------------------------- estimators
 
+def _multi_output_tags(tags):
+    """scikit-learn's tags for a regressor that takes 2-D y (one model per target column)."""
+    tags.target_tags.multi_output = True
+    tags.target_tags.single_output = True
+    return tags
+
+
 class _LeastSquares(RegressorMixin, BaseEstimator):
     """What LinearRegression and Ridge share: the three solvers, partial_fit, predict.
     Subclasses give `_lambda()`, 001's lambda."""
 
+    def __sklearn_tags__(self):
+        return _multi_output_tags(super().__sklearn_tags__())
+
     def fit(self, X, y, sample_weight=None):
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
         self._check_params()
+        raw = X
         X, y = check_X_y(X, y, multi_output=True)
-        check_n_features(self, X, reset=True)
+        check_n_features(self, with_names(raw, X), reset=True)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._single_target = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
@@ -237,6 +252,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
                 coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
             self.stats_ = stats
         self.rank_ = rank
+        self.n_iter_ = 1  # one pass over the data
         self._set_solution(coef, intercept, X.dtype)
         return self
 
@@ -249,8 +265,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         chunk, continuing from the current weights (online learning)."""
         self._check_params()
         first = not hasattr(self, "coef_")
+        raw = X
         X, y = check_X_y(X, y, multi_output=True)
-        check_n_features(self, X, reset=first)
+        check_n_features(self, with_names(raw, X), reset=first)
         sw = check_sample_weight(sample_weight, X.shape[0])
         Y = y.reshape(X.shape[0], -1)
         if first:
@@ -282,6 +299,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             self._warn_ill_conditioned("returning the minimum-norm solution")
         self.stats_ = stats
         self.rank_ = rank
+        self.n_iter_ = 1
         dtype = getattr(self, "coef_", np.empty(0)).dtype if not reset else np.float64
         self._set_solution(coef, intercept, dtype)
         return self
@@ -311,7 +329,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             self._engine = SGDEngine(
                 Y.shape[1], X.shape[1], X.dtype, loss="squared",
                 learning_rate=self.learning_rate,
-                eta0=0.01 if self.eta0 is None else self.eta0,
+                eta0=self.eta0, decay=self.decay,
                 # the loop minimizes mean (m - y)^2 / 2 + alpha/2 ||w||^2: half of 001's
                 # objective when alpha = lambda, so the same minimizer
                 alpha=self._lambda(), batch_size=self.batch_size,
@@ -336,7 +354,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             check_param("max_iter", self.max_iter, low=1, integer=True)
             check_param("tol", self.tol, low=0.0, allow_none=True)
             check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
-            check_param("eta0", self.eta0, low=0.0, low_inclusive=False, allow_none=True)
+            check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
+            check_param("decay", self.decay, low=0.0)
             check_param("batch_size", self.batch_size, low=1, integer=True)
             check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
 
@@ -345,8 +364,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""
         self._check_is_fitted("coef_")
+        raw = X
         X = check_array(X)
-        check_n_features(self, X, reset=False)
+        check_n_features(self, with_names(raw, X), reset=False)
         return X @ self.coef_.T + self.intercept_
 
 
@@ -362,12 +382,18 @@ _SOLVER_DOC = """
         Fit an unpenalized intercept (centering by the weighted means).
     max_iter, tol, n_iter_no_change : SGD epochs and stopping (the epoch's mean loss has not
         improved by tol for n_iter_no_change epochs; tol=None runs max_iter epochs).
-    learning_rate : "inverse" (default), "constant", "decay", "optimal" or "adagrad"
-        SGD step sizes (see LogisticRegression); "inverse" is eta0 / t, with `average`
-        (Polyak-Ruppert averaging) the textbook choice for least squares.
-    eta0 : float, default None (0.01)
+    learning_rate : "constant" (default), "inverse", "decay", "optimal" or "adagrad"
+        SGD step sizes (see LogisticRegression): eta0; eta0 / t; eta0 / (1 + decay * epoch)
+        (001); 1 / (alpha (t0 + t)) (needs alpha > 0); AdaGrad. A constant step with
+        averaging (Polyak-Ruppert) converges to the least-squares solution (Bach & Moulines
+        2013) where a constant step alone keeps bouncing; eta0 must stay below about
+        1 / mean ||x||^2 (standardize the features).
+    eta0 : float, default 0.01
+    decay : float, default 1.0
     batch_size : int, default 1
     average : bool or int, default True
+        Report the average of the SGD iterates; an int starts averaging after that many
+        steps (n_samples: after the first epoch, which drops the start-up transient).
     shuffle : bool, default True
     random_state : int, Generator or None (SGD row order)
     verbose : int, default 0
@@ -377,7 +403,8 @@ _SOLVER_DOC = """
 
     Attributes: coef_ (n_features,) or (n_targets, n_features), intercept_ (float or
     (n_targets,)), rank_ (rank of the (centered) X: "normal" / "lstsq"), stats_ (the
-    LinearStats of the data, "normal"), n_iter_ and loss_curve_ ("sgd"), n_features_in_,
+    LinearStats of the data, "normal"), n_iter_ (SGD epochs; 1 for the closed forms: one pass),
+    loss_curve_ ("sgd"), n_features_in_,
     feature_names_in_ (DataFrame input). Fitted values are in X's dtype (float32 stays
     float32); all statistics are accumulated in float64.
 """
@@ -390,14 +417,15 @@ class LinearRegression(_LeastSquares):
     ----------""" + _SOLVER_DOC
 
     def __init__(self, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
-                 learning_rate="inverse", eta0=None, batch_size=1, average=True, shuffle=True,
-                 n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+                 learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
+                 shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.learning_rate = learning_rate
         self.eta0 = eta0
+        self.decay = decay
         self.batch_size = batch_size
         self.average = average
         self.shuffle = shuffle
@@ -429,8 +457,8 @@ class Ridge(_LeastSquares):
         001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC
 
     def __init__(self, alpha=0.01, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
-                 learning_rate="inverse", eta0=None, batch_size=1, average=True, shuffle=True,
-                 n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+                 learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
+                 shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -438,6 +466,7 @@ class Ridge(_LeastSquares):
         self.tol = tol
         self.learning_rate = learning_rate
         self.eta0 = eta0
+        self.decay = decay
         self.batch_size = batch_size
         self.average = average
         self.shuffle = shuffle
@@ -487,11 +516,14 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         self.solver = solver
         self.n_jobs = n_jobs
 
+    def __sklearn_tags__(self):
+        return _multi_output_tags(super().__sklearn_tags__())
+
     def fit(self, X, y, sample_weight=None):
         check_param("degree", self.degree, low=1, integer=True)
+        raw = X
         X, y = check_X_y(X, y, multi_output=True)
-        check_n_features(self, X, reset=True)
-        from ._polynomial import PolynomialFeatures
+        check_n_features(self, with_names(raw, X), reset=True)
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
                                             include_bias=False).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -506,6 +538,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """y(x, w) for each row of X."""
         self._check_is_fitted("model_")
+        raw = X
         X = check_array(X)
-        check_n_features(self, X, reset=False)
+        check_n_features(self, with_names(raw, X), reset=False)
         return self.model_.predict(self.features_.transform(X))

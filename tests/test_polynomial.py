@@ -1,0 +1,110 @@
+"""PolynomialFeatures (the expansion kernel against scikit-learn and a numpy product of powers)
+and PolynomialRegression (lecture 001: y(x, w) = w0 + w1 x + ... + w_M x^M recovered from
+noise-free samples)."""
+import numpy as np
+import pytest
+
+from fastml import PolynomialFeatures, PolynomialRegression, Ridge
+from fastml._core import _poly
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("degree", [0, 1, 2, 3])
+@pytest.mark.parametrize("interaction_only", [False, True])
+@pytest.mark.parametrize("include_bias", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_expansion_matches_sklearn_and_powers(degree, interaction_only, include_bias, dtype):
+    from sklearn.preprocessing import PolynomialFeatures as SkPolynomialFeatures
+    if degree == 0 and not include_bias:
+        pytest.skip("no output features")
+    X = np.random.default_rng(0).normal(size=(11, 4)).astype(dtype)
+    ours = PolynomialFeatures(degree, interaction_only=interaction_only,
+                              include_bias=include_bias)
+    out = ours.fit_transform(X)
+    sk = SkPolynomialFeatures(degree=degree, interaction_only=interaction_only,
+                              include_bias=include_bias).fit(X)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(ours.powers_, sk.powers_)
+    np.testing.assert_array_equal(ours.get_feature_names_out(), sk.get_feature_names_out())
+    # Reference: the product of powers, column by column.
+    ref = np.prod(X.astype(np.float64)[:, None, :] ** ours.powers_[None, :, :], axis=2)
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(out, ref, rtol=rtol, atol=0)
+
+
+@pytest.mark.kernel
+def test_kernel_threads_do_not_change_the_result():
+    X = np.random.default_rng(1).normal(size=(1000, 3))
+    pf = PolynomialFeatures(3).fit(X)
+    one = np.empty((1000, pf.n_output_features_))
+    two = np.empty_like(one)
+    _poly.poly_expand(X, pf._parent, pf._feature, one, 1)
+    _poly.poly_expand(X, pf._parent, pf._feature, two, 2)
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.kernel
+def test_kernel_rejects_a_parent_after_its_child():
+    X = np.ones((2, 2))
+    with pytest.raises(ValueError, match="parent"):
+        _poly.poly_expand(X, np.array([1, -1], dtype=np.intp), np.array([0, 0], dtype=np.intp),
+                          np.empty((2, 2)))
+
+
+def test_feature_names_from_dataframe_columns():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
+    names = PolynomialFeatures(2, include_bias=False).fit(frame).get_feature_names_out()
+    assert list(names) == ["a", "b", "a^2", "a b", "b^2"]
+
+
+def test_degree_zero_without_bias_is_an_error():
+    with pytest.raises(ValueError, match="no output features"):
+        PolynomialFeatures(0, include_bias=False).fit(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 5])
+def test_recovers_a_noise_free_polynomial(degree):
+    # 001: y(x, w) = w0 + w1 x + ... + w_M x^M is linear in w; least squares on M+1 or more
+    # noise-free samples returns w.
+    rng = np.random.default_rng(degree)
+    w = rng.normal(size=degree + 1)
+    x = np.linspace(-1.0, 1.0, 40).reshape(-1, 1)
+    y = np.polynomial.polynomial.polyval(x[:, 0], w)
+    model = PolynomialRegression(degree).fit(x, y)
+    assert model.intercept_ == pytest.approx(w[0], abs=1e-10)
+    np.testing.assert_allclose(model.coef_, w[1:], rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(model.powers_.ravel(), np.arange(1, degree + 1))
+    np.testing.assert_allclose(model.predict(x), y, atol=1e-10)
+
+
+def test_recovers_a_two_feature_quadratic():
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    y = 0.5 + X[:, 0] - 2 * X[:, 1] + 3 * X[:, 0] ** 2 - X[:, 0] * X[:, 1] + 0.25 * X[:, 1] ** 2
+    model = PolynomialRegression(2).fit(X, y)
+    assert model.intercept_ == pytest.approx(0.5, abs=1e-10)
+    np.testing.assert_allclose(model.coef_, [1, -2, 3, -1, 0.25], atol=1e-10)
+
+
+def test_ridge_polynomial_is_ridge_on_the_features():
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-2, 2, size=(50, 1))
+    y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=50)
+    model = PolynomialRegression(4, alpha=0.1).fit(x, y)
+    direct = Ridge(alpha=0.1).fit(PolynomialFeatures(4, include_bias=False).fit_transform(x), y)
+    np.testing.assert_allclose(model.coef_, direct.coef_, rtol=1e-12)
+    assert model.intercept_ == pytest.approx(direct.intercept_, rel=1e-12)
+
+
+def test_high_degree_on_unscaled_x_stays_accurate():
+    # x in [0, 10], degree 6: X^T X is too ill-conditioned for Cholesky; the fit warns and
+    # solves by SVD, and still reproduces the polynomial.
+    from scipy.linalg import LinAlgWarning
+    x = np.linspace(0.0, 10.0, 30).reshape(-1, 1)
+    w = np.array([1.0, -0.5, 0.25, 0.1, -0.02, 0.003, -0.0001])
+    y = np.polynomial.polynomial.polyval(x[:, 0], w)
+    with pytest.warns(LinAlgWarning):
+        model = PolynomialRegression(6).fit(x, y)
+    np.testing.assert_allclose(model.predict(x), y, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(np.r_[model.intercept_, model.coef_], w, rtol=1e-5, atol=1e-7)

@@ -1,0 +1,367 @@
+"""LinearRegression, Ridge and their statistics: lecture 004's normal equation on a worked case,
+the Gram kernel against numpy, numpy.linalg.lstsq and scikit-learn's LinearRegression / Ridge
+to 1e-8, rank-deficient X, mergeable statistics, SGD against the closed form, dtypes."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy.linalg import LinAlgWarning
+
+from fastml import LinearRegression, LinearStats, Ridge
+from fastml._core import _linreg
+
+
+def problem(n=300, d=6, n_targets=None, seed=0, dtype=np.float64, offset=0.0):
+    """Well-conditioned random data; y is (n,) for n_targets None, else (n, n_targets)."""
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(n, d)) + offset).astype(dtype)
+    K = 1 if n_targets is None else n_targets
+    Y = X.astype(np.float64) @ rng.normal(size=(d, K)) + 1.5 + 0.3 * rng.normal(size=(n, K))
+    return X, (Y[:, 0] if n_targets is None else Y)
+
+
+def lstsq_reference(X, y, fit_intercept):
+    """numpy.linalg.lstsq on the explicitly centered (or raw) data, as (coef, intercept) in
+    scikit-learn's shapes."""
+    X = X.astype(np.float64)
+    Y = y.reshape(len(y), -1)
+    xm = X.mean(axis=0) if fit_intercept else np.zeros(X.shape[1])
+    ym = Y.mean(axis=0) if fit_intercept else np.zeros(Y.shape[1])
+    W = np.linalg.lstsq(X - xm, Y - ym, rcond=None)[0].T
+    b = ym - W @ xm
+    return (W[0], b[0]) if y.ndim == 1 else (W, b)
+
+
+def assert_rel(actual, desired, rtol):
+    actual, desired = np.asarray(actual, np.float64), np.asarray(desired, np.float64)
+    err = np.linalg.norm(actual - desired) / max(np.linalg.norm(desired), 1e-300)
+    assert err <= rtol, f"relative error {err:.3g} > {rtol:g}"
+
+
+# ---------------------------------------------------------------- lecture 004
+
+def test_lecture_004_normal_equation_on_a_line():
+    # 004, "Normal Equation": w = (X^T X)^-1 X^T y. Points on y = 1 + 2x (with the column of
+    # ones for w0): X^T X = [[3, 3], [3, 5]], X^T y = [9, 13] -> w = (1, 2).
+    x = np.array([[0.0], [1.0], [2.0]])
+    y = np.array([1.0, 3.0, 5.0])
+    model = LinearRegression().fit(x, y)
+    assert model.intercept_ == pytest.approx(1.0, abs=1e-14)
+    np.testing.assert_allclose(model.coef_, [2.0], atol=1e-14)
+    # the same through an explicit column of ones and no intercept
+    ones = LinearRegression(fit_intercept=False).fit(np.c_[np.ones(3), x], y)
+    np.testing.assert_allclose(ones.coef_, [1.0, 2.0], atol=1e-13)
+
+
+# ---------------------------------------------------------------- the Gram kernel
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_threads,block_rows,pad", [(1, 7, 0), (3, 5, 3), (2, 4096, 8)])
+def test_gram_kernel_matches_numpy(dtype, weighted, n_threads, block_rows, pad):
+    rng = np.random.default_rng(1)
+    n, d, K = 53, 5, 2
+    X = rng.normal(size=(n, d)).astype(dtype)
+    Y = rng.normal(size=(n, K))
+    sw = rng.uniform(0, 2, size=n) if weighted else np.empty(0)
+    xs, ys = rng.normal(size=d), rng.normal(size=K)
+    p = d + 1 + K
+    G0 = rng.normal(size=(p + pad, p + pad))
+    G0 = G0 + G0.T  # the kernel adds to what is there
+    G = _linreg.gram_accumulate(X, Y, sw, xs, ys, G0.copy(), block_rows, n_threads)
+    root = np.sqrt(sw if weighted else np.ones(n))[:, None]
+    Z = np.c_[X.astype(np.float64) - xs, np.ones(n), Y - ys, np.zeros((n, pad))] * root
+    np.testing.assert_allclose(np.asarray(G), G0 + Z.T @ Z, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.kernel
+def test_gram_kernel_rejects_inconsistent_shapes():
+    X, Y = np.zeros((4, 3)), np.zeros((4, 1))
+    with pytest.raises(ValueError, match="inconsistent"):
+        _linreg.gram_accumulate(X, Y, np.empty(0), np.zeros(3), np.zeros(1), np.zeros((4, 4)))
+
+
+# ---------------------------------------------------------------- closed forms vs references
+
+@pytest.mark.parametrize("solver", ["normal", "lstsq"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_targets", [None, 3])
+def test_matches_numpy_lstsq_and_sklearn(solver, fit_intercept, n_targets):
+    from sklearn.linear_model import LinearRegression as SkLinearRegression
+    X, y = problem(n_targets=n_targets, offset=2.0)
+    model = LinearRegression(solver=solver, fit_intercept=fit_intercept).fit(X, y)
+    coef, intercept = lstsq_reference(X, y, fit_intercept)
+    sk = SkLinearRegression(fit_intercept=fit_intercept).fit(X, y)
+    for ref_coef, ref_intercept in [(coef, intercept), (sk.coef_, sk.intercept_)]:
+        assert np.shape(model.coef_) == np.shape(ref_coef)
+        assert_rel(model.coef_, ref_coef, 1e-8)
+        assert_rel(model.intercept_, ref_intercept, 1e-8) if fit_intercept else None
+    if not fit_intercept:
+        assert np.all(np.asarray(model.intercept_) == 0)
+    assert model.rank_ == X.shape[1]
+    assert model.predict(X).shape == y.shape
+
+
+@pytest.mark.parametrize("solver", ["normal", "lstsq"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_targets", [None, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ridge_matches_sklearn_with_alpha_times_n(solver, fit_intercept, n_targets, weighted):
+    # 001's (1/n) sum (y - <w,x>)^2 + lambda ||w||^2 is scikit-learn's
+    # ||y - Xw||^2 + alpha_sk ||w||^2 divided by n, with alpha_sk = n lambda (sum w lambda).
+    from sklearn.linear_model import Ridge as SkRidge
+    X, y = problem(n_targets=n_targets, seed=2)
+    sw = np.random.default_rng(3).uniform(0.5, 2.0, size=len(X)) if weighted else None
+    lam = 0.3
+    model = Ridge(alpha=lam, solver=solver, fit_intercept=fit_intercept).fit(X, y, sw)
+    total = len(X) if sw is None else sw.sum()
+    sk = SkRidge(alpha=lam * total, fit_intercept=fit_intercept, solver="cholesky", tol=1e-12)
+    sk.fit(X, y, sample_weight=sw)
+    assert_rel(model.coef_, sk.coef_, 1e-8)
+    assert_rel(model.intercept_, sk.intercept_, 1e-8) if fit_intercept else None
+
+
+def test_ridge_objective_is_minimized_at_the_solution():
+    # The gradient of 001's objective (with an unpenalized intercept) vanishes at the fit.
+    X, y = problem(seed=4)
+    lam = 0.5
+    model = Ridge(alpha=lam).fit(X, y)
+    r = y - X @ model.coef_ - model.intercept_
+    grad_w = -2 / len(X) * X.T @ r + 2 * lam * model.coef_
+    grad_b = -2 / len(X) * r.sum()
+    assert np.abs(grad_w).max() < 1e-10 and abs(grad_b) < 1e-10
+
+
+def test_ridge_intercept_is_not_penalized():
+    X, y = problem(seed=5)
+    a = Ridge(alpha=2.0).fit(X, y)
+    b = Ridge(alpha=2.0).fit(X, y + 100.0)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-10)
+    assert b.intercept_ == pytest.approx(a.intercept_ + 100.0, rel=1e-12)
+
+
+def test_ridge_alpha_zero_is_linear_regression():
+    X, y = problem(seed=6)
+    np.testing.assert_allclose(Ridge(alpha=0.0).fit(X, y).coef_,
+                               LinearRegression().fit(X, y).coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["normal", "lstsq"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_targets", [None, 2])
+def test_float32_input(solver, fit_intercept, n_targets):
+    # Statistics are accumulated in float64, so the float32 model matches scikit-learn on the
+    # same (float32-representable) numbers up to float32 rounding of the result.
+    from sklearn.linear_model import LinearRegression as SkLinearRegression
+    X, y = problem(n_targets=n_targets, seed=7, dtype=np.float32, offset=1.0)
+    model = LinearRegression(solver=solver, fit_intercept=fit_intercept).fit(X, y)
+    sk = SkLinearRegression(fit_intercept=fit_intercept).fit(X.astype(np.float64), y)
+    assert model.coef_.dtype == np.float32
+    assert model.predict(X).dtype == np.float32
+    assert_rel(model.coef_, sk.coef_, 1e-6)
+    assert_rel(model.intercept_, sk.intercept_, 1e-6) if fit_intercept else None
+
+
+def test_large_feature_means_keep_full_accuracy():
+    # The kernel shifts by a pilot mean before forming the Gram matrix, so centering does not
+    # cancel catastrophically (an uncentered X^T X - n m m^T would lose ~8 digits here).
+    X, y = problem(seed=8, offset=1e4)
+    coef, intercept = lstsq_reference(X, y, True)
+    model = LinearRegression().fit(X, y)
+    assert_rel(model.coef_, coef, 1e-8)
+    assert_rel(model.intercept_, intercept, 1e-8)
+
+
+def test_sample_weight_equals_repeated_rows():
+    X, y = problem(n=40, seed=9)
+    counts = np.random.default_rng(10).integers(0, 4, size=len(X))
+    a = LinearRegression().fit(X, y, sample_weight=counts)
+    b = LinearRegression().fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9)
+    assert a.intercept_ == pytest.approx(b.intercept_, rel=1e-9)
+
+
+# ---------------------------------------------------------------- rank deficiency
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_duplicated_column_warns_and_gives_the_minimum_norm_solution(fit_intercept):
+    X, y = problem(seed=11)
+    X = np.c_[X, X[:, 2]]  # rank d - 1
+    coef, intercept = lstsq_reference(X, y, fit_intercept)  # numpy: minimum norm
+    with pytest.warns(LinAlgWarning, match="ill-conditioned"):
+        model = LinearRegression(fit_intercept=fit_intercept).fit(X, y)
+    assert np.isfinite(model.coef_).all()
+    assert model.rank_ == X.shape[1] - 1
+    assert_rel(model.coef_, coef, 1e-8)
+    assert model.coef_[2] == pytest.approx(model.coef_[-1], rel=1e-8)  # split evenly
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # lstsq is made for this: no warning
+        direct = LinearRegression(solver="lstsq", fit_intercept=fit_intercept).fit(X, y)
+    assert direct.rank_ == X.shape[1] - 1
+    assert_rel(direct.coef_, coef, 1e-8)
+
+
+def test_rank_deficient_statistics_give_the_minimum_norm_solution():
+    # Without the data (partial_fit / fit_stats), the fallback is the pseudo-inverse of the
+    # normal equations, which is the same minimum-norm solution.
+    X, y = problem(seed=12)
+    X = np.c_[X, -X[:, 0]]
+    coef, intercept = lstsq_reference(X, y, True)
+    with pytest.warns(LinAlgWarning):
+        model = LinearRegression().partial_fit(X, y)
+    assert model.rank_ == X.shape[1] - 1
+    assert_rel(model.coef_, coef, 1e-7)
+    assert model.intercept_ == pytest.approx(intercept, rel=1e-7)
+
+
+def test_constant_target_and_constant_feature_stay_finite():
+    X, _ = problem(n=20, seed=13)
+    X[:, 1] = 3.0
+    with pytest.warns(LinAlgWarning):
+        model = LinearRegression().fit(X, np.full(20, 2.0))
+    assert np.isfinite(model.coef_).all() and model.intercept_ == pytest.approx(2.0)
+    np.testing.assert_allclose(model.predict(X), 2.0, atol=1e-12)
+
+
+def test_single_row_fits_it_exactly():
+    with pytest.warns(LinAlgWarning):
+        model = LinearRegression().fit(np.array([[1.0, 2.0]]), np.array([3.0]))
+    np.testing.assert_allclose(model.predict(np.array([[1.0, 2.0]])), [3.0])
+
+
+# ---------------------------------------------------------------- statistics: a reduction
+
+def test_stats_are_the_centered_moments():
+    X, Y = problem(n=100, n_targets=2, seed=14, offset=5.0)
+    sw = np.random.default_rng(15).uniform(0.1, 3.0, size=100)
+    stats = LinearStats.from_data(X, Y, sw)
+    xm, ym = np.average(X, axis=0, weights=sw), np.average(Y, axis=0, weights=sw)
+    Xc, Yc = X - xm, Y - ym
+    np.testing.assert_allclose(stats.x_mean, xm, rtol=1e-13)
+    np.testing.assert_allclose(stats.y_mean, ym, rtol=1e-13)
+    np.testing.assert_allclose(stats.Sxx, (Xc * sw[:, None]).T @ Xc, rtol=1e-11, atol=1e-10)
+    np.testing.assert_allclose(stats.Sxy, (Xc * sw[:, None]).T @ Yc, rtol=1e-11, atol=1e-10)
+    np.testing.assert_allclose(stats.Syy, (Yc * sw[:, None]).T @ Yc, rtol=1e-11, atol=1e-10)
+    assert stats.weight == pytest.approx(sw.sum()) and stats.n_samples == 100
+
+
+def test_merged_chunk_stats_equal_the_whole():
+    X, Y = problem(n=250, n_targets=2, seed=16, offset=3.0)
+    whole = LinearStats.from_data(X, Y)
+    parts = [LinearStats.from_data(X[a:b], Y[a:b]) for a, b in [(0, 10), (10, 130), (130, 250)]]
+    merged = parts[0] + parts[1] + parts[2]
+    for name in ("x_mean", "y_mean", "Sxx", "Sxy", "Syy"):
+        np.testing.assert_allclose(getattr(merged, name), getattr(whole, name), rtol=1e-11,
+                                   atol=1e-9, err_msg=name)
+    assert merged.n_samples == 250
+    a = LinearRegression().fit_stats(merged)
+    b = LinearRegression().fit(X, Y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("estimator", [LinearRegression(), Ridge(alpha=0.2)])
+def test_partial_fit_on_chunks_equals_fit(estimator):
+    X, y = problem(n=300, seed=17)
+    full = type(estimator)(**estimator.get_params()).fit(X, y)
+    for start in range(0, 300, 70):
+        estimator.partial_fit(X[start:start + 70], y[start:start + 70])
+    np.testing.assert_allclose(estimator.coef_, full.coef_, rtol=1e-10)
+    assert estimator.intercept_ == pytest.approx(full.intercept_, rel=1e-10)
+    assert estimator.stats_.n_samples == 300
+
+
+def test_merge_rejects_other_shapes():
+    a = LinearStats.from_data(*problem(n=10, d=3))
+    b = LinearStats.from_data(*problem(n=10, d=4))
+    with pytest.raises(ValueError, match="cannot merge"):
+        a.merge(b)
+
+
+def test_threads_give_the_same_model():
+    X, y = problem(n=20000, d=8, seed=18)
+    a = LinearRegression(n_jobs=1).fit(X, y)
+    b = LinearRegression(n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- SGD: the shared loop
+
+def standardized(n=2000, d=5, n_targets=None, seed=19):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    K = 1 if n_targets is None else n_targets
+    Y = X @ rng.normal(size=(d, K)) + 2.0 + 0.5 * rng.normal(size=(n, K))
+    return X, (Y[:, 0] if n_targets is None else Y)
+
+
+@pytest.mark.parametrize("cls,params", [(LinearRegression, {}), (Ridge, {"alpha": 0.05})])
+@pytest.mark.parametrize("n_targets", [None, 2])
+def test_sgd_converges_to_the_closed_form(cls, params, n_targets):
+    X, y = standardized(n_targets=n_targets)
+    exact = cls(**params).fit(X, y)
+    sgd = cls(solver="sgd", learning_rate="constant", eta0=0.01, average=len(X),
+              max_iter=100, tol=None, random_state=0, **params).fit(X, y)
+    truth = np.c_[np.atleast_2d(exact.coef_), np.atleast_1d(exact.intercept_)]
+    found = np.c_[np.atleast_2d(sgd.coef_), np.atleast_1d(sgd.intercept_)]
+    assert_rel(found, truth, 1e-3)
+    assert sgd.n_iter_ == 100 and len(sgd.loss_curve_) == 100
+
+
+def test_sgd_partial_fit_epochs_equal_fit():
+    X, y = standardized(n=300, seed=20)
+    params = dict(solver="sgd", max_iter=4, tol=None, random_state=3)
+    fitted = LinearRegression(**params).fit(X, y)
+    online = LinearRegression(**params)
+    for _ in range(4):
+        online.partial_fit(X, y)
+    np.testing.assert_array_equal(online.coef_, fitted.coef_)
+    assert online.intercept_ == fitted.intercept_
+
+
+def test_sgd_one_step_is_the_squared_loss_gradient():
+    # 001: w <- w - eta * d/dw (m - y)^2 / 2 = w - eta (m - y) x; from w = 0, b = 0.
+    model = LinearRegression(solver="sgd", learning_rate="constant", eta0=0.1, average=False,
+                             shuffle=False)
+    model.partial_fit(np.array([[3.0, 2.0]]), np.array([1.0]))
+    np.testing.assert_allclose(model.coef_, [0.3, 0.2], atol=1e-15)
+    assert model.intercept_ == pytest.approx(0.1, abs=1e-15)
+
+
+def test_partial_fit_exists_only_for_normal_and_sgd():
+    assert hasattr(LinearRegression(), "partial_fit")
+    assert hasattr(LinearRegression(solver="sgd"), "partial_fit")
+    assert not hasattr(LinearRegression(solver="lstsq"), "partial_fit")
+
+
+# ---------------------------------------------------------------- API and bad input
+
+@pytest.mark.parametrize("params,pattern", [
+    ({"solver": "qr"}, "solver"),
+    ({"alpha": -1.0}, "alpha"),
+    ({"n_jobs": 0}, "n_jobs"),
+    ({"solver": "sgd", "eta0": 0.0}, "eta0"),
+])
+def test_bad_parameters_name_the_problem(params, pattern):
+    X, y = problem(n=20)
+    with pytest.raises(ValueError, match=pattern):
+        Ridge(**params).fit(X, y)
+
+
+def test_partial_fit_rejects_a_different_number_of_targets():
+    X, Y = problem(n=30, n_targets=2)
+    model = LinearRegression().partial_fit(X, Y)
+    with pytest.raises(ValueError, match="target"):
+        model.partial_fit(X, Y[:, 0])
+
+
+def test_sklearn_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+    expected = {"check_estimators_unfitted", "check_dtype_object"}  # as in test_logistic
+    for est in (LinearRegression(), Ridge(), LinearRegression(solver="lstsq")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = check_estimator(est, on_fail=None)
+        failed = {r["check_name"] for r in results if r["status"] == "failed"}
+        assert failed == expected, (est, failed ^ expected)
