@@ -16,12 +16,12 @@
 # and the block's own stored mistakes are new[:, first_new:n_new] (their G2 rows add the rest).
 # One-vs-rest: output k makes its own mistakes; a row that is a mistake for any output is stored
 # once, with coefficient y_k for the outputs that erred and 0 for the others.
-from libc.math cimport exp, tanh, pow
+from libc.math cimport tanh
 from libc.string cimport memcpy
 from cython cimport floating
 from cython.parallel cimport prange
 
-from ._blas cimport fm_dot, fm_gemm_abt
+from ._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
 
 cdef enum:
     KERNEL_LINEAR = 0
@@ -32,44 +32,12 @@ cdef enum:
 KERNELS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
            "sigmoid": KERNEL_SIGMOID}
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* exp(x) for x <= 0 in plain arithmetic the compiler can vectorize (libm's exp is a call
-       per element). x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2), e^r by its
-       Taylor series to r^13 (truncation < 1e-17 relative), 2^n written into the exponent bits.
-       Within 2 ulp of exp; below -708 it returns 0 (e^-708 ~ 3e-308). */
-    static inline double fastml_exp_neg(double x) {
-        const double log2e = 1.4426950408889634, ln2_hi = 0.693147180369123816490,
-                     ln2_lo = 1.90821492927058770002e-10, shifter = 6755399441055744.0;
-        double xc = x < -708.0 ? -708.0 : x;
-        double t = xc * log2e + shifter;     /* round(x / ln2) sits in t's low mantissa bits */
-        double n = t - shifter;
-        double r = (xc - n * ln2_hi) - n * ln2_lo;
-        double p = 1.0 / 6227020800.0;
-        p = p * r + 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        int64_t bits;
-        memcpy(&bits, &t, sizeof bits);
-        bits = (int64_t)((uint64_t)(bits + 1023) << 52);   /* 2^n */
-        double scale;
-        memcpy(&scale, &bits, sizeof scale);
-        return x < -708.0 ? 0.0 : p * scale;
-    }
-    """
-    double fastml_exp_neg(double x) noexcept nogil
+cdef extern from "fastml_kernel_rows.h" nogil:
+    # rbf's transform with a vectorizable exp, in an AVX2 and a baseline copy (see the header)
+    void fastml_rbf_rows_f64(double *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
+                             const double *sq_b, double gamma) noexcept
+    void fastml_rbf_rows_f32(float *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
+                             const double *sq_b, double gamma) noexcept
 
 
 ctypedef struct KernelParams:
@@ -95,16 +63,18 @@ cdef void transform_rows(floating *out, Py_ssize_t n_a, Py_ssize_t n_b, const do
     """Dot products out[a, b] = A_a . B_b -> kernel values, in place (one pass)."""
     cdef Py_ssize_t a, b
     cdef floating *row
-    cdef double d2, g = p.gamma, c0 = p.coef0
+    cdef double g = p.gamma, c0 = p.coef0
     if p.kind == KERNEL_LINEAR:
+        return
+    if p.kind == KERNEL_RBF:
+        if floating is double:
+            fastml_rbf_rows_f64(out, n_a, n_b, sq_a, sq_b, g)
+        else:
+            fastml_rbf_rows_f32(out, n_a, n_b, sq_a, sq_b, g)
         return
     for a in range(n_a):
         row = out + a * n_b
-        if p.kind == KERNEL_RBF:
-            for b in range(n_b):
-                d2 = sq_a[a] + sq_b[b] - 2.0 * row[b]
-                row[b] = <floating> fastml_exp_neg(-g * (d2 if d2 > 0.0 else 0.0))
-        elif p.kind == KERNEL_POLY:
+        if p.kind == KERNEL_POLY:
             if p.degree == 2:
                 for b in range(n_b):
                     row[b] = <floating> ((g * row[b] + c0) * (g * row[b] + c0))
@@ -128,46 +98,58 @@ def kernel_block(const floating[:, ::1] A, const floating[:, ::1] B, const doubl
         raise ValueError("kernel_block: shapes do not agree")
     if params.kind == KERNEL_RBF and (sq_a.shape[0] != n_a or sq_b.shape[0] != n_b):
         raise ValueError("kernel_block: rbf needs the squared norms of both blocks")
+    step = 64                               # rows per task: GEMM + transform while in cache
+    n_chunks = (n_a + step - 1) // step
     with nogil:
-        fm_gemm_abt(<int> n_a, <int> n_b, <int> d, &A[0, 0], &B[0, 0], &out[0, 0])
-        step = 64
-        n_chunks = (n_a + step - 1) // step
         for c in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
             first = c * step
             rows = min(step, n_a - first)
+            fm_gemm_abt(<int> rows, <int> n_b, <int> d, &A[first, 0], &B[0, 0], &out[first, 0])
             transform_rows(&out[first, 0], rows, n_b,
                            &sq_a[first] if sq_a.shape[0] else NULL,
                            &sq_b[0] if sq_b.shape[0] else NULL, &params)
 
 
 def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
-                const long long[::1] rows_b, const floating[:, ::1] G1,
-                const floating[:, ::1] G2, floating[:, ::1] SV, double[::1] sq_sv,
+                const long long[::1] rows_b, floating[:, ::1] G1,
+                floating[:, ::1] G2, bint given, const double[::1] sq_b, KernelParams params,
+                floating[:, ::1] SV, double[::1] sq_sv,
                 floating[:, ::1] C, long long[::1] step_of, long long[::1] row_of,
                 Py_ssize_t head, Py_ssize_t tail, Py_ssize_t budget, long long step0,
-                double[:, ::1] margins, Py_ssize_t[:, ::1] new, bint rbf):
+                double[:, ::1] margins, Py_ssize_t[:, ::1] new):
     """One sequential perceptron pass over the block rows Xb (B, d) with signed targets
     Tb (B, K) in {-1, +1}. G1 (B, tail - head): kernels against the stored mistakes (buffer rows
-    head..tail-1); G2 (B, B): kernels within the block. Appends mistakes to the buffer (rows SV,
+    head..tail-1); G2 (B, B): kernels within the block. Both are `given` (a user's kernel) or
+    computed here from `params` (and the block's squared norms sq_b for rbf): G1 in chunks of
+    rows whose kernel sums are taken while the chunk is in cache, G2 only in the rows of the
+    block's mistakes (mistakes are few: most of the B x B block is never needed). Appends mistakes to the buffer (rows SV,
     squared norms sq_sv, coefficients C (K, capacity), step numbers step_of, training row
     numbers row_of; the caller guarantees capacity >= tail + B) and drops the oldest beyond
     `budget` (0 = keep all). margins (B, K) and new (2, B) are scratch: the buffer position and
     the block row of each mistake made in this block. Returns (head, tail, mistakes)."""
     cdef Py_ssize_t B = Xb.shape[0], d = Xb.shape[1], K = Tb.shape[1]
     cdef Py_ssize_t M0 = tail - head, head0 = head, t, u, j, k, q, n_new = 0, first_new = 0
-    cdef Py_ssize_t mistakes = 0, pos
+    cdef Py_ssize_t mistakes = 0, pos, c0, c1
     cdef double m, c, s
-    cdef bint erred
+    cdef bint erred, rbf = params.kind == KERNEL_RBF
     if B == 0:
         return head, tail, 0
     if (G1.shape[0] != B or G1.shape[1] != M0 or G2.shape[0] != B or G2.shape[1] != B
             or C.shape[0] != K or SV.shape[0] < tail + B or margins.shape[0] < B
-            or new.shape[0] != 2 or new.shape[1] < B or SV.shape[1] != d):
+            or new.shape[0] != 2 or new.shape[1] < B or SV.shape[1] != d
+            or (rbf and sq_b.shape[0] != B)):
         raise ValueError("train_block: shapes do not agree")
     with nogil:
-        for t in range(B):                  # kernel sums over the mistakes stored before
-            for k in range(K):
-                margins[t, k] = fm_dot(<int> M0, &C[k, head0], &G1[t, 0]) if M0 > 0 else 0.0
+        for c0 in range(0, B, 32):          # kernel sums over the mistakes stored before
+            c1 = min(c0 + 32, B)
+            if not given and M0 > 0:
+                fm_gemm_abt(<int> (c1 - c0), <int> M0, <int> d, &Xb[c0, 0], &SV[head0, 0],
+                            &G1[c0, 0])
+                transform_rows(&G1[c0, 0], c1 - c0, M0, &sq_b[c0] if rbf else NULL,
+                               &sq_sv[head0] if rbf else NULL, &params)
+            for t in range(c0, c1):
+                for k in range(K):
+                    margins[t, k] = fm_dot(<int> M0, &C[k, head0], &G1[t, 0]) if M0 > 0 else 0.0
         for t in range(B):
             erred = False
             for k in range(K):
@@ -180,6 +162,10 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             if not erred:
                 continue
             mistakes += 1
+            if not given and t + 1 < B:   # kernels of this mistake with the rows after it
+                fm_gemv_rows(<int> (B - t - 1), <int> d, &Xb[t + 1, 0], &Xb[t, 0], &G2[t, t + 1])
+                transform_rows(&G2[t, t + 1], 1, B - t - 1, &sq_b[t] if rbf else NULL,
+                               &sq_b[t + 1] if rbf else NULL, &params)
             if budget > 0 and tail - head >= budget:     # drop the oldest stored mistake
                 if head < head0 + M0:       # from before the block: undo its part of the sums
                     for u in range(t + 1, B):
@@ -191,10 +177,7 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             pos = tail
             memcpy(&SV[pos, 0], &Xb[t, 0], d * sizeof(floating))
             if rbf:
-                s = 0.0
-                for j in range(d):
-                    s += <double> Xb[t, j] * Xb[t, j]
-                sq_sv[pos] = s
+                sq_sv[pos] = sq_b[t]
             for k in range(K):
                 c = Tb[t, k]
                 C[k, pos] = <floating> (c if c * margins[t, k] <= 0.0 else 0.0)

@@ -476,6 +476,10 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = self.n_iter_ = 0
 
     def _train(self, X, codes, epochs):
+        with _one_blas_thread():
+            self._run_epochs(X, codes, epochs)
+
+    def _run_epochs(self, X, codes, epochs):
         T = _signed_targets(codes, len(self.classes_))
         first_sample = self._samples_seen
         for _ in range(epochs):
@@ -493,26 +497,34 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._publish(first_sample, len(X))
 
     def _epoch(self, X, T, order, first_sample):
+        """One pass in blocks of rows: the kernels between a block and the stored mistakes
+        come from one call (BLAS, or the user's callable), then the Cython loop walks the
+        block row by row."""
         buf, rbf = self._buffer, self._kparams["kind"] == _kp().KERNELS["rbf"]
+        user_kernel = callable(self.kernel)
+        params = self._kparams if not user_kernel else dict(self._kparams, kind=0)
         budget = int(self.budget or 0)
         mistakes, start = 0, 0
-        margins = np.empty((0, T.shape[1]))
+        block = 512
+        margins = np.empty((block, T.shape[1]))
+        scratch = np.empty((2, block), dtype=np.intp)
+        G2 = np.zeros((block, block), dtype=X.dtype)
+        empty = np.empty(0)
         while start < len(order):
-            live = buf.tail - buf.head
-            size = int(np.clip((1 << 21) // max(live, 1), 64, 512))
-            idx = order[start:start + size]
+            idx = order[start:start + block]
             Xb, Tb = X[idx], T[idx]
             buf.reserve(len(idx))
-            sq_b = _sq_norms(Xb) if rbf else None
-            G1 = self._kernel(Xb, buf.live("rows"), sq_b, buf.live("sq"))
-            G2 = self._kernel(Xb, Xb, sq_b, sq_b)
-            if margins.shape[0] < len(idx):
-                margins = np.empty((len(idx), T.shape[1]))
-                scratch = np.empty((2, len(idx)), dtype=np.intp)
+            sq_b = _sq_norms(Xb) if rbf else empty
+            if user_kernel:
+                G1, G2b = self._kernel(Xb, buf.live("rows")), self._kernel(Xb, Xb)
+            else:                           # scratch: the Cython loop computes what it needs
+                G1 = np.empty((len(idx), buf.tail - buf.head), dtype=X.dtype)
+                G2b = G2[:len(idx), :len(idx)]
             buf.head, buf.tail, m = _kp().train_block(
-                Xb, Tb, (idx + first_sample).astype(np.int64), G1, G2, buf.rows, buf.sq,
+                Xb, Tb, (idx + first_sample).astype(np.int64), G1,
+                np.ascontiguousarray(G2b), user_kernel, sq_b, params, buf.rows, buf.sq,
                 buf.coef, buf.step, buf.sample, buf.head, buf.tail, budget, self._steps,
-                margins, scratch, rbf)
+                margins, scratch)
             mistakes += m
             self._steps += len(idx)
             start += len(idx)
@@ -548,18 +560,36 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         SV, coef = self.support_vectors_, self.dual_coef_
         scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
         if len(SV):
-            chunk = int(np.clip((1 << 22) // len(SV), 1, max(len(X), 1)))
-            rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
-            for first in range(0, len(X), chunk):
-                block = X[first:first + chunk]
-                G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
-                scores[first:first + chunk] = G @ coef.T
+            with _one_blas_thread():        # threads split the rows (n_jobs) instead
+                self._decide(X, SV, coef, scores)
         return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def _decide(self, X, SV, coef, scores):
+        """scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most ~4M kernel values,
+        32 MB in float64, live at once)."""
+        chunk = int(np.clip((1 << 22) // len(SV), 1, max(len(X), 1)))
+        rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
+        for first in range(0, len(X), chunk):
+            block = X[first:first + chunk]
+            G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
+            scores[first:first + chunk] = G @ coef.T
 
     def predict(self, X):
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]
+
+
+def _one_blas_thread():
+    """Training is sequential and its GEMM blocks are small: BLAS threads only add wake-up
+    costs there (measured 10x slower on 2 cores), so BLAS runs on one thread (threadpoolctl,
+    when installed)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:     # pragma: no cover - optional
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def _sq_norms(A):
