@@ -426,3 +426,42 @@ def test_voted_multiclass_csr_and_partial_fit():
     np.testing.assert_array_equal(online.vectors_, batch.vectors_)
     np.testing.assert_array_equal(online.vector_counts_, batch.vector_counts_)
     assert dense.score(X, labels) > 0.8
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
+def test_kernel_blocks_match_numpy(kernel, dtype):
+    from fastml._core import _kernel_perceptron as kp
+    rng = np.random.default_rng(30)
+    A = (rng.normal(size=(70, 5)) * 3).astype(dtype)     # rbf arguments from 0 down to ~-1000
+    B = np.vstack([A[:3], rng.normal(size=(90, 5)) * 3]).astype(dtype)
+    a, b = A.astype(float), B.astype(float)
+    dots = a @ b.T
+    d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None] - 2 * dots
+    want = {"linear": dots, "poly": (0.3 * dots + 1.5) ** 3,
+            "rbf": np.exp(-0.7 * np.maximum(d2, 0)), "sigmoid": np.tanh(0.3 * dots + 0.2)}[kernel]
+    out = np.empty((70, 93), dtype=dtype)
+    params = dict(kind=kp.KERNELS[kernel], gamma=0.7 if kernel == "rbf" else 0.3,
+                  coef0=1.5 if kernel == "poly" else 0.2, degree=3)
+    for threads in (1, 2):
+        kp.kernel_block(A, B, (a * a).sum(1), (b * b).sum(1), out, params, threads)
+        if dtype == np.float64:
+            np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-300)
+        else:
+            np.testing.assert_allclose(out, want, rtol=2e-3, atol=1e-5)
+    if kernel == "rbf":                 # k(x, x) = 1 up to the rounding of the norms trick
+        np.testing.assert_allclose(out[:3, :3].diagonal(), 1.0,
+                                   rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_rbf_exp_is_accurate_over_its_whole_range():
+    from fastml._core import _kernel_perceptron as kp
+    # u = 0 against rows v with cached ||v||^2 = -x: d2 = 0 + (-x) - 2 * 0, the kernel exp(x)
+    x = -np.concatenate([np.linspace(0, 750, 200_001), [1e-300, 5e-324, 708.0, 708.5, 1e6]])
+    out = np.empty((1, x.size))
+    kp.kernel_block(np.zeros((1, 1)), np.zeros((x.size, 1)), np.zeros(1), -x,
+                    out, dict(kind=kp.KERNELS["rbf"], gamma=1.0, coef0=0.0, degree=1), 1)
+    want = np.exp(x)
+    normal = x > -708.0
+    np.testing.assert_allclose(out[0, normal], want[normal], rtol=4e-16 * 4, atol=0)
+    assert (out[0, ~normal] <= 1e-307).all() and (out[0, ~normal] >= 0).all()
