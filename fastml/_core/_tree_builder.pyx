@@ -716,7 +716,8 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     b.n_levels = &n_levels[0]
     b.K, b.criterion = n_classes, criterion
     b.max_depth, b.min_samples_split = max_depth, min_samples_split
-    b.min_samples_leaf, b.max_leaf_nodes, b.max_features = min_samples_leaf, max_leaf_nodes, max_features
+    b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
+    b.max_features = max_features
     b.max_levels = 2
     for f in range(d):
         if is_categorical[f] and n_levels[f] > b.max_levels:
@@ -742,7 +743,8 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
                 b.tmp_idx == NULL or b.tmp_val == NULL or b.left == NULL or b.right == NULL or
                 b.miss == NULL or b.node_counts == NULL or b.gcounts == NULL or
-                b.gsum == NULL or b.child_of_level == NULL or b.level_seen == NULL or b.features == NULL or
+                b.gsum == NULL or b.child_of_level == NULL or b.level_seen == NULL or
+                b.features == NULL or
                 tree_init(&t, n_values) < 0):
             status = -1
         else:
