@@ -4,7 +4,10 @@ import numpy as np
 from ..datasets import load_auto_mpg
 from ..metrics import accuracy, log_loss
 from ..model_selection import train_test_split
+from ..datasets import load_xor
 from ._logistic import LogisticRegression
+from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
+from ._svm import LinearSVM
 
 GOOD_MPG = 23.0  # "good" mpg, for the classifiers: about the median of the 392 cars
 
@@ -43,7 +46,21 @@ def run(report):
         ("LogisticRegression(solver='minibatch')",
          LogisticRegression(solver="minibatch", alpha=1e-3, batch_size=32, max_iter=50,
                             tol=None, random_state=0)),
+        ("Perceptron()", Perceptron(random_state=0)),
+        ("Perceptron(average=True)", Perceptron(average=True, random_state=0)),
+        ("VotedPerceptron()", VotedPerceptron(max_iter=10, random_state=0)),
+        ("KernelPerceptron(kernel='rbf', average=True)",
+         KernelPerceptron(gamma=0.5, max_iter=10, average=True, random_state=0)),
+        ("LinearSVM(solver='sgd')", LinearSVM(alpha=1e-3, random_state=0)),
+        ("LinearSVM(solver='subgradient')",
+         LinearSVM(alpha=1e-3, solver="subgradient", max_iter=500)),
     ]
     for name, model in models:
         seconds = timed_fit(model, X_train, y_train)
         report.model(name, classifier_metrics(model, X_train, X_test, y_train, y_test), seconds)
+    X, y = load_xor()   # 003: XOR needs a degree-2 kernel; a linear perceptron cannot fit it
+    kernel = KernelPerceptron(kernel="poly", degree=2, gamma=1.0, coef0=1.0, max_iter=100,
+                              shuffle=False).fit(X, y)
+    linear = Perceptron(max_iter=100, tol=None, shuffle=False).fit(X, y)
+    report.text(f"XOR: KernelPerceptron(poly, degree 2) accuracy {kernel.score(X, y):.2f} "
+                f"({kernel.n_mistakes_} mistakes); linear Perceptron {linear.score(X, y):.2f}")
