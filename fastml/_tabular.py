@@ -48,6 +48,8 @@ class TabularEncoder:
         if _is_pandas_frame(X):
             return [X.iloc[:, j] for j in range(X.shape[1])], list(X.columns), list(X.dtypes)
         arr = np.asarray(X) if not hasattr(X, "to_numpy") else X.to_numpy()
+        if arr.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} is complex")
         if arr.ndim == 1:
             raise ValueError(f"{name} is 1-D (shape {arr.shape}); expected 2-D (n_samples, "
                              f"n_features). Reshape with X.reshape(-1, 1)")
@@ -111,14 +113,15 @@ class TabularEncoder:
         self._fill_names()
         return self._encode(columns)
 
-    def transform(self, X):
+    def transform(self, X, owner="TabularEncoder"):
+        """Encode X with the vocabulary learned at fit; `owner` names the model in errors."""
         if self._is_plain_numeric(X) and not self.categorical_mask_.any():
             out = check_array(X, allow_nan=True, dtype=np.float64)
         else:
             out = self._encode(self._columns(X)[0])
         if out.shape[1] != self.n_features_:
-            raise ValueError(f"X has {out.shape[1]} features, but {self.n_features_} features "
-                             f"were seen at fit")
+            raise ValueError(f"X has {out.shape[1]} features, but {owner} is expecting "
+                             f"{self.n_features_} features as input (the number seen at fit)")
         return out
 
     def _explicit(self):
@@ -172,5 +175,6 @@ class TabularEncoder:
                 return np.array([np.nan if _is_missing_scalar(v) else float(v) for v in values])
             return values.astype(np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"column {j} is not numeric and was not declared categorical "
+            raise TypeError(f"column {j} is not numeric and was not declared categorical: "
+                            f"argument must be a string or a number the column's kind allows "
                             f"(pass categorical_features)") from None

@@ -334,3 +334,24 @@ def test_tree_report_prints_the_table_and_the_tree():
     assert "Information gains using the training set (21 records)" in text
     assert "x0 = asia: predict good (bad: 2, good: 5)" in text
     assert "3 leaves" in text
+
+
+# the same documented exceptions as tests/test_logistic.py (foundation-wide choices)
+SKLEARN_EXPECTED_FAILURES = {"check_estimators_unfitted", "check_supervised_y_2d"}
+
+
+@pytest.mark.parametrize("name", ["DecisionTreeClassifier", "DecisionTreeRegressor",
+                                  "RandomForestClassifier", "RandomForestRegressor"])
+def test_sklearn_check_estimator(name):
+    import warnings
+    from sklearn.utils.estimator_checks import check_estimator
+    import fastml.tree
+    cls = getattr(fastml.tree, name)
+    est = cls(random_state=0, **({"n_estimators": 5} if "Forest" in name else {}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None)
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    expected = SKLEARN_EXPECTED_FAILURES | ({"check_dtype_object"} if "Regressor" in name
+                                            else set())
+    assert failed == expected, failed ^ expected

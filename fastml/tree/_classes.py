@@ -153,7 +153,7 @@ class EncodedInput:
         self._check_is_fitted(self._fitted_attr)
         if X is None:
             raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
-        Xe = self._encoder.transform(X)
+        Xe = self._encoder.transform(X, owner=type(self).__name__)
         check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=False)
         return Xe
 
