@@ -81,7 +81,7 @@ def _to_float_array(X, name, dtype):
 
 
 def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None,
-                ensure_2d=True, ensure_min_samples=1):
+                ensure_2d=True, ensure_min_samples=1, check_finite=True):
     """Return X as a C-contiguous float32/float64 2-D array (or CSR if `accept_sparse`).
 
     dtype=None keeps float32/float64 and converts everything else to float64; a numpy dtype
@@ -109,7 +109,8 @@ def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None
         raise ValueError(
             f"{name} has {arr.shape[0]} samples (shape {arr.shape}); "
             f"at least {ensure_min_samples} required")
-    _check_finite(arr, name, allow_nan)
+    if check_finite:  # False: the caller's kernel detects non-finite values in its own pass
+        _check_finite(arr, name, allow_nan)
     return arr
 
 
@@ -179,9 +180,10 @@ def check_target(y, *, name="y", numeric=False):
 
 
 def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numeric=False,
-              multi_output=False):
+              multi_output=False, check_finite=True):
     """Validate X and y together; their numbers of samples must agree."""
-    X = check_array(X, accept_sparse=accept_sparse, allow_nan=allow_nan, dtype=dtype)
+    X = check_array(X, accept_sparse=accept_sparse, allow_nan=allow_nan, dtype=dtype,
+                    check_finite=check_finite)
     if multi_output:
         y = check_regression_targets(y)
     else:

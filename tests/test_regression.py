@@ -349,6 +349,17 @@ def test_bad_parameters_name_the_problem(params, pattern):
         Ridge(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+@pytest.mark.parametrize("value,pattern", [(np.nan, "NaN"), (np.inf, "infinity"),
+                                           (1e200, "overflowed")])
+def test_normal_solver_names_non_finite_input(method, value, pattern):
+    # "normal" skips the separate finiteness pass and detects bad values from X^T X.
+    X, y = problem(n=30)
+    X[17, 2] = value
+    with pytest.raises(ValueError, match=pattern):
+        getattr(LinearRegression(), method)(X, y)
+
+
 def test_partial_fit_rejects_a_different_number_of_targets():
     X, Y = problem(n=30, n_targets=2)
     model = LinearRegression().partial_fit(X, Y)

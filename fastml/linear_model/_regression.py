@@ -72,6 +72,12 @@ class LinearStats:
                                                                              dtype=np.float64)
         block_rows = int(min(4096, max(64, (2 << 20) // (8 * q))))
         _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs)
+        if not np.isfinite(G).all():
+            # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
+            # (10% of a fit) and let this one name the problem.
+            check_array(X)
+            raise ValueError("X^T X overflowed: feature values are too large (about 1e154 or "
+                             "more); rescale X")
         W = G[d, d]
         mz, my = G[d, :d] / W, G[d, d + 1:p] / W
         return cls(W, n, x_shift + mz, y_shift + my,
@@ -232,7 +238,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
         self._check_params()
         raw = X
-        X, y = check_X_y(X, y, multi_output=True)
+        # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
+        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal")
         check_n_features(self, with_names(raw, X), reset=True)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._single_target = y.ndim == 1
@@ -266,7 +273,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._check_params()
         first = not hasattr(self, "coef_")
         raw = X
-        X, y = check_X_y(X, y, multi_output=True)
+        # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
+        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal")
         check_n_features(self, with_names(raw, X), reset=first)
         sw = check_sample_weight(sample_weight, X.shape[0])
         Y = y.reshape(X.shape[0], -1)
