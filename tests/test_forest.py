@@ -77,3 +77,12 @@ def test_categorical_and_missing_input():
     X = pd.DataFrame({"color": color, "x": np.where(rng.random(600) < 0.05, np.nan, x)})
     forest = RandomForestClassifier(n_estimators=20, max_features=None, random_state=0).fit(X, y)
     assert forest.score(X, y) > 0.95
+
+
+def test_verbose_shows_progress_over_the_trees(capsys):
+    X, y = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 2
+    RandomForestClassifier(n_estimators=4, verbose=2, random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "[RandomForestClassifier] 4/4 tree" in err
+    RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""

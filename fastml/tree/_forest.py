@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._progress import track
 from .._validation import check_param, check_random_state, check_target, seed_from
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
                        presort)
@@ -58,7 +59,8 @@ class BaseForest(EncodedInput, BaseEstimator):
             return tree, counts
 
         with ThreadPoolExecutor(n_threads(self.n_jobs)) as pool:
-            grown = list(pool.map(grow_one, seeds))
+            grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
+                               desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
         if self.oob_score:
             self._set_oob(Xe, [counts == 0 for _, counts in grown])
@@ -107,6 +109,8 @@ _FOREST_DOC = """
     oob_score : score each row with the trees that did not see it.
     n_jobs : threads that grow (and predict with) the trees; None = 1, -1 = all cores.
     random_state : seed of the bootstrap samples and the feature draws.
+    verbose : 1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a
+        line per tree, 0 = silent.
 """
 
 
@@ -120,7 +124,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None):
+                 categorical_features="auto", random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -133,6 +137,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.n_jobs = n_jobs
         self.categorical_features = categorical_features
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y):
         self._Xe = self._encode_fit(X)
@@ -179,7 +184,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None):
+                 categorical_features="auto", random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -192,6 +197,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.n_jobs = n_jobs
         self.categorical_features = categorical_features
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y):
         self._Xe = self._encode_fit(X)
