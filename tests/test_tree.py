@@ -327,15 +327,6 @@ def test_plot_tree_draws():
     assert len(ax.texts) >= 7
 
 
-def test_tree_report_prints_the_table_and_the_tree():
-    from fastml.tree import tree_report
-    X, y = maker_table()
-    text = tree_report(X, y, max_pchance=0.1)
-    assert "Information gains using the training set (21 records)" in text
-    assert "x0 = asia: predict good (bad: 2, good: 5)" in text
-    assert "3 leaves" in text
-
-
 # the same documented exceptions as tests/test_logistic.py (foundation-wide choices)
 SKLEARN_EXPECTED_FAILURES = {"check_estimators_unfitted", "check_supervised_y_2d"}
 

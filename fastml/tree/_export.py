@@ -133,20 +133,3 @@ def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
     ax.set_ylim(-tree.max_depth - 0.5, 0.5)
     ax.axis("off")
     return ax
-
-
-def tree_report(X, y, *, max_pchance=None, max_depth=None, min_samples_leaf=1,
-                categorical_features="auto"):
-    """What `fastml tree data.csv --target COL` prints: 000's information-gain table of the
-    attributes, then the tree grown on all rows (chi-square pruned when max_pchance is set)."""
-    from ..info import information_gain_table
-    from ._classes import DecisionTreeClassifier
-    table = information_gain_table(X, y, categorical_features=categorical_features)
-    model = DecisionTreeClassifier(max_pchance=max_pchance, max_depth=max_depth,
-                                   min_samples_leaf=min_samples_leaf,
-                                   categorical_features=categorical_features).fit(X, y)
-    errors = int((model.predict(X) != np.asarray(y)).sum())
-    tree_text = export_text(model, feature_names=[row["name"] for row in table.rows])
-    return (f"{table}\n\nDecision tree ({model.get_n_leaves()} leaves, depth "
-            f"{model.get_depth()}, training errors {errors} of {model.tree_.n_node_samples[0]}):\n"
-            f"{tree_text}")
