@@ -2,7 +2,7 @@
 codes become the SGD loop's outputs (one output for two classes, one per class otherwise)."""
 import numpy as np
 
-from .._validation import check_array, check_n_features
+from .._validation import check_array, check_n_features, check_sample_weight, check_X_y
 
 
 class LinearClassifierMixin:
@@ -37,3 +37,19 @@ def one_vs_rest_outputs(n_classes):
 def labels_as_targets(codes):
     """The SGD loop reads classification labels as a (n, 1) float64 column of class codes."""
     return np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
+
+
+def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",
+                      accept_sparse=True):
+    """Validate one partial_fit call of an online classifier: (X, codes, sw, first call?).
+    The first call (no `state` attribute yet) fixes the features and learns `classes_` from
+    `classes` (required then); later calls must bring the same features and known labels."""
+    first = getattr(estimator, state, None) is None
+    X, y = check_X_y(X, y, accept_sparse=accept_sparse)
+    check_n_features(estimator, X, reset=first)
+    if first:
+        if classes is None:
+            raise ValueError("classes must be given on the first call to partial_fit")
+        estimator._encode_labels(classes)
+    codes = estimator._encode_known_labels(y)
+    return X, codes, check_sample_weight(sample_weight, X.shape[0]), first

@@ -13,9 +13,9 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
 from .._progress import progress
 from .._core import _logistic
-from .._validation import (check_array, check_n_features, check_param, check_random_state,
-                           check_sample_weight, check_X_y, FLOAT_DTYPES)
-from ._base import LinearClassifierMixin, labels_as_targets
+from .._validation import (check_n_features, check_param, check_random_state,
+                           check_sample_weight, check_X_y)
+from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
@@ -123,15 +123,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """One epoch of SGD on (X, y), continuing from the current state (online learning).
         `classes` (all labels that will ever appear) is required on the first call."""
         self._check_params()
-        first = getattr(self, "_engine", None) is None
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=first)
-        if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            self._encode_labels(classes)
-        codes = self._encode_known_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
         layout = _Layout(len(self.classes_), self.multi_class)
         self._fit_sgd(X, layout.codes(codes), sw, layout, 1, resume=not first)
         return self

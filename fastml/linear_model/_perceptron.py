@@ -9,10 +9,11 @@ Several classes are learned one-vs-rest: one perceptron per class, each with its
 """
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, available_if
+from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_n_features, check_param, check_random_state,
                            check_sample_weight, check_X_y)
-from ._base import LinearClassifierMixin, labels_as_targets, one_vs_rest_outputs
+from ._base import (LinearClassifierMixin, labels_as_targets, one_vs_rest_outputs,
+                    start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
 
 
@@ -42,15 +43,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         """One epoch over (X, y) continuing from the current weights (online learning).
         `classes` (every label that will ever appear) is required on the first call."""
         self._check_params()
-        first = getattr(self, "_engine", None) is None
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=first)
-        if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            self._encode_labels(classes)
-        codes = self._encode_known_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
         self._run(X, codes, sw, 1, resume=not first)
         return self
 
@@ -190,15 +183,10 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     def partial_fit(self, X, y, classes=None):
         """One more epoch over (X, y); `classes` is required on the first call."""
         check_param("max_iter", self.max_iter, low=1, integer=True)
-        first = getattr(self, "_engine", None) is None
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=first)
+        X, codes, _, first = start_partial_fit(self, X, y, classes)
         if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            self._encode_labels(classes)
             self._start(X)
-        self._train(X.astype(self._engine.dtype, copy=False), self._encode_known_labels(y), 1)
+        self._train(X.astype(self._engine.dtype, copy=False), codes, 1)
         return self
 
     def _start(self, X):
@@ -455,15 +443,10 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         """One epoch over (X, y), continuing from the stored mistakes. `classes` is required
         on the first call."""
         self._check_params()
-        first = getattr(self, "_buffer", None) is None
-        X, y = check_X_y(X, y)
-        check_n_features(self, X, reset=first)
+        X, codes, _, first = start_partial_fit(self, X, y, classes, state="_buffer",
+                                               accept_sparse=False)
         if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            self._encode_labels(classes)
             self._start(X)
-        codes = self._encode_known_labels(y)
         self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, 1)
         return self
 
