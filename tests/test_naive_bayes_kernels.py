@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fastml._core import _nb
-from fastml._tabular_nb import MISSING, UNSEEN, CategoryEncoder, categorical_mask, check_table
+from fastml._tabular import MISSING, UNSEEN, CategoryEncoder, categorical_mask, check_table
 
 pytestmark = pytest.mark.kernel
 

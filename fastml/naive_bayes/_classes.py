@@ -31,7 +31,7 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from .._core import _nb
-from .._tabular_nb import (CategoryEncoder, categorical_mask, check_table, numeric_block)
+from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_param, check_sample_weight,
                            check_target)
 
