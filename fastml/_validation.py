@@ -81,12 +81,21 @@ def _to_float_array(X, name, dtype):
 
 
 def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None,
-                ensure_2d=True, ensure_min_samples=1, check_finite=True):
+                ensure_2d=True, ensure_min_samples=1, check_finite=True, estimator=None,
+                reset=False):
     """Return X as a C-contiguous float32/float64 2-D array (or CSR if `accept_sparse`).
 
     dtype=None keeps float32/float64 and converts everything else to float64; a numpy dtype
-    forces that dtype. A copy is made only when X is not already in that form.
+    forces that dtype. A copy is made only when X is not already in that form. With an
+    `estimator`, also check_n_features(estimator, X, reset=reset) on the user's X, so a
+    DataFrame's column names are recorded (reset=True) or compared (reset=False).
     """
+    if estimator is not None:
+        arr = check_array(X, name=name, accept_sparse=accept_sparse, allow_nan=allow_nan,
+                          dtype=dtype, ensure_2d=ensure_2d,
+                          ensure_min_samples=ensure_min_samples, check_finite=check_finite)
+        check_n_features(estimator, X if feature_names_of(X) is not None else arr, reset=reset)
+        return arr
     if X is None:
         raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
     if _is_sparse(X):
@@ -158,7 +167,7 @@ def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
 def check_target(y, *, name="y", numeric=False):
     """y as a 1-D array (a column vector is accepted and flattened)."""
     if y is None:
-        raise ValueError(f"this estimator requires y to be passed, but the target y is None")
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     y = np.asarray(y)
@@ -180,10 +189,11 @@ def check_target(y, *, name="y", numeric=False):
 
 
 def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numeric=False,
-              multi_output=False, check_finite=True):
-    """Validate X and y together; their numbers of samples must agree."""
+              multi_output=False, check_finite=True, estimator=None, reset=True):
+    """Validate X and y together; their numbers of samples must agree. With an `estimator`,
+    record (reset=True) or check its features as check_array does."""
     X = check_array(X, accept_sparse=accept_sparse, allow_nan=allow_nan, dtype=dtype,
-                    check_finite=check_finite)
+                    check_finite=check_finite, estimator=estimator, reset=reset)
     if multi_output:
         y = check_regression_targets(y)
     else:
@@ -197,7 +207,7 @@ def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numer
 def check_regression_targets(y, name="y"):
     """Regression targets: 1-D (n,) or 2-D (n, n_outputs), finite, float64."""
     if y is None:
-        raise ValueError(f"this estimator requires y to be passed, but the target y is None")
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     y = np.asarray(y)

@@ -181,3 +181,15 @@ def test_single_class_is_rejected(cls):
     X, _ = data_for(est)
     with pytest.raises(ValueError, match="class"):
         est.fit(X, np.array(["only"] * X.shape[0], dtype=object))
+
+
+def test_dataframe_feature_names_are_recorded_and_checked(cls):
+    pd = pytest.importorskip("pandas")
+    est = make(cls)
+    X, y = data_for(est)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est.fit(frame, y)
+    assert list(est.feature_names_in_) == ["a", "b", "c", "d"]
+    method = "transform" if est._estimator_type == "transformer" else "predict"
+    with pytest.raises(ValueError, match="feature names"):
+        getattr(est, method)(frame[["b", "a", "c", "d"]])

@@ -2,7 +2,7 @@
 codes become the SGD loop's outputs (one output for two classes, one per class otherwise)."""
 import numpy as np
 
-from .._validation import check_array, check_n_features, check_sample_weight, check_X_y
+from .._validation import check_array, check_sample_weight, check_X_y
 
 
 class LinearClassifierMixin:
@@ -11,8 +11,7 @@ class LinearClassifierMixin:
 
     def _margins(self, X):
         self._check_is_fitted("coef_")
-        X = check_array(X, accept_sparse=self._accepts_sparse)
-        check_n_features(self, X, reset=False)
+        X = check_array(X, accept_sparse=self._accepts_sparse, estimator=self, reset=False)
         M = X @ self.coef_.T
         return np.asarray(M) + self.intercept_
 
@@ -45,8 +44,7 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
     The first call (no `state` attribute yet) fixes the features and learns `classes_` from
     `classes` (required then); later calls must bring the same features and known labels."""
     first = getattr(estimator, state, None) is None
-    X, y = check_X_y(X, y, accept_sparse=accept_sparse)
-    check_n_features(estimator, X, reset=first)
+    X, y = check_X_y(X, y, accept_sparse=accept_sparse, estimator=estimator, reset=first)
     if first:
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")

@@ -13,8 +13,7 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
 from .._progress import progress
 from .._core import _logistic
-from .._validation import (check_n_features, check_param, check_random_state,
-                           check_sample_weight, check_X_y)
+from .._validation import check_param, check_random_state, check_sample_weight, check_X_y
 from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
@@ -105,8 +104,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on X (dense or CSR, n_samples x n_features) and labels y of any hashable type."""
         self._check_params()
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         layout = _Layout(len(self.classes_), self.multi_class)

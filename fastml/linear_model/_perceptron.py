@@ -10,8 +10,8 @@ Several classes are learned one-vs-rest: one perceptron per class, each with its
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
-from .._validation import (check_array, check_n_features, check_param, check_random_state,
-                           check_sample_weight, check_X_y)
+from .._validation import (check_array, check_param, check_random_state, check_sample_weight,
+                           check_X_y)
 from ._base import (LinearClassifierMixin, labels_as_targets, one_vs_rest_outputs,
                     start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
@@ -31,8 +31,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     def fit(self, X, y, sample_weight=None):
         """Learn from X (dense or CSR) and labels y of any type, starting from w = 0."""
         self._check_params()
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._engine = None
@@ -173,8 +172,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Train from w = 0 on X (dense or CSR) and labels y of any type."""
         check_param("max_iter", self.max_iter, low=1, integer=True)
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         self._start(X)
         self._train(X, codes, self.max_iter)
@@ -247,8 +245,8 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         """The votes sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]),
         else (n, n_classes). Rows in chunks so the (rows x vectors) margins stay small."""
         self._check_is_fitted("vectors_")
-        X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype)
-        check_n_features(self, X, reset=False)
+        X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype, estimator=self,
+                        reset=False)
         n_outputs = self._engine.W.shape[0]
         ballot = np.zeros((len(self.vectors_), n_outputs))     # c_j in its output's column
         ballot[np.arange(len(self.vectors_)), self.vector_outputs_] = self.vector_counts_
@@ -432,8 +430,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Learn from X (dense) and labels y of any type, starting with no mistakes."""
         self._check_params()
-        X, y = check_X_y(X, y)
-        check_n_features(self, X, reset=True)
+        X, y = check_X_y(X, y, estimator=self, reset=True)
         codes = self._encode_labels(y)
         self._start(X)
         self._train(X, codes, self.max_iter)
@@ -538,8 +535,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         """sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
         classes_[1]), else (n, n_classes). Computed in row chunks that bound the memory."""
         self._check_is_fitted("support_vectors_")
-        X = check_array(X, dtype=self.support_vectors_.dtype)
-        check_n_features(self, X, reset=False)
+        X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
         SV, coef = self.support_vectors_, self.dual_coef_
         scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
         if len(SV):

@@ -8,13 +8,7 @@ import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from .._core import _poly
-from .._validation import check_array, check_n_features, check_param, feature_names_of
-
-
-def with_names(raw, X):
-    """What check_n_features should look at: the user's DataFrame (for its column names)
-    when it has them, else the validated array."""
-    return raw if feature_names_of(raw) is not None else X
+from .._validation import check_array, check_param
 
 
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
@@ -46,9 +40,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Learn the number of input features and list the output terms."""
         check_param("degree", self.degree, low=0, integer=True)
-        raw = X
-        X = check_array(X)
-        check_n_features(self, with_names(raw, X), reset=True)
+        X = check_array(X, estimator=self, reset=True)
         terms = self._terms(X.shape[1])
         if not terms:
             raise ValueError("PolynomialFeatures with degree=0 and include_bias=False has no "
@@ -76,9 +68,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """The (n_samples, n_output_features_) expanded matrix, in X's dtype."""
         self._check_is_fitted("powers_")
-        raw = X
-        X = check_array(X)
-        check_n_features(self, with_names(raw, X), reset=False)
+        X = check_array(X, estimator=self, reset=False)
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
         work = X.shape[0] * self.n_output_features_
         threads = max(1, min(os.cpu_count() or 1, work // 1_000_000))

@@ -21,9 +21,9 @@ from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, available_if
 from .._core import _linreg
-from .._validation import (check_array, check_n_features, check_param, check_random_state,
-                           check_sample_weight, check_X_y)
-from ._polynomial import PolynomialFeatures, with_names
+from .._validation import (check_array, check_param, check_random_state, check_sample_weight,
+                           check_X_y)
+from ._polynomial import PolynomialFeatures
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("normal", "lstsq", "sgd")
@@ -237,10 +237,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
         self._check_params()
-        raw = X
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal")
-        check_n_features(self, with_names(raw, X), reset=True)
+        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
+                         estimator=self, reset=True)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._single_target = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
@@ -272,10 +271,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         chunk, continuing from the current weights (online learning)."""
         self._check_params()
         first = not hasattr(self, "coef_")
-        raw = X
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal")
-        check_n_features(self, with_names(raw, X), reset=first)
+        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
+                         estimator=self, reset=first)
         sw = check_sample_weight(sample_weight, X.shape[0])
         Y = y.reshape(X.shape[0], -1)
         if first:
@@ -372,9 +370,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""
         self._check_is_fitted("coef_")
-        raw = X
-        X = check_array(X)
-        check_n_features(self, with_names(raw, X), reset=False)
+        X = check_array(X, estimator=self, reset=False)
         return X @ self.coef_.T + self.intercept_
 
 
@@ -529,9 +525,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         check_param("degree", self.degree, low=1, integer=True)
-        raw = X
-        X, y = check_X_y(X, y, multi_output=True)
-        check_n_features(self, with_names(raw, X), reset=True)
+        X, y = check_X_y(X, y, multi_output=True,
+                         estimator=self, reset=True)
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
                                             include_bias=False).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
@@ -546,7 +541,5 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """y(x, w) for each row of X."""
         self._check_is_fitted("model_")
-        raw = X
-        X = check_array(X)
-        check_n_features(self, with_names(raw, X), reset=False)
+        X = check_array(X, estimator=self, reset=False)
         return self.model_.predict(self.features_.transform(X))

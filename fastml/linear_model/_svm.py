@@ -14,7 +14,7 @@ import numpy as np
 
 from .._base import ConvergenceWarning, available_if
 from .._core import _subgradient
-from .._validation import check_param, check_sample_weight, check_X_y, check_n_features
+from .._validation import check_param, check_sample_weight, check_X_y
 from ._base import one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import SCHEDULES, _optimal_t0
@@ -93,8 +93,7 @@ class LinearSVM(_OnlineLinearClassifier):
         if self.solver == "sgd":
             return super().fit(X, y, sample_weight)
         self._check_params()
-        X, y = check_X_y(X, y, accept_sparse=True)
-        check_n_features(self, X, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._engine = None
@@ -108,8 +107,8 @@ class LinearSVM(_OnlineLinearClassifier):
     def objective(self, X, y, sample_weight=None):
         """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2."""
         self._check_is_fitted("coef_")
-        X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype)
-        check_n_features(self, X, reset=False)
+        X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype, estimator=self,
+                         reset=False)
         codes = self._encode_known_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         hinge = self._hinge_sum(X, codes, sw, self.coef_, self.intercept_)[0]

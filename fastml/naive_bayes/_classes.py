@@ -452,9 +452,7 @@ class GaussianNB(_GaussianParams, _BaseNB):
         self._check_gaussian()
 
     def _check_X(self, X, reset):
-        X = check_array(X, allow_nan=True)
-        check_n_features(self, X, reset=reset)
-        return X
+        return check_array(X, allow_nan=True, estimator=self, reset=reset)
 
     def _make_parts(self, X, n_classes):
         return [_GaussianPart(n_classes, X.shape[1])]
