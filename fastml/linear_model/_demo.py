@@ -2,24 +2,30 @@
 import numpy as np
 
 from ..datasets import load_auto_mpg
-from ..metrics import accuracy, log_loss
+from ..metrics import accuracy, log_loss, r2, rmse
 from ..model_selection import train_test_split
 from ..datasets import load_xor
 from ._logistic import LogisticRegression
 from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
+from ._regression import LinearRegression, PolynomialRegression, Ridge
 from ._svm import LinearSVM
 
 GOOD_MPG = 23.0  # "good" mpg, for the classifiers: about the median of the 392 cars
 
 
-def mpg_classification():
-    """Standardized numeric features and good/bad mpg labels, split 75/25 (stratified)."""
-    X, mpg = load_auto_mpg(return_X_y=True)
-    labels = np.where(mpg >= GOOD_MPG, "good", "bad")
-    X_train, X_test, y_train, y_test = train_test_split(X, labels, test_size=0.25,
-                                                        random_state=0, stratify=True)
+def standardized_split(target, stratify):
+    """The six numeric features standardized on the training part, split 75/25."""
+    X, _ = load_auto_mpg(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, target, test_size=0.25,
+                                                        random_state=0, stratify=stratify)
     mean, std = X_train.mean(axis=0), X_train.std(axis=0)
     return (X_train - mean) / std, (X_test - mean) / std, y_train, y_test
+
+
+def mpg_classification():
+    """Good/bad mpg labels (stratified split)."""
+    _, mpg = load_auto_mpg(return_X_y=True)
+    return standardized_split(np.where(mpg >= GOOD_MPG, "good", "bad"), stratify=True)
 
 
 def classifier_metrics(model, X_train, X_test, y_train, y_test):
@@ -30,7 +36,39 @@ def classifier_metrics(model, X_train, X_test, y_train, y_test):
     return metrics
 
 
+def regressor_metrics(model, X_train, X_test, y_train, y_test):
+    return {"train RMSE": rmse(y_train, model.predict(X_train)),
+            "test RMSE": rmse(y_test, model.predict(X_test)),
+            "test R2": r2(y_test, model.predict(X_test))}
+
+
 def run(report):
+    run_classifiers(report)
+    run_regressors(report)
+
+
+def run_regressors(report):
+    from ..cli import timed_fit
+    _, mpg = load_auto_mpg(return_X_y=True)
+    X_train, X_test, y_train, y_test = standardized_split(mpg, stratify=False)
+    report.section("Regression (001, 004): predict a car's mpg",
+                   f"Auto MPG, {len(y_train)} train / {len(y_test)} test cars, 6 numeric "
+                   f"features standardized")
+    models = [
+        ("LinearRegression(solver='normal')", LinearRegression()),
+        ("LinearRegression(solver='lstsq')", LinearRegression(solver="lstsq")),
+        ("LinearRegression(solver='sgd')",
+         LinearRegression(solver="sgd", max_iter=50, tol=None, random_state=0)),
+        ("Ridge(alpha=0.01)", Ridge(alpha=0.01)),
+        ("PolynomialRegression(degree=2, alpha=1e-3)",
+         PolynomialRegression(degree=2, alpha=1e-3)),
+    ]
+    for name, model in models:
+        seconds = timed_fit(model, X_train, y_train)
+        report.model(name, regressor_metrics(model, X_train, X_test, y_train, y_test), seconds)
+
+
+def run_classifiers(report):
     import scipy.optimize  # noqa: F401  (imported here so its import time is not a fit time)
     from ..cli import timed_fit
     X_train, X_test, y_train, y_test = mpg_classification()
