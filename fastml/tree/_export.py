@@ -61,6 +61,16 @@ def leaf_text(model, node):
     return f"predict {value[0]:.6g} (n = {t.n_node_samples[node]})"
 
 
+def leaf_box_text(model, node):
+    """A leaf's label in a drawing: short enough for the leaf's slot (two lines)."""
+    t = model.tree_
+    value = t.value[node]
+    if hasattr(model, "classes_"):
+        counts = " / ".join(str(int(k)) for k in value)
+        return f"{model.classes_[int(np.argmax(value))]}\n{counts}"
+    return f"{value[0]:.4g}\nn={t.n_node_samples[node]}"
+
+
 def export_text(model, feature_names=None, *, max_depth=None):
     """The tree as indented text, e.g. for 000's MPG tree:
 
@@ -92,7 +102,9 @@ def export_text(model, feature_names=None, *, max_depth=None):
 
 def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
     """Draw the tree with matplotlib (pip install matplotlib); returns the Axes.
-    Leaves are spread evenly along the bottom; each parent sits above its children."""
+    Leaves are spread evenly left to right; each parent sits above its children. A leaf shows
+    its predicted class over the class counts in classes_ order (a regression leaf: its value
+    over its number of samples)."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -117,15 +129,20 @@ def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
 
     def draw(node):
         x, y = positions[node], -tree.depth[node]
-        text = leaf_text(model, node) if tree.kind[node] == KIND_LEAF else \
+        text = leaf_box_text(model, node) if tree.kind[node] == KIND_LEAF else \
             names[tree.feature[node]]
         ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, bbox=box)
         if tree.kind[node] != KIND_LEAF:
             for label, child in branches(model, node, names):
                 cx, cy = positions[child], -tree.depth[child]
                 ax.plot([x, cx], [y, cy], color="gray", lw=0.8, zorder=0)
-                ax.text((x + cx) / 2, (y + cy) / 2, label.split(" ", 1)[1], fontsize=fontsize,
-                        ha="center", color="darkblue")
+                # Edge labels sit near the child, on the outer side of the edge, where
+                # siblings are furthest apart (near the parent they would overlap).
+                lx, ly = x + 0.6 * (cx - x), y + 0.6 * (cy - y)
+                side = "right" if cx < x else "left" if cx > x else "center"
+                ax.text(lx + (-0.08 if side == "right" else 0.08 if side == "left" else 0), ly,
+                        label.split(" ", 1)[1], fontsize=fontsize, ha=side, va="center",
+                        color="darkblue")
                 draw(child)
 
     draw(0)
