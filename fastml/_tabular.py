@@ -136,15 +136,17 @@ def categorical_mask(X, categorical_features, n_features=None):
         return np.ones(n_features, dtype=bool)
     if spec is None:
         return np.zeros(n_features, dtype=bool)
-    spec = np.asarray(spec)
-    if spec.dtype == bool:
-        if spec.shape != (n_features,):
+    # a list keeps each entry's type (np.asarray would turn ["name", 0] into two strings)
+    items = [spec] if isinstance(spec, str) else np.ravel(spec).tolist() \
+        if isinstance(spec, np.ndarray) else list(spec)
+    if items and all(isinstance(item, (bool, np.bool_)) for item in items):
+        if len(items) != n_features:
             raise ValueError(f"categorical_features as a mask needs {n_features} booleans; "
-                             f"got shape {spec.shape}")
-        return spec.copy()
+                             f"got {len(items)}")
+        return np.array(items, dtype=bool)
     mask = np.zeros(n_features, dtype=bool)
     names = list(X.columns) if _is_pandas_frame(X) else None
-    for item in spec.ravel().tolist():
+    for item in items:
         if isinstance(item, str):
             if names is None or item not in names:
                 raise ValueError(f"categorical_features names column {item!r}, which X does "
