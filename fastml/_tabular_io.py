@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from ._base import BaseEstimator
+from ._tabular import missing_mask, sorted_levels  # noqa: F401  (missing_mask: for the CLI)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _TRUE, _FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
@@ -113,12 +114,6 @@ def is_text(column):
     return column.dtype == object
 
 
-def missing_mask(column):
-    if is_text(column):
-        return np.array([v is None for v in column], dtype=bool)
-    return np.isnan(column)
-
-
 def take_rows(columns, rows):
     return {name: col[rows] for name, col in columns.items()}
 
@@ -202,11 +197,7 @@ class TabularModel(BaseEstimator):
 
 
 def _vocabulary(column):
-    values = {v for v in column if v is not None}
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=str)
+    return sorted_levels(column[~missing_mask(column)]).tolist()
 
 
 def _frame(columns):
