@@ -220,9 +220,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         (None = unlimited; max_leaf_nodes grows best-first by gain).
     max_pchance : float or None. 000's MaxPchance: after growing, splits whose Pearson
         chi-square p_chance exceeds it are collapsed, bottom-up, until none is prunable.
-    categorical_features : "auto" (pandas category/object/string/bool columns, string columns
-        of object arrays), None, or a list of column names / indices / a boolean mask. They get
-        ID3's multiway split; unseen values at predict time take the majority path.
+    categorical_features : "auto" (category/string/bool columns, object columns holding
+        non-numbers; the rules of fastml/_tabular.py), "all", None, or a list of column names /
+        indices / a boolean mask. They get ID3's multiway split; unseen values at predict time
+        take the majority path.
     max_features : None (all), "sqrt", "log2", an int or a fraction: features tried per node.
     random_state : seed for the feature draws (only matters with max_features).
     """
