@@ -160,6 +160,13 @@ def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
+    if X.nnz == 0:
+        # One explicit zero, so kernels never take the address of an empty buffer; the
+        # matrix is unchanged.
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int32)
+        indptr[1:] = 1
+        X = sp.csr_matrix((np.zeros(1, dtype=X.dtype), np.zeros(1, dtype=np.int32), indptr),
+                          shape=X.shape)
     _check_finite(X.data, name, allow_nan)
     return X
 
@@ -306,3 +313,17 @@ def check_param(name, value, *, choices=None, low=None, high=None, integer=False
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}; got {value!r}")
     return value
+
+
+def check_n_jobs(n_jobs):
+    """Threads to use for `n_jobs`: None = 1, a positive int = that many, -1 = every core,
+    -2 = all but one, and so on (joblib's convention); 0 is an error."""
+    import os
+    if n_jobs is None:
+        return 1
+    check_param("n_jobs", n_jobs, integer=True)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be a number of threads (>= 1), or -1 for every core; got 0")
+    if n_jobs > 0:
+        return int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))

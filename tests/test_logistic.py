@@ -335,3 +335,35 @@ def test_sklearn_check_estimator():
     results = check_estimator(LogisticRegression(max_iter=500), on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed == set(SKLEARN_EXPECTED_FAILURES), failed ^ set(SKLEARN_EXPECTED_FAILURES)
+
+
+# ---------------------------------------------------------------- edge cases found in review
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("solver", ["lbfgs", "gd", "sgd"])
+def test_csr_without_stored_values(solver):
+    # Every row all-zero: the kernels must not touch an empty buffer (debug build checks).
+    X = sp.csr_matrix((40, 3))
+    y = np.arange(40) % 2
+    model = LogisticRegression(solver=solver, max_iter=5, tol=None, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, 0.0)
+    np.testing.assert_allclose(model.predict_proba(X), 0.5, atol=0.01)  # balanced classes
+
+
+@pytest.mark.parametrize("first,second", [(np.float64, np.float32), (np.float32, np.float64)])
+def test_partial_fit_accepts_the_other_float_type(first, second):
+    X, codes = random_problem(n=100, d=3, seed=15)
+    model = LogisticRegression(solver="sgd", random_state=0)
+    model.partial_fit(X.astype(first), codes, classes=[0, 1])
+    model.partial_fit(X.astype(second), codes)
+    assert model.coef_.dtype == first
+
+
+def test_average_zero_means_no_averaging():
+    X, codes = random_problem(n=100, d=3, seed=16)
+    kw = dict(solver="sgd", max_iter=3, tol=None, random_state=0)
+    plain = LogisticRegression(**kw).fit(X, codes)
+    zero = LogisticRegression(average=0, **kw).fit(X, codes)
+    np.testing.assert_array_equal(plain.coef_, zero.coef_)
+    with pytest.raises(ValueError, match="average"):
+        LogisticRegression(average=-2, **kw).fit(X, codes)

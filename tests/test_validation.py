@@ -103,3 +103,18 @@ def test_sample_weight():
         check_sample_weight([1.0, 1.0], 3)
     with pytest.raises(ValueError, match="zero everywhere"):
         check_sample_weight([0.0, 0.0], 2)
+
+
+def test_n_jobs_convention():
+    import os
+    from fastml._validation import check_n_jobs
+    assert check_n_jobs(None) == 1 and check_n_jobs(3) == 3
+    assert check_n_jobs(-1) == (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match="n_jobs"):
+        check_n_jobs(0)
+
+
+def test_empty_csr_gets_one_explicit_zero():
+    out = check_array(sp.csr_matrix((4, 3)), accept_sparse=True)
+    assert out.nnz == 1 and out.data[0] == 0.0
+    np.testing.assert_array_equal(out.toarray(), np.zeros((4, 3)))

@@ -13,7 +13,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
 from .._progress import progress
 from .._core import _logistic
-from .._validation import check_param, check_random_state, check_sample_weight, check_X_y
+from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
+                           check_X_y)
 from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
@@ -138,16 +139,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                     low_inclusive=False, high=0.5)
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
 
-    def _threads(self):
-        if self.n_jobs is None:
-            return 1
-        return _logistic.max_threads() if self.n_jobs < 0 else max(1, int(self.n_jobs))
-
     # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
 
     def _fit_batch(self, X, codes, sw, layout):
         objective = _Objective(X, codes, sw, layout, self.alpha, self.fit_intercept,
-                               self._threads())
+                               check_n_jobs(self.n_jobs))
         x0 = np.zeros(objective.size)
         if self.solver == "lbfgs":
             x, n_iter, curve = self._run_lbfgs(objective, x0)

@@ -66,8 +66,6 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self._epochs_done = 0
             self.loss_curve_ = []
         engine = self._engine
-        if engine.dtype != X.dtype:     # partial_fit with another float type: keep the first
-            X = X.astype(engine.dtype)
         n_iter, curve = run_epochs(
             engine, X, labels_as_targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,

@@ -12,7 +12,6 @@ formula on centered moments), so a fit can stream over chunks or run on workers 
 problem by SVD (LAPACK gelsd, the minimum-norm solution); solver="sgd" runs the library's one
 SGD loop (fastml/_core/_sgd.pyx) on the squared loss.
 """
-import os
 import warnings
 
 import numpy as np
@@ -21,8 +20,8 @@ from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, available_if
 from .._core import _linreg
-from .._validation import (check_array, check_param, check_random_state, check_sample_weight,
-                           check_X_y)
+from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
+                           check_sample_weight, check_X_y)
 from ._polynomial import PolynomialFeatures
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
@@ -183,7 +182,7 @@ def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
     if n_jobs is None:
         threads = max([lib.num_threads for lib in blas.lib_controllers] or [1])
     else:
-        threads = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+        threads = check_n_jobs(n_jobs)
     threads = max(1, min(threads, -(-X.shape[0] // block_rows)))
     if threads == 1:
         with blas.limit(limits=1):

@@ -44,7 +44,11 @@ class SGDEngine:
         adagrad = learning_rate == "adagrad"
         self.G = np.zeros((n_outputs, n_features) if adagrad else (0, 0))
         self.Gb = np.zeros(n_outputs if adagrad else 0)
-        averaging = average is not False and average is not None
+        if average is None or isinstance(average, (bool, np.bool_)):
+            averaging, start = bool(average), 0
+        else:   # an int n: average the steps after the first n; 0 = off (as scikit-learn)
+            check_param("average", average, low=0, integer=True)
+            averaging, start = average > 0, int(average)
         self.A = np.zeros((n_outputs, n_features) if averaging else (0, 0))
         self.Ab = np.zeros(n_outputs if averaging else 0)
         self.state = np.zeros(_sgd.STATE_SIZE)
@@ -55,7 +59,7 @@ class SGDEngine:
             schedule=_sgd.SCHEDULES[learning_rate], eta0=float(eta0), decay=float(decay),
             alpha=float(alpha), t0=_optimal_t0(loss, alpha), epoch=0,
             batch_size=int(batch_size), fit_intercept=bool(fit_intercept),
-            average=averaging, average_start=0.0 if average is True else float(average or 0),
+            average=averaging, average_start=float(start),
             adagrad_eps=float(adagrad_eps))
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
@@ -113,6 +117,7 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     instead. `stop_without_updates` also stops after an epoch in which no row moved w (the
     perceptron has converged: no mistakes). Returns (epochs run, list of mean training losses).
     """
+    X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
     curve, best, stale = [], np.inf, 0

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._base import ConvergenceWarning, available_if
 from .._core import _subgradient
-from .._validation import check_param, check_sample_weight, check_X_y
+from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
 from ._base import one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import SCHEDULES, _optimal_t0
@@ -119,14 +119,8 @@ class LinearSVM(_OnlineLinearClassifier):
         gW, gb = np.empty(W.shape), np.empty(W.shape[0])
         total = _subgradient.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
                                        _subgradient.LOSSES["hinge"], label_offset,
-                                       self._threads())
+                                       check_n_jobs(self.n_jobs))
         return total, gW, gb
-
-    def _threads(self):
-        if self.n_jobs is None:
-            return 1
-        import os
-        return (os.cpu_count() or 1) if self.n_jobs < 0 else max(1, int(self.n_jobs))
 
     def _step_size(self, t):
         if self.learning_rate == "optimal":
