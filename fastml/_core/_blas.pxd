@@ -2,8 +2,7 @@
 # dispatches to the CPU's best kernels at run time (AVX2/AVX-512), which a portable -O3 build
 # of our own loops cannot do. Inline wrappers so kernels call one name for both precisions.
 from cython cimport floating
-from scipy.linalg.cython_blas cimport (ddot, sdot, daxpy, saxpy, dgemv, sgemv, dscal, sscal,
-                                       dgemm, sgemm)
+from scipy.linalg.cython_blas cimport ddot, sdot, daxpy, saxpy, dgemv, sgemv, dgemm, sgemm
 
 
 cdef inline floating fm_dot(int n, const floating *x, const floating *y) noexcept nogil:
@@ -22,15 +21,6 @@ cdef inline void fm_axpy(int n, floating a, const floating *x, floating *y) noex
         daxpy(&n, &a, <double *> x, &one, y, &one)
     else:
         saxpy(&n, &a, <float *> x, &one, y, &one)
-
-
-cdef inline void fm_scal(int n, floating a, floating *x) noexcept nogil:
-    """x *= a."""
-    cdef int one = 1
-    if floating is double:
-        dscal(&n, &a, x, &one)
-    else:
-        sscal(&n, &a, x, &one)
 
 
 cdef inline void fm_gemv_rows(int n_rows, int n_cols, const floating *A, const floating *x,
