@@ -64,6 +64,65 @@ def test_best_threshold_against_brute_force():
         assert t in mids  # the lectures' x_i + (x_{i+1} - x_i)/2
 
 
+def reference_best_threshold(x, y):
+    """Brute force: every cut between distinct known values, H(Y|X:t) from the two sides'
+    class lists; the first cut within 1e-12 bits of the best wins."""
+    known = ~np.isnan(x)
+    x, y = x[known], y[known]
+
+    def h(labels):
+        p = np.unique(labels, return_counts=True)[1] / len(labels)
+        return -(p * np.log2(p)).sum()
+
+    values = np.unique(x)
+    cuts = [info.split_point(lo, hi) for lo, hi in zip(values[:-1], values[1:])]
+    gains = [h(y) - (x < t).mean() * h(y[x < t]) - (x >= t).mean() * h(y[x >= t])
+             for t in cuts]
+    if not cuts:
+        return np.nan, 0.0
+    best = next(i for i, g in enumerate(gains) if g >= max(gains) - 1e-12)
+    return cuts[best], gains[best]
+
+
+def test_best_threshold_equals_a_brute_force_reference_with_ties_and_nan():
+    rng = np.random.default_rng(1)
+    for trial in range(200):
+        n = int(rng.integers(1, 50))
+        x = rng.integers(0, int(rng.integers(1, 9)), size=n).astype(float)  # ties
+        if trial % 4 == 0:
+            x = rng.normal(size=n)
+        x[rng.random(n) < 0.15] = np.nan  # missing: left out
+        if np.isnan(x).all():
+            continue
+        y = np.array(list("abcd"))[rng.integers(0, int(rng.integers(1, 5)), size=n)]
+        t, gain = info.best_threshold(x, y)
+        t_ref, gain_ref = reference_best_threshold(x, y)
+        assert gain == pytest.approx(gain_ref, abs=1e-12)
+        assert t == t_ref or (np.isnan(t) and np.isnan(t_ref))
+
+
+def test_best_threshold_on_100k_rows_is_the_compiled_trees_root_split():
+    from fastml.tree import DecisionTreeClassifier
+    rng = np.random.default_rng(0)
+    x = np.round(rng.normal(size=100_000), 3)  # ~6,000 distinct values, many ties
+    y = (x + rng.normal(size=x.size) > 0.3).astype(int) + (rng.random(x.size) < 0.2)
+    t, gain = info.best_threshold(x, y)
+    root = DecisionTreeClassifier(max_depth=1).fit(x.reshape(-1, 1), y).tree_
+    assert root.threshold[0] == t
+    assert root.gain[0] == pytest.approx(gain, abs=1e-9)
+
+
+def test_best_threshold_many_classes_take_the_blocked_path(monkeypatch):
+    # a target with many classes is counted in blocks of classes (bounded memory): same answer
+    rng = np.random.default_rng(2)
+    x, y = rng.integers(0, 30, 300).astype(float), rng.integers(0, 100, 300)
+    whole = info.best_threshold(x, y)
+    monkeypatch.setattr(info, "_MAX_TABLE", 7)
+    blocked = info.best_threshold(x, y)
+    assert blocked[0] == whole[0] and blocked[1] == pytest.approx(whole[1], abs=1e-12)
+    assert whole == pytest.approx(reference_best_threshold(x, y), abs=1e-12)
+
+
 def test_chi2_matches_scipy():
     from scipy.stats import chi2_contingency
     table = np.array([[3, 9, 1], [7, 2, 4]])
