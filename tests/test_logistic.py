@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastml import LogisticRegression
-from fastml._core import _logistic, _sgd
+from fastml._core import _batch, _sgd
 from fastml.linear_model._sgd import SGDEngine
 
 from _reference import adagrad_epoch_log, logistic_loss_grad, sgd_epoch_log
@@ -48,8 +48,9 @@ def test_loss_grad_kernel_matches_numpy(n_classes, reference, sparse):
     gW, gb = np.empty_like(W), np.empty_like(b)
     Xin = sp.csr_matrix(X) if sparse else X
     for threads in (1, 2):
-        loss = _logistic.loss_grad(Xin, codes.astype(np.int64), sw, W, b, gW, gb,
-                                   1 if reference else 0, reference, threads)
+        loss = _batch.loss_grad(Xin, codes.astype(np.float64), sw, W, b, gW, gb,
+                                _batch.LOSSES["log"], 1 if reference else 0, reference,
+                                threads)
         np.testing.assert_allclose(loss, loss_ref, rtol=1e-12)
         np.testing.assert_allclose(gW, gW_ref, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gb, gb_ref, rtol=1e-12, atol=1e-12)

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastml import losses
-from fastml._core import _subgradient
+from fastml._core import _batch
 from fastml.linear_model._svm import LinearSVM
 
 
@@ -74,9 +74,9 @@ def test_subgradient_kernel_matches_numpy(K, sparse):
     R = sw[:, None] * losses.hinge_gradient(M, T)
     gW, gb = np.empty((K, 6)), np.empty(K)
     for threads in (1, 2):
-        got = _subgradient.loss_grad(sp.csr_matrix(X) if sparse else X,
-                                     codes.astype(np.float64), sw, W, b, gW, gb,
-                                     _subgradient.LOSSES["hinge"], 1 if K == 1 else 0, threads)
+        got = _batch.loss_grad(sp.csr_matrix(X) if sparse else X,
+                               codes.astype(np.float64), sw, W, b, gW, gb,
+                               _batch.LOSSES["hinge"], 1 if K == 1 else 0, False, threads)
         np.testing.assert_allclose(got, want_loss, rtol=1e-12)
         np.testing.assert_allclose(gW, R.T @ X, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gb, R.sum(axis=0), rtol=1e-12, atol=1e-12)

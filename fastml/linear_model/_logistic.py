@@ -12,7 +12,7 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
 from .._progress import progress
-from .._core import _logistic
+from .._core import _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
 from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
@@ -318,7 +318,7 @@ class _Objective:
 
     def __init__(self, X, codes, sw, layout, alpha, fit_intercept, n_threads):
         self.X, self.sw, self.alpha = X, sw, alpha
-        self.y = np.ascontiguousarray(codes, dtype=np.int64)
+        self.y = np.ascontiguousarray(codes, dtype=np.float64)
         self.K, self.d = layout.n_outputs, X.shape[1]
         self.layout, self.fit_intercept, self.n_threads = layout, fit_intercept, n_threads
         self.weight_total = float(sw.sum())
@@ -334,9 +334,9 @@ class _Objective:
 
     def __call__(self, x):
         W, b = self.unpack(x)
-        loss = _logistic.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
-                                   self.layout.label_offset, self.layout.reference,
-                                   self.n_threads)
+        loss = _batch.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
+                                _batch.LOSSES["log"], self.layout.label_offset,
+                                self.layout.reference, self.n_threads)
         scale = 1.0 / self.weight_total
         f = loss * scale + 0.5 * self.alpha * float(np.dot(x[:self.K * self.d],
                                                            x[:self.K * self.d]))

@@ -8,12 +8,12 @@ C = 1 / (alpha N); in 001's "lambda R(w)" form, lambda = alpha / 2.
 
 Two solvers, both from 003: "sgd" is the per-example subgradient step (the shared SGD loop with
 loss="hinge"), "subgradient" the batch "Subgradient Descent for Hinge Minimization", one fused
-pass over X per step (fastml/_core/_subgradient.pyx).
+pass over X per step (fastml/_core/_batch.pyx, the kernel of logistic regression's "gd").
 """
 import numpy as np
 
 from .._base import ConvergenceWarning, available_if
-from .._core import _subgradient
+from .._core import _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
 from ._base import one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier
@@ -117,9 +117,9 @@ class LinearSVM(_OnlineLinearClassifier):
     def _hinge_sum(self, X, codes, sw, W, b):
         n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
         gW, gb = np.empty(W.shape), np.empty(W.shape[0])
-        total = _subgradient.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
-                                       _subgradient.LOSSES["hinge"], label_offset,
-                                       check_n_jobs(self.n_jobs))
+        total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
+                                 _batch.LOSSES["hinge"], label_offset, False,
+                                 check_n_jobs(self.n_jobs))
         return total, gW, gb
 
     def _step_size(self, t):

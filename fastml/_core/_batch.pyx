@@ -1,23 +1,24 @@
-# The batch logistic-regression kernel: loss and gradient of the (weighted) log-likelihood in
-# ONE pass over X (lecture 000: with P-hat cached, a gradient step costs O(N k)).
+# The batch kernel of the linear models: loss and (sub)gradient over all rows in ONE pass
+# over X. Lecture 000: with P-hat cached, a logistic-regression gradient step costs O(N k);
+# 003's "Subgradient Descent for Hinge Minimization" is the same pass with the hinge.
 #
-# For a block of rows that fits in cache we compute the margins M = X_blk W^T + b, then P-hat,
-# the residual R = sw * (P-hat - Y) and the loss, and accumulate R^T X_blk into the gradient
-# while the block is still in cache: X is read from memory once per call (numpy's
-# X.T @ (y - sigmoid(X @ w)) reads it twice). Blocks are spread over threads (OpenMP), each
-# with its own gradient buffer, summed at the end. The margins and gradient products go
-# through BLAS (gemv for one output, gemm for several) on the cached block.
+# For a block of rows that fits in cache we compute the margins M = X_blk W^T + b, then the
+# loss and its derivative per row (loss_and_dloss from _loss.pxd: the definitions the SGD loop
+# uses; for the logistic loss, P-hat and the residual R = sw * (P-hat - Y)), and accumulate
+# R^T X_blk into the gradient while the block is still in cache: X is read from memory once
+# per call (numpy's X.T @ (y - sigmoid(X @ w)) reads it twice). Blocks are spread over threads
+# (OpenMP), each with its own gradient buffer, summed at the end. The margins go through BLAS
+# (gemv for one output, gemm for several); the next block is prefetched meanwhile.
 #
 # Returns sum_i sw_i * loss_i and writes d/dW, d/db of that sum; the estimator adds the L2
-# term and divides by the total weight. Loss from _loss.pxd (softmax_loss), the same code the
-# SGD loop uses. Invariant of the block loop: grad_thread[t] = sum over the blocks thread t has
-# finished of R_blk^T X_blk.
+# term and divides by the total weight. Invariant of the block loop: grad_thread[t] = sum over
+# the blocks thread t has finished of R_blk^T X_blk.
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from cython cimport floating
 
-from ._loss cimport softmax_loss
+from ._loss cimport loss_and_dloss, LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON
 from ._prefetch cimport fastml_prefetch_range
 from ._rows cimport get_row, row_dot, row_axpy_double
 from ._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
@@ -43,15 +44,13 @@ cdef enum:
     BLOCK_ROWS = 256    # 256 rows x 100 float64 features = 200 KB: stays in L2
 
 
-def max_threads():
-    """How many threads OpenMP would use (1 when the build has no OpenMP)."""
-    return fastml_max_threads()
+LOSSES = {"log": LOSS_LOG, "hinge": LOSS_HINGE, "perceptron": LOSS_PERCEPTRON}
 
 
 cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next, Py_ssize_t d,
-                        const long long *y, const double *sw, const floating *W,
-                        const floating *b, Py_ssize_t K, int label_offset, bint reference,
-                        floating *margins, floating *blk_grad, double *resid, double *grad,
+                        const double *y, const double *sw, const floating *W,
+                        const floating *b, Py_ssize_t K, int loss_kind, int label_offset,
+                        bint reference, floating *margins, floating *blk_grad, double *resid, double *grad,
                         double *grad_b, double *m, double *dl) noexcept nogil:
     """Loss of one dense block; adds its gradient to grad (K, d) and grad_b (K). While the
     CPU works on the block's P-hat and residuals, the next n_next rows are prefetched, so
@@ -67,7 +66,7 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next,
             fastml_prefetch_range(X + (n_rows + i) * d, d * sizeof(floating))
         for k in range(K):
             m[k] = margins[i * K + k] + b[k]
-        loss += sw[i] * softmax_loss(m, K, y[i], label_offset, reference, dl)
+        loss += sw[i] * loss_and_dloss(loss_kind, label_offset, reference, m, &y[i], K, dl)
         for k in range(K):
             resid[i * K + k] = sw[i] * dl[k]
             grad_b[k] += resid[i * K + k]
@@ -88,9 +87,9 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next,
 
 cdef double sparse_block(const floating *data, const int *indptr, const int *indices,
                          Py_ssize_t first, Py_ssize_t n_rows, Py_ssize_t d,
-                         const long long *y, const double *sw, const floating *W,
-                         const floating *b, Py_ssize_t K, int label_offset, bint reference,
-                         double *grad, double *grad_b, double *m, double *dl) noexcept nogil:
+                         const double *y, const double *sw, const floating *W,
+                         const floating *b, Py_ssize_t K, int loss_kind, int label_offset,
+                         bint reference, double *grad, double *grad_b, double *m, double *dl) noexcept nogil:
     """Loss of CSR rows first..first+n_rows; adds their gradient to grad and grad_b."""
     cdef Py_ssize_t i, k, nnz
     cdef const floating *x
@@ -100,7 +99,7 @@ cdef double sparse_block(const floating *data, const int *indptr, const int *ind
         get_row(data, indptr, indices, d, i, &x, &idx, &nnz)
         for k in range(K):
             m[k] = row_dot(x, idx, nnz, W + k * d) + b[k]
-        loss += sw[i] * softmax_loss(m, K, y[i], label_offset, reference, dl)
+        loss += sw[i] * loss_and_dloss(loss_kind, label_offset, reference, m, &y[i], K, dl)
         for k in range(K):
             if dl[k] != 0.0:
                 row_axpy_double(x, idx, nnz, sw[i] * dl[k], grad + k * d)
@@ -108,11 +107,13 @@ cdef double sparse_block(const floating *data, const int *indptr, const int *ind
     return loss
 
 
-def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
+def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
               const floating[:, ::1] W, const floating[::1] b, double[:, ::1] grad,
-              double[::1] grad_b, int label_offset, bint reference, int n_threads=1):
-    """sum_i sw_i * softmax-loss_i for labels y (int codes) at weights W (K, d), b (K); writes
-    its gradient into grad (K, d) and grad_b (K). X is dense C-contiguous or CSR."""
+              double[::1] grad_b, int loss, int label_offset, bint reference, int n_threads=1):
+    """sum_i sw_i * loss_i at weights W (K, d), b (K) for class codes y (as float64; output
+    k stands for code k + label_offset; `reference`: the LOG loss's code 0 has margin 0);
+    writes its (sub)gradient into grad (K, d) and grad_b (K). `loss` is one of LOSSES.
+    X is dense C-contiguous or CSR."""
     cdef Py_ssize_t n = y.shape[0], K = W.shape[0], d = W.shape[1]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS, blk, first, rows, t, j
     cdef const floating[:, ::1] dense
@@ -123,7 +124,7 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
     cdef const int *indices = NULL
     cdef bint sparse = hasattr(X, "indptr")
     cdef int T = max(1, min(n_threads, fastml_max_threads(), <int> n_blocks))
-    cdef double loss = 0.0
+    cdef double total = 0.0
     if sparse:
         csr_data, csr_indptr, csr_indices = X.data, X.indptr, X.indices
         data, indptr, indices = &csr_data[0], &csr_indptr[0], &csr_indices[0]
@@ -145,19 +146,20 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
             first = blk * BLOCK_ROWS
             rows = min(<Py_ssize_t> BLOCK_ROWS, n - first)
             if sparse:
-                loss += sparse_block(data, indptr, indices, first, rows, d, &y[0],
-                                     &sample_weight[0], &W[0, 0], &b[0], K, label_offset,
-                                     reference, tgrad + t * (K * d + K),
+                total += sparse_block(data, indptr, indices, first, rows, d, &y[0],
+                                      &sample_weight[0], &W[0, 0], &b[0], K, loss,
+                                      label_offset, reference, tgrad + t * (K * d + K),
+                                      tgrad + t * (K * d + K) + K * d,
+                                      trow + t * 2 * K, trow + t * 2 * K + K)
+            else:
+                total += dense_block(data + first * d, rows,
+                                     min(<Py_ssize_t> BLOCK_ROWS, n - first - rows), d,
+                                     &y[first], &sample_weight[first], &W[0, 0], &b[0], K,
+                                     loss, label_offset, reference,
+                                     tmarg + t * BLOCK_ROWS * K, tblk + t * K * d,
+                                     tres + t * BLOCK_ROWS * K, tgrad + t * (K * d + K),
                                      tgrad + t * (K * d + K) + K * d,
                                      trow + t * 2 * K, trow + t * 2 * K + K)
-            else:
-                loss += dense_block(data + first * d, rows,
-                                    min(<Py_ssize_t> BLOCK_ROWS, n - first - rows), d,
-                                    &y[first], &sample_weight[first],
-                                    &W[0, 0], &b[0], K, label_offset, reference,
-                                    tmarg + t * BLOCK_ROWS * K, tblk + t * K * d,
-                                    tres + t * BLOCK_ROWS * K, tgrad + t * (K * d + K), tgrad + t * (K * d + K) + K * d,
-                                    trow + t * 2 * K, trow + t * 2 * K + K)
         grad[:, :] = 0.0
         grad_b[:] = 0.0
         for t in range(T):
@@ -167,4 +169,4 @@ def loss_grad(X, const long long[::1] y, const double[::1] sample_weight,
                 grad_b[j] += tgrad[t * (K * d + K) + K * d + j]
     finally:
         free(tgrad); free(tmarg); free(tblk); free(trow); free(tres)
-    return loss
+    return total
