@@ -86,3 +86,16 @@ def test_verbose_shows_progress_over_the_trees(capsys):
     assert "[RandomForestClassifier] 4/4 tree" in err
     RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("forest", [RandomForestClassifier, RandomForestRegressor])
+def test_a_failed_fit_keeps_no_copy_of_the_data(forest):
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.arange(30) % 2
+    for params in ({"n_estimators": 0}, {"oob_score": True, "bootstrap": False}):
+        model = forest(**params)
+        with pytest.raises(ValueError):
+            model.fit(X, y)
+        assert not hasattr(model, "_Xe") and not hasattr(model, "_y")
+        assert not hasattr(model, "_oob_codes")
+    with pytest.raises(ValueError, match="samples"):
+        forest().fit(X, y[:-1])  # mismatched lengths fail before any tree

@@ -34,12 +34,13 @@ class BaseForest(EncodedInput, BaseEstimator):
     _allows_nan = True
     _fitted_attr = "estimators_"
 
-    def _fit_forest(self, X, y_kernel, n_outputs):
+    def _fit_forest(self, Xe, y_kernel, n_outputs):
+        """Grow the trees on the encoded X (passed, never kept: a failed fit leaves no copy
+        of the data on the estimator)."""
         check_param("n_estimators", self.n_estimators, low=1, integer=True)
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
-        Xe = self._Xe
         limits = self._limits(Xe.shape[1])
         Xf = np.ascontiguousarray(Xe.T)
         order = presort(Xf)
@@ -64,7 +65,6 @@ class BaseForest(EncodedInput, BaseEstimator):
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
         if self.oob_score:
             self._set_oob(Xe, [counts == 0 for _, counts in grown])
-        del self._Xe
         return self
 
     def _wrap(self, tree):
@@ -140,11 +140,11 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
-        self._Xe = self._encode_fit(X)
+        Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
-        self._check_lengths(self._Xe, codes)
+        self._check_lengths(Xe, codes)
         self.n_classes_ = len(self.classes_)
-        return self._fit_forest(X, codes.astype(np.int32), self.n_classes_)
+        return self._fit_forest(Xe, codes.astype(np.int32), self.n_classes_)
 
     def _set_oob(self, Xe, oob_masks):
         total = np.zeros((Xe.shape[0], self.n_classes_))
@@ -157,10 +157,10 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         y_codes = self._oob_codes
         self.oob_score_ = float((np.argmax(total[seen], axis=1) == y_codes[seen]).mean())
 
-    def _fit_forest(self, X, y_kernel, n_outputs):
+    def _fit_forest(self, Xe, y_kernel, n_outputs):
         self._oob_codes = y_kernel
         try:
-            return super()._fit_forest(X, y_kernel, n_outputs)
+            return super()._fit_forest(Xe, y_kernel, n_outputs)
         finally:
             del self._oob_codes
 
@@ -200,12 +200,12 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
-        self._Xe = self._encode_fit(X)
+        Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
-        self._check_lengths(self._Xe, y)
+        self._check_lengths(Xe, y)
         self._y = np.ascontiguousarray(y)
         try:
-            return self._fit_forest(X, self._y, 1)
+            return self._fit_forest(Xe, self._y, 1)
         finally:
             del self._y
 
