@@ -287,6 +287,21 @@ def test_limits_are_respected():
         DecisionTreeClassifier(min_samples_leaf=0).fit(X, y)
 
 
+def test_max_leaf_nodes_counts_the_children_a_categorical_split_makes():
+    # 6 declared categories, 2 present: the multiway split makes 2 leaves, which fits a budget
+    # of 2 (counting every declared level refused it: 1 leaf, accuracy 0.5)
+    import pandas as pd
+    X = pd.DataFrame({"c": pd.Categorical(["a", "b"] * 20, categories=list("abcdef"))})
+    y = np.array([0, 1] * 20)
+    tree = DecisionTreeClassifier(max_leaf_nodes=2).fit(X, y)
+    assert tree.get_n_leaves() == 2 and tree.score(X, y) == 1.0
+    # 3 present levels: a budget of 2 cannot afford the split, a budget of 3 can
+    X3 = pd.DataFrame({"c": pd.Categorical(list("abc") * 10, categories=list("abcdef"))})
+    y3 = np.arange(30) % 3
+    assert DecisionTreeClassifier(max_leaf_nodes=2).fit(X3, y3).get_n_leaves() == 1
+    assert DecisionTreeClassifier(max_leaf_nodes=3).fit(X3, y3).get_n_leaves() == 3
+
+
 def test_apply_decision_path_proba_importances_pickle():
     X, y = numeric_problem(1000)
     tree = DecisionTreeClassifier(max_depth=5).fit(X, y)

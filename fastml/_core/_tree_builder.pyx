@@ -56,6 +56,7 @@ ctypedef struct Split:
     int feature          # -1: no valid split
     double threshold
     int missing_left     # real splits: missing rows go left (1) or right (0)
+    int n_children       # children the split makes: 2, or the levels present at the node
     double cost          # sum over children of n_child * impurity(child)
 
 
@@ -229,11 +230,12 @@ cdef inline double split_point(double lo, double hi) noexcept nogil:
 # ---------------------------------------------------------------- split search
 
 cdef inline void consider(Split *best, double cost, int feature, double threshold,
-                          int missing_left, double tol) noexcept nogil:
+                          int missing_left, int n_children, double tol) noexcept nogil:
     if best.feature < 0 or cost < best.cost - tol:
         best.feature = feature
         best.threshold = threshold
         best.missing_left = missing_left
+        best.n_children = n_children
         best.cost = cost
 
 
@@ -286,16 +288,16 @@ cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split 
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
                     cost = class_term(b, b.left, n_left) + class_term(b, b.right, n_right)
-                    consider(best, cost, f, t, 0, tol)
+                    consider(best, cost, f, t, 0, 2, tol)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
                     cost = class_term(b, b.left, n_left) + \
                         class_term2(b, b.right, b.miss, n_right + n_miss)
-                    consider(best, cost, f, t, 0, tol)
+                    consider(best, cost, f, t, 0, 2, tol)
                 if n_left + n_miss >= leaf and n_right >= leaf:
                     cost = class_term2(b, b.left, b.miss, n_left + n_miss) + \
                         class_term(b, b.right, n_right)
-                    consider(best, cost, f, t, 1, tol)
+                    consider(best, cost, f, t, 1, 2, tol)
         p = g_end
         g_end = nxt_end
         g_class = nxt_class
@@ -341,10 +343,10 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
         t = split_point(val[p], val[p + 1])
         if n_left >= leaf and n_right + n_miss >= leaf:
             cost = sse_term(s_left, n_left) + sse_term(s_right + s_miss, n_right + n_miss)
-            consider(best, cost, f, t, 0, tol)
+            consider(best, cost, f, t, 0, 2, tol)
         if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
             cost = sse_term(s_left + s_miss, n_left + n_miss) + sse_term(s_right, n_right)
-            consider(best, cost, f, t, 1, tol)
+            consider(best, cost, f, t, 1, 2, tol)
     return 1
 
 
@@ -404,7 +406,7 @@ cdef int sweep_categorical(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, 
             cost += class_term(b, b.gcounts + v * K, n_child)
     if n_present < 2:
         return 0
-    consider(best, cost, f, NAN, 0, tol)
+    consider(best, cost, f, NAN, 0, n_present, tol)
     return 1
 
 
@@ -664,8 +666,7 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
             item = stack[pick]
             stack[pick] = stack[n_stack - 1]
             n_stack -= 1
-            k = b.n_levels[item.split.feature] if b.is_cat[item.split.feature] else 2
-            if n_leaves + k - 1 > b.max_leaf_nodes:
+            if n_leaves + item.split.n_children - 1 > b.max_leaf_nodes:
                 continue  # no budget for this split: the node stays a leaf
         else:
             item = stack[n_stack - 1]
