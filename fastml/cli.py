@@ -460,7 +460,7 @@ def run_tree(args):
     print(tree.export_text(model, feature_names=names))
     if args.plot:
         from . import plot
-        plot.plot_tree(model, feature_names=names, path=args.plot, figsize=(12, 7))
+        plot.plot_tree(model, feature_names=names, path=args.plot)
         print(f"wrote {args.plot}")
     return 0
 

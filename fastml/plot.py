@@ -181,32 +181,19 @@ def _sorted_labels(values):
 # ---------------------------------------------------------------------------- trees
 
 def plot_tree(estimator, *, feature_names=None, ax=None, title=None, path=None,
-              figsize=(12, 7), dpi=100, **kwargs):
-    """Draw a fitted decision tree: fastml.tree.plot_tree when the tree module provides it,
-    else the text of fastml.tree.export_text in a monospace box."""
-    from . import tree as tree_module
+              figsize=None, dpi=100, **kwargs):
+    """Draw a fitted decision tree (fastml.tree.plot_tree). figsize=None sizes the figure from
+    the tree, about an inch per leaf and per level, so big trees stay readable."""
+    from .tree import plot_tree as draw_tree
+    if ax is None and figsize is None:
+        tree = estimator.tree_
+        figsize = (min(max(6.0, 1.05 * tree.n_leaves), 80.0),
+                   max(4.0, 1.1 * (tree.max_depth + 1)))
     ax = _axes(ax, figsize)
-    drawer = getattr(tree_module, "plot_tree", None)
-    try:
-        if drawer is None:
-            raise NotImplementedError
-        drawer(estimator, ax=ax, feature_names=feature_names, **kwargs)
-    except NotImplementedError:
-        text = tree_module.export_text(estimator, feature_names=feature_names)
-        ax.axis("off")
-        ax.text(0.01, 0.99, text, family="monospace", va="top", ha="left",
-                transform=ax.transAxes, fontsize=_text_size(text, ax))
+    draw_tree(estimator, ax=ax, feature_names=feature_names, **kwargs)
     ax.set_title(title or f"{_name(estimator)}")
     _save(ax.figure, path, dpi)
     return ax
-
-
-def _text_size(text, ax):
-    lines = text.splitlines() or [""]
-    width_in, height_in = ax.figure.get_size_inches()
-    by_height = height_in * 72 / (len(lines) * 1.25 + 2)
-    by_width = width_in * 72 / (max(len(s) for s in lines) * 0.62 + 1)
-    return max(4.0, min(11.0, by_height, by_width))
 
 
 # ---------------------------------------------------------------------------- report
