@@ -88,8 +88,7 @@ ctypedef struct Tree:          # growable arrays of the tree under construction
 
 ctypedef struct Builder:
     # data
-    const double *Xf          # (d, n_rows) feature-major values
-    Py_ssize_t n_rows, m, d
+    Py_ssize_t m, d           # sample size (bootstrap repeats included), features
     int *sidx                 # (d, m) sorted row indices, partitioned down the tree
     double *sval              # (d, m) the matching values
     const int *yc             # class codes (classification)
@@ -101,7 +100,7 @@ ctypedef struct Builder:
     int max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     # scratch
     double *nlogn             # nlogn[k] = k log2 k, k = 0..m
-    int *side                 # (n_rows) child of each row at the split being applied
+    int *side                 # (n rows of X) child of each row at the split being applied
     int *tmp_idx
     double *tmp_val
     long *left
@@ -709,8 +708,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         m = n
     if m < 1:
         raise ValueError("the sample to grow a tree from is empty")
-    b.Xf = &Xf[0, 0]
-    b.n_rows, b.m, b.d = n, m, d
+    b.m, b.d = m, d
     b.yc = &y_class[0] if y_class.shape[0] > 0 else NULL
     b.yr = &y_reg[0] if y_reg.shape[0] > 0 else NULL
     b.is_cat = &is_categorical[0]
