@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 
 from ._validation import _check_finite, _is_pandas_frame, _is_sparse, check_array, \
-    feature_names_of
+    feature_names_of, state_count
 
 MISSING = -1
 UNSEEN = -2
@@ -346,6 +346,26 @@ class CategoryEncoder:
         return not _is_pandas_frame(X) and X.dtype.kind in "biu" and all(
             c.dtype.kind in "biu" for c in self.categories_ if c is not None)
 
+    def _check_fitted_state(self):
+        """Vocabularies as fit leaves them (fastml.io.load runs this on a restored encoder):
+        one 1-D array (or None before the first fit) per listed column, numeric ones strictly
+        increasing (the compiled integer path builds its lookup table from them)."""
+        if not isinstance(self.columns_, list) or not isinstance(self.categories_, list):
+            raise ValueError("CategoryEncoder.columns_ and categories_ must be lists")
+        if len(self.categories_) != len(self.columns_):
+            raise ValueError(f"CategoryEncoder has {len(self.columns_)} columns but "
+                             f"{len(self.categories_)} vocabularies")
+        for j in self.columns_:
+            if isinstance(j, bool) or not isinstance(j, numbers.Integral) or j < 0:
+                raise ValueError(f"CategoryEncoder column {j!r} is not a column index")
+        for levels in self.categories_:
+            if levels is None:
+                continue
+            if not isinstance(levels, np.ndarray) or levels.ndim != 1:
+                raise ValueError("a CategoryEncoder vocabulary is not a 1-D array")
+            if _numeric_levels(levels) and levels.size and not (np.diff(levels) > 0).all():
+                raise ValueError("a CategoryEncoder vocabulary is not sorted and distinct")
+
     def transform(self, X, name="X", n_threads=1):
         if self._int_matrix(X):
             return _encode_int_matrix(self._selected(X), self.categories_, n_threads)
@@ -437,6 +457,32 @@ class TabularEncoder:
         self.feature_names_ = (list(names) if names is not None else
                                [f"x{j}" for j in range(self.n_features_)])
         return out if out is not None else self._encode(X)
+
+    def _check_fitted_state(self):
+        """The trees rely on this (fastml.io.load runs it on a restored encoder): encoded
+        matrices have n_features_ columns, categorical column j holds codes below
+        len(categories_[j]), and the code tables agree with categories_."""
+        if not hasattr(self, "categorical_mask_"):
+            return
+        mask = self.categorical_mask_
+        n = state_count(self, "n_features_", low=1)
+        if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.shape != (n,):
+            raise ValueError(f"TabularEncoder.categorical_mask_ is not {n} booleans")
+        if not isinstance(self._codes, CategoryEncoder) or \
+                self._codes.columns_ != np.flatnonzero(mask).tolist():
+            raise ValueError("TabularEncoder's code table does not cover its categorical "
+                             "columns")
+        if not isinstance(self.categories_, list) or len(self.categories_) != n:
+            raise ValueError(f"TabularEncoder.categories_ is not a list of {n} entries")
+        if not isinstance(self.feature_names_, list) or len(self.feature_names_) != n:
+            raise ValueError(f"TabularEncoder.feature_names_ is not a list of {n} names")
+        coded = dict(zip(self._codes.columns_, self._codes.categories_))
+        for j, levels in enumerate(self.categories_):
+            if (levels is None) != (j not in coded) or (
+                    levels is not None and (not isinstance(levels, np.ndarray) or
+                                            len(levels) != len(coded[j]))):
+                raise ValueError(f"TabularEncoder.categories_[{j}] does not match the code "
+                                 f"table")
 
     def transform(self, X, owner="TabularEncoder"):
         """Encode X with the vocabulary learned at fit; `owner` names the model in errors."""

@@ -327,3 +327,37 @@ def check_n_jobs(n_jobs):
     if n_jobs > 0:
         return int(n_jobs)
     return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+
+
+# ------------------------------------------------------------ fitted state read from a file
+def state_array(owner, name, dtype=None, shape=None, contiguous=True):
+    """`owner.<name>` if it is a numpy array of exactly this dtype and shape (a tuple whose
+    entries may be None = any length, or an int = that many dimensions), C-contiguous when
+    the compiled kernels read it; else ValueError. For `_check_fitted_state` methods, which
+    `fastml.io.load` runs on every restored object (the kernels index these arrays without
+    bounds checks, so a crafted model file must not reach them)."""
+    value = getattr(owner, name)
+    where = f"{type(owner).__name__}.{name}"
+    if not isinstance(value, np.ndarray):
+        raise ValueError(f"{where} is a {type(value).__name__}, not an array")
+    if dtype is not None and value.dtype != np.dtype(dtype):
+        raise ValueError(f"{where} has dtype {value.dtype}; expected {np.dtype(dtype)}")
+    if isinstance(shape, int):
+        shape = (None,) * shape
+    if shape is not None and (value.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(value.shape, shape))):
+        raise ValueError(f"{where} has shape {value.shape}; expected "
+                         f"{tuple('any' if s is None else s for s in shape)}")
+    if contiguous and not value.flags.c_contiguous:
+        raise ValueError(f"{where} is not C-contiguous")
+    return value
+
+
+def state_count(owner, name, low=0):
+    """`owner.<name>` if it is an integer >= low (not a bool); else ValueError."""
+    value = getattr(owner, name)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+            or value < low:
+        raise ValueError(f"{type(owner).__name__}.{name} = {value!r} is not an integer "
+                         f">= {low}")
+    return int(value)

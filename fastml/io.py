@@ -44,7 +44,8 @@ A <value> is JSON null / true / false / a number / a string, or a tagged object:
     {"$": "object", "class": "module:Name", "state": <value>}
         another fastml object (e.g. the SGD engine inside an estimator): created without
         calling __init__, then its __dict__ is set (or its own __setstate__ is called)
-    {"$": "function", "name": "module:name"}               a function defined in fastml
+    {"$": "function", "name": "module:name"}               a public function defined in fastml,
+                                                           only inside constructor parameters
 
 The allowlist: a class or function is accepted only when its module is `fastml` or a
 `fastml.*` module AND the object found there reports that same module and name (so a name a
@@ -52,6 +53,20 @@ fastml module imported from elsewhere, e.g. `fastml.cli:sys`, is refused). Anyth
 unknown tag, an object dtype, or an array outside the payload is a `ModelFileError`.
 Models holding Python code (e.g. a lambda as a kernel) cannot be saved this way: save() raises
 a TypeError naming the attribute.
+
+Crafted files: the SHA-256 only detects accidental damage (whoever crafts a file recomputes
+it), and the compiled kernels index the fitted arrays without bounds checks, so `load` also
+checks what it restores before handing it out:
+- a "function" entry is accepted only inside an estimator's "params" (a value the user passed
+  to the constructor, e.g. a kernel); in fitted or private state, or in an "object"'s state,
+  it is refused (a model's learned state is data, never something predict would call);
+- a state key may not shadow a method or property of its class;
+- every restored estimator or object whose class defines `_check_fitted_state(self)` has it
+  called once its state is set (inner objects first, so an estimator can rely on its parts'
+  own checks and verify that they agree with each other). The method lives next to the code
+  that owns the arrays (e.g. Tree in fastml/tree/_classes.py) and raises ValueError / TypeError
+  when the arrays could not have come from fit (wrong shapes or dtypes, a node index out of
+  range, a cycle in a tree); `load` reports that as a ModelFileError naming the class.
 """
 import hashlib
 import importlib
@@ -206,14 +221,15 @@ def _resolve(qualified, what):
         raise ModelFileError(f"{qualified!r} is not defined by fastml; refusing to load it")
     if what == "class" and not isinstance(obj, type):
         raise ModelFileError(f"{qualified!r} is not a class")
-    if what == "function" and isinstance(obj, type):
-        raise ModelFileError(f"{qualified!r} is not a function")
+    if what == "function" and (isinstance(obj, type) or name.startswith("_")):
+        raise ModelFileError(f"{qualified!r} is not a public fastml function")
     return obj
 
 
 class _Decoder:
     def __init__(self, arrays):
         self.arrays = arrays
+        self.functions_allowed = False  # True only while decoding an estimator's params
 
     def decode(self, v):
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -296,14 +312,26 @@ class _Decoder:
         return np.random.Generator(bit_generator)
 
     def _function(self, v):
+        if not self.functions_allowed:
+            raise ModelFileError(
+                f"the file names the function {v.get('name')!r} outside a constructor "
+                f"parameter; fitted state holds data only, so refusing to load it")
         return _resolve(v["name"], "function")
+
+    def _decode_with_functions(self, v, allowed):
+        before, self.functions_allowed = self.functions_allowed, allowed
+        try:
+            return self.decode(v)
+        finally:
+            self.functions_allowed = before
 
     def _estimator(self, v):
         from ._base import BaseEstimator
         cls = _resolve(v["class"], "class")
         if not issubclass(cls, BaseEstimator):
             raise ModelFileError(f"{v['class']!r} is not a fastml estimator")
-        params, state = self.decode(v["params"]), self.decode(v["state"])
+        params = self._decode_with_functions(v["params"], True)
+        state = self._decode_with_functions(v["state"], False)
         if not isinstance(params, dict) or not isinstance(state, dict) \
                 or not all(isinstance(k, str) for k in (*params, *state)):
             raise ValueError("params and state must be dicts with string keys")
@@ -313,13 +341,13 @@ class _Decoder:
             raise ModelFileError(f"cannot rebuild {cls.__name__}: {exc} (saved by another "
                                  f"fastml version?)") from None
         _set_state(est, {**params, **state} if _custom_setstate(cls) else state)
-        return est
+        return _checked(est)
 
     def _object(self, v):
         cls = _resolve(v["class"], "class")
         obj = cls.__new__(cls)
-        _set_state(obj, self.decode(v["state"]))
-        return obj
+        _set_state(obj, self._decode_with_functions(v["state"], False))
+        return _checked(obj)
 
 
 def _custom_setstate(cls):
@@ -328,12 +356,42 @@ def _custom_setstate(cls):
 
 
 def _set_state(obj, state):
-    if _custom_setstate(type(obj)):
+    cls = type(obj)
+    if isinstance(state, dict):
+        shadowing = [k for k in state if isinstance(k, str) and _is_behaviour(cls, k)]
+        if shadowing:
+            raise ModelFileError(f"the saved state of {cls.__name__} replaces its method or "
+                                 f"property {shadowing[0]!r}; refusing to load it")
+    if _custom_setstate(cls):
         obj.__setstate__(state)
     elif isinstance(state, dict) and all(isinstance(k, str) for k in state):
         obj.__dict__.update(state)
     else:
-        raise ModelFileError(f"bad saved state for {type(obj).__name__}")
+        raise ModelFileError(f"bad saved state for {cls.__name__}")
+
+
+def _is_behaviour(cls, name):
+    """A method, property or other descriptor of the class (an instance attribute of that
+    name would change what the object does, not what it knows)."""
+    attr = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), None)
+    return callable(attr) or hasattr(attr, "__get__")
+
+
+def _checked(obj):
+    """Run the class's `_check_fitted_state` (looked up on the class, so the file cannot
+    replace it) and report a failure as a ModelFileError."""
+    check = getattr(type(obj), "_check_fitted_state", None)
+    if check is not None:
+        try:
+            check(obj)
+        except ModelFileError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                OverflowError) as exc:
+            raise ModelFileError(f"invalid {type(obj).__name__} in the model file: {exc} "
+                                 f"(the file is damaged or was crafted; refusing to load "
+                                 f"it)") from None
+    return obj
 
 
 # ---------------------------------------------------------------------------- writing
@@ -413,7 +471,8 @@ class _Encoder:
     def _reference(self, obj, where, what):
         module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
         if not (isinstance(module, str) and (module == "fastml" or module.startswith("fastml."))
-                and isinstance(name, str) and "." not in name and "<" not in name):
+                and isinstance(name, str) and "." not in name and "<" not in name
+                and not (what == "function" and name.startswith("_"))):
             raise TypeError(
                 f"cannot save {where}: {obj!r} is not a {what} defined by fastml (a model file "
                 f"stores data, never code; use a built-in option instead of a custom {what}, "

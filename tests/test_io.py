@@ -326,3 +326,283 @@ def test_reference_cycles_are_refused():
     est.loop_ = loop
     with pytest.raises(TypeError, match="loop_.*reference cycle"):
         to_bytes(est)
+
+
+# ---------------------------------------------------------------- crafted fitted state
+# The checksum only catches accidental damage: whoever crafts a file recomputes it. These
+# files are written by fastml's own writer after tampering with a fitted model in memory, so
+# everything but the tampered arrays is valid; the compiled kernels index those arrays without
+# bounds checks (a crash or an endless loop at predict), so load must refuse them.
+
+def crafted(est, tamper):
+    tamper(est)
+    return to_bytes(est)
+
+
+def refused(data, match="invalid|refusing"):
+    with pytest.raises(ModelFileError, match=match):
+        from_bytes(data)
+
+
+def fitted(cls, X=None, y=None, **params):
+    est = make(cls)
+    est.set_params(**params)
+    if X is None:
+        X, y = data_for(est)
+    return est.fit(X, y)
+
+
+def set_items(name, index, value):
+    def tamper(tree):
+        getattr(tree, name)[index] = value
+    return tamper
+
+
+def replace(name, make_value):
+    def tamper(owner):
+        setattr(owner, name, make_value(getattr(owner, name)))
+    return tamper
+
+
+TREE_TAMPERING = {
+    "children far outside the tree": set_items("children", slice(None), 10**8),
+    "feature far outside X": set_items("feature", 0, 10**7),
+    "children pointing back to the root": set_items("children", slice(None), 0),
+    "negative child": set_items("children", 0, -3),
+    "child before its parent": lambda t: t.children.__setitem__(
+        slice(t.child_start[1], t.child_start[1] + 2), 1),
+    "missing_child outside the tree": set_items("missing_child", 0, 10**6),
+    "child_start past the children table": set_items("child_start", 0, 10**6),
+    "negative feature": set_items("feature", 0, -1),
+    "unknown kind": set_items("kind", 0, 7),
+    "a threshold node with three children": set_items("n_child", 0, 3),
+    "int64 children": replace("children", lambda a: a.astype(np.int64)),
+    "value of the wrong width": replace("value", lambda a: a[:, :1].copy()),
+    "threshold array too short": replace("threshold", lambda a: a[:1].copy()),
+    "a list instead of an array": replace("feature", list),
+}
+
+
+@pytest.mark.parametrize("tamper", TREE_TAMPERING.values(), ids=TREE_TAMPERING.keys())
+def test_crafted_tree_arrays_are_refused(tamper):
+    est = fitted(fastml.DecisionTreeClassifier)
+    assert est.tree_.node_count > 3 and est.tree_.kind[0] == 1 and est.tree_.kind[1] == 1
+    refused(crafted(est, lambda e: tamper(e.tree_)), match="DecisionTreeClassifier")
+
+
+def test_the_reviewers_tree_reproducers_are_refused():
+    """fit, save, load, then children[:] = 10**8 (segfault), feature[0] = 10**7 (segfault),
+    children[:] = 0 (endless loop): as files, all three are refused at load."""
+    for tamper in (set_items("children", slice(None), 10**8),
+                   set_items("feature", 0, 10**7), set_items("children", slice(None), 0)):
+        model = from_bytes(to_bytes(fitted(fastml.DecisionTreeClassifier)))
+        tamper(model.tree_)
+        refused(to_bytes(model))
+
+
+def test_crafted_categorical_trees_are_refused():
+    X, y = fastml.datasets.load_tax_table(return_X_y=True)
+    est = fastml.DecisionTreeClassifier().fit(X, y)
+    categorical = np.flatnonzero(est.tree_.kind == 2)
+    assert len(categorical) and from_bytes(to_bytes(est)).predict(X).tolist() == \
+        est.predict(X).tolist()
+    node = categorical[0]
+    refused(crafted(fastml.clone(est).fit(X, y),
+                    lambda e: e.tree_.n_child.__setitem__(node, 50)), match="children")
+    refused(crafted(fastml.clone(est).fit(X, y),
+                    lambda e: e.tree_.kind.__setitem__(node, 1)), match="split kind")
+    refused(crafted(fastml.clone(est).fit(X, y),
+                    lambda e: e.categories_[int(e.tree_.feature[node])].resize(0, refcheck=False)))
+    refused(crafted(fastml.clone(est).fit(X, y),
+                    lambda e: setattr(e._encoder, "n_features_", 9)), match="TabularEncoder")
+    refused(crafted(fastml.clone(est).fit(X, y),
+                    lambda e: e._encoder._codes.categories_.pop()), match="CategoryEncoder")
+
+
+@pytest.mark.parametrize("cls", [fastml.RandomForestClassifier, fastml.RandomForestRegressor])
+def test_crafted_forests_are_refused(cls):
+    forest = fitted(cls, n_estimators=3)
+    refused(crafted(forest, lambda f: set_items("children", slice(None), 0)(
+        f.estimators_[2].tree_)), match="DecisionTree")
+    # a tree that is valid on its own (6 features) but not on the forest's 4 columns
+    X6 = np.random.default_rng(0).normal(size=(90, 6))
+    X4, y = data_for(forest)
+    wide = forest._tree_class(random_state=0).fit(X6 * 0 + X6[:, [5, 5, 5, 5, 5, 5]], y)
+    wide.tree_.feature[wide.tree_.kind != 0] = 5
+    forest = fitted(cls, n_estimators=3)
+    forest.estimators_[0] = wide
+    refused(to_bytes(forest), match=cls.__name__ + ".*feature outside")
+    forest.estimators_ = []
+    refused(to_bytes(forest), match="estimators_")
+
+
+NB_TAMPERING = {
+    "CategoricalNB table offsets past the table": (
+        fastml.CategoricalNB, lambda e: e._parts[0].table_offsets.__setitem__(-1, 10**9)),
+    "CategoricalNB table too short": (
+        fastml.CategoricalNB, lambda e: replace("table", lambda t: t[:2].copy())(e._parts[0])),
+    "CategoricalNB table of the wrong width": (
+        fastml.CategoricalNB, lambda e: replace("table", lambda t: np.ascontiguousarray(
+            t[:, :1]))(e._parts[0])),
+    "CategoricalNB one vocabulary fewer": (
+        fastml.CategoricalNB, lambda e: e._parts[0].encoder.categories_.pop()),
+    "CategoricalNB counts for more classes": (
+        fastml.CategoricalNB, lambda e: setattr(e._parts[0], "n_classes", 9)),
+    "GaussianNB narrower tables": (
+        fastml.GaussianNB, lambda e: replace("a", lambda a: a[:, :2].copy())(e._parts[0])),
+    "GaussianNB moments of the wrong shape": (
+        fastml.GaussianNB, lambda e: setattr(e._parts[0], "moments",
+                                             tuple(m[:1] for m in e._parts[0].moments))),
+    "GaussianNB float32 means": (
+        fastml.GaussianNB, lambda e: replace("kernel_mean", lambda a: a.astype(np.float32))(
+            e._parts[0])),
+    "NaiveBayes parts swapped": (
+        fastml.NaiveBayes, lambda e: e._parts.reverse()),
+    "NaiveBayes no parts": (fastml.NaiveBayes, lambda e: e._parts.clear()),
+    "class_log_prior_ too short": (
+        fastml.GaussianNB, replace("class_log_prior_", lambda a: a[:1].copy())),
+}
+
+
+@pytest.mark.parametrize("cls_tamper", NB_TAMPERING.values(), ids=NB_TAMPERING.keys())
+def test_crafted_naive_bayes_tables_are_refused(cls_tamper):
+    cls, tamper = cls_tamper
+    if cls is fastml.NaiveBayes:
+        X, y = fastml.datasets.load_tax_table(return_X_y=True)
+        est = fastml.NaiveBayes().fit(X, y)
+        assert len(est._parts) == 2
+    elif cls is fastml.CategoricalNB:
+        X, y = fastml.datasets.load_tax_table(return_X_y=True)
+        est = fastml.CategoricalNB().fit(X[:, :2], y)
+    else:
+        est = fitted(cls)
+    refused(crafted(est, tamper), match=cls.__name__ + "|CategoryEncoder")
+
+
+KP_TAMPERING = {
+    "buffer head before the rows": lambda e: setattr(e._buffer, "head", -5),
+    "buffer tail past the rows": lambda e: setattr(e._buffer, "tail", 10**6),
+    "buffer head after tail": lambda e: setattr(e._buffer, "head", e._buffer.tail + 1),
+    "buffer norms too short": lambda e: replace("sq", lambda a: a[:1].copy())(e._buffer),
+    "buffer steps too short": lambda e: replace("step", lambda a: a[:1].copy())(e._buffer),
+    "buffer coefficients too narrow": lambda e: replace(
+        "coef", lambda a: np.ascontiguousarray(a[:, :1]))(e._buffer),
+    "buffer rows of another width": lambda e: replace(
+        "rows", lambda a: np.zeros((len(a), 9)))(e._buffer),
+    "unknown kernel kind": lambda e: e._kparams.__setitem__("kind", 9),
+    "a callable kind without a callable kernel": lambda e: e._kparams.__setitem__("kind", -1),
+    "infinite gamma": lambda e: e._kparams.__setitem__("gamma", float("inf")),
+    "dual_coef_ of the wrong shape": replace("dual_coef_", lambda a: a[:, :1].copy()),
+    "cached norms too short": replace("_sv_sq", lambda a: a[:1].copy()),
+    "support vectors of another width": replace("support_vectors_",
+                                                lambda a: np.zeros((len(a), 2))),
+}
+
+
+@pytest.mark.parametrize("tamper", KP_TAMPERING.values(), ids=KP_TAMPERING.keys())
+def test_crafted_kernel_perceptron_state_is_refused(tamper):
+    est = fitted(fastml.KernelPerceptron)
+    assert 0 < est._buffer.tail - est._buffer.head < len(est._buffer.rows)
+    refused(crafted(est, tamper), match="KernelPerceptron|mistake buffer|_MistakeBuffer")
+
+
+def header_of(data):
+    _, _, header_len = struct.unpack_from("<8sHQ", data)
+    return json.loads(data[18:18 + header_len])
+
+
+def state_entry(header, key):
+    return next(v for k, v in header["root"]["state"]["items"] if k == key)
+
+
+def test_a_function_in_fitted_state_is_refused():
+    """The reviewer's case: a "function" entry placed as the kernel (or anywhere in the
+    state) of a fitted model is refused before predict could call it."""
+    est = fitted(fastml.KernelPerceptron)
+
+    def as_kernel(header):
+        header["root"]["params"]["items"] = [
+            [k, {"$": "function", "name": "fastml.io:save"} if k == "kernel" else v]
+            for k, v in header["root"]["params"]["items"]]
+    # as a parameter the name is allowed, but the model was fit with the rbf kernel
+    refused(rewrite_header(to_bytes(est), as_kernel), match="kernel parameter does not match")
+
+    def in_state(header):
+        header["root"]["state"]["items"].append(
+            ["kernel_", {"$": "function", "name": "fastml.io:save"}])
+    refused(rewrite_header(to_bytes(est), in_state), match="outside a constructor parameter")
+
+    def in_nested_object(header):
+        buffer = state_entry(header, "_buffer")
+        buffer["state"]["items"].append(["rows", {"$": "function", "name": "fastml.io:load"}])
+    refused(rewrite_header(to_bytes(est), in_nested_object),
+            match="outside a constructor parameter")
+
+
+def test_private_functions_are_neither_saved_nor_loaded(good_bytes):
+    from fastml.linear_model import _perceptron
+    est = fastml.KernelPerceptron(kernel=_perceptron._sq_norms)
+    with pytest.raises(TypeError, match="kernel"):
+        to_bytes(est)
+
+    def edit(header):
+        header["root"]["params"]["items"][0][1] = {"$": "function",
+                                                   "name": "fastml.plot:_save"}
+    refused(rewrite_header(good_bytes, edit), match="not a public fastml function")
+
+
+def test_state_cannot_replace_methods(good_bytes):
+    def edit(header):
+        header["root"]["state"]["items"].append(["predict", None])
+    refused(rewrite_header(good_bytes, edit), match="replaces its method")
+
+    def edit_check(header):  # nor switch the check off
+        header["root"]["state"]["items"].append(["_check_fitted_state", None])
+    refused(rewrite_header(good_bytes, edit_check), match="replaces its method")
+
+
+LINEAR_TAMPERING = {
+    "LogisticRegression coef_ too narrow": (
+        fastml.LogisticRegression, {}, replace("coef_", lambda a: a[:, :2].copy())),
+    "LogisticRegression intercept_ too long": (
+        fastml.LogisticRegression, {}, replace("intercept_", lambda a: np.zeros(7))),
+    "LogisticRegression integer coef_": (
+        fastml.LogisticRegression, {}, replace("coef_", lambda a: a.astype(np.int64))),
+    "LogisticRegression SGD weights of another width": (
+        fastml.LogisticRegression, {"solver": "sgd", "max_iter": 3, "tol": None},
+        lambda e: setattr(e._engine, "W", np.zeros((e._engine.W.shape[0], 9)))),
+    "Perceptron averaging without an average": (
+        fastml.Perceptron, {"average": True},
+        lambda e: setattr(e._engine, "A", np.zeros((0, 0)))),
+    "Perceptron adagrad sums missing": (
+        fastml.Perceptron, {}, lambda e: e._engine.config.__setitem__("schedule", 4)),
+    "Perceptron short SGD state": (
+        fastml.Perceptron, {}, lambda e: setattr(e._engine, "state", np.zeros(1))),
+    "VotedPerceptron vector output out of range": (
+        fastml.VotedPerceptron, {}, lambda e: e.vector_outputs_.__setitem__(0, 99)),
+    "VotedPerceptron vectors of another width": (
+        fastml.VotedPerceptron, {}, replace("vectors_", lambda a: np.zeros((len(a), 9)))),
+    "LinearRegression coef_ too long": (
+        fastml.LinearRegression, {}, replace("coef_", lambda a: np.zeros(9))),
+    "PolynomialFeatures one parent fewer": (
+        fastml.PolynomialFeatures, {}, replace("_parent", lambda a: a[:-1].copy())),
+}
+
+
+@pytest.mark.parametrize("case", LINEAR_TAMPERING.values(), ids=LINEAR_TAMPERING.keys())
+def test_crafted_linear_models_are_refused(case):
+    cls, params, tamper = case
+    refused(crafted(fitted(cls, **params), tamper), match=cls.__name__ + "|SGD")
+
+
+@pytest.mark.parametrize("name_cls", ESTIMATORS, ids=IDS)
+def test_fitted_models_pass_their_own_state_check(name_cls):
+    """The checks accept everything fit produces (also run by every round trip above), and
+    every model whose arrays reach a compiled kernel has one."""
+    est = make(name_cls[1])
+    X, y = data_for(est)
+    check = getattr(type(est), "_check_fitted_state", None)
+    if name_cls[0] != "PolynomialRegression":  # its parts are estimators with their own
+        assert check is not None
+        check(est)  # unfitted: nothing to check
+        check(est.fit(X, y))

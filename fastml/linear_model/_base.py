@@ -2,12 +2,28 @@
 codes become the SGD loop's outputs (one output for two classes, one per class otherwise)."""
 import numpy as np
 
-from .._validation import check_array, check_sample_weight, check_X_y
+from .._validation import (check_array, check_sample_weight, check_X_y, state_array,
+                           state_count)
 
 
 class LinearClassifierMixin:
     """decision_function = X @ coef_.T + intercept_ (1-D for two classes); predict = argmax
     (or the sign for two classes). Needs `coef_`, `intercept_`, `classes_`."""
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load on a restored model: coef_ (n_vectors, n_features_in_) of
+        floats with one intercept per vector, n_vectors fitting the classes (one vector for
+        two classes, K or K - 1 otherwise), and the SGD state agreeing with them."""
+        if not hasattr(self, "coef_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_classes = len(state_array(self, "classes_", None, 1, contiguous=False))
+        coef = check_float_array(self, "coef_", (None, n_features))
+        check_float_array(self, "intercept_", (coef.shape[0],))
+        if coef.shape[0] not in (n_classes - 1, n_classes) or coef.shape[0] < 1:
+            raise ValueError(f"coef_ has {coef.shape[0]} rows for {n_classes} classes")
+        if getattr(self, "_engine", None) is not None:
+            check_sgd_engine(self._engine, coef.shape[0], n_features)
 
     def _margins(self, X):
         self._check_is_fitted("coef_")
@@ -51,3 +67,43 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
         estimator._encode_labels(classes)
     codes = estimator._encode_known_labels(y)
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
+
+
+def check_float_array(owner, name, shape):
+    """owner.<name>: a float32 / float64 array of this shape (for _check_fitted_state)."""
+    value = state_array(owner, name, None, shape, contiguous=False)
+    if value.dtype not in (np.float32, np.float64):
+        raise ValueError(f"{name} has dtype {value.dtype}; expected float32 or float64")
+    return value
+
+
+def check_sgd_engine(engine, n_outputs, n_features):
+    """Raise ValueError unless `engine` is an SGDEngine state for n_outputs x n_features that
+    the compiled loop (fastml/_core/_sgd.pyx, no bounds checks) can resume from: W (K, d) and
+    b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,) exactly when its schedule is
+    adagrad, the running average (K, d) / (K,) exactly when averaging, a known loss and
+    schedule. (Its natural home is SGDEngine._check_fitted_state in _sgd.py.)"""
+    from .._core import _sgd
+    from ._sgd import SGDEngine
+    if type(engine) is not SGDEngine:
+        raise ValueError("the SGD state is not an SGDEngine")
+    if not isinstance(engine.dtype, np.dtype) or engine.dtype not in (np.float32, np.float64):
+        raise ValueError("the SGD state's dtype is not float32 or float64")
+    K, d = n_outputs, n_features
+    state_array(engine, "W", engine.dtype, (K, d))
+    state_array(engine, "b", engine.dtype, (K,))
+    config = engine.config
+    if not isinstance(config, dict) or config.get("loss") not in _sgd.LOSSES.values() \
+            or config.get("schedule") not in _sgd.SCHEDULES.values():
+        raise ValueError("the SGD state has an unknown loss or schedule")
+    if not isinstance(config.get("average"), bool):
+        raise ValueError("the SGD state's average flag is not a boolean")
+    adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
+    state_array(engine, "G", np.float64, (K, d) if adagrad else (0, 0))
+    state_array(engine, "Gb", np.float64, (K,) if adagrad else (0,))
+    state_array(engine, "A", np.float64, (K, d) if averaging else (0, 0))
+    state_array(engine, "Ab", np.float64, (K,) if averaging else (0,))
+    state_array(engine, "state", np.float64, (_sgd.STATE_SIZE,))
+    state_count(engine, "n_updates")
+    if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
+        raise ValueError("the SGD state's batch_size is not a positive integer")

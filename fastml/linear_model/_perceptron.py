@@ -11,9 +11,9 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state, check_sample_weight,
-                           check_X_y)
-from ._base import (LinearClassifierMixin, labels_as_targets, one_vs_rest_outputs,
-                    start_partial_fit)
+                           check_X_y, state_array, state_count)
+from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine,
+                    labels_as_targets, one_vs_rest_outputs, start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
 
 
@@ -239,6 +239,23 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = engine.n_updates
         self.t_ = engine.n_steps
 
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: the vectors (n_vectors, n_features_in_) with one intercept,
+        count and output (a valid column of the ballot) each, and the SGD state they came
+        from."""
+        if not hasattr(self, "vectors_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
+                                                            contiguous=False)))
+        n_vectors = len(check_float_array(self, "vectors_", (None, n_features)))
+        check_float_array(self, "vector_intercepts_", (n_vectors,))
+        state_array(self, "vector_counts_", np.int64, (n_vectors,))
+        outputs = state_array(self, "vector_outputs_", np.intp, (n_vectors,))
+        if ((outputs < 0) | (outputs >= n_outputs)).any():
+            raise ValueError("vector_outputs_ names an output that does not exist")
+        check_sgd_engine(self._engine, n_outputs, n_features)
+
     def decision_function(self, X):
         """The votes sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]),
         else (n, n_classes). Rows in chunks so the (rows x vectors) margins stay small."""
@@ -305,6 +322,24 @@ class _MistakeBuffer:
         coef[:, :live] = self.coef[:, self.head:self.tail]
         self.coef = coef
         self.head, self.tail = 0, live
+
+    def check(self, n_features, n_outputs):
+        """Raise ValueError unless the buffer is what train_block (no bounds checks) can
+        append to: rows (capacity, n_features) and coef (n_outputs, capacity) in one float
+        dtype, float64 squared norms, int64 steps and sample ids, 0 <= head <= tail <=
+        capacity."""
+        rows = state_array(self, "rows", None, (None, n_features))
+        if rows.dtype not in (np.float32, np.float64):
+            raise ValueError("the mistake buffer's rows are not float32 or float64")
+        capacity = len(rows)
+        state_array(self, "coef", rows.dtype, (n_outputs, capacity))
+        state_array(self, "sq", np.float64, (capacity,))
+        state_array(self, "step", np.int64, (capacity,))
+        state_array(self, "sample", np.int64, (capacity,))
+        head, tail = state_count(self, "head"), state_count(self, "tail")
+        if not head <= tail <= capacity:
+            raise ValueError(f"the mistake buffer's live rows [{head}, {tail}) are not inside "
+                             f"its {capacity} rows")
 
     def live(self, name):
         return getattr(self, name)[..., self.head:self.tail] if name == "coef" else \
@@ -377,6 +412,37 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         check_param("coef0", self.coef0)
         check_param("max_iter", self.max_iter, low=1, integer=True)
         check_param("budget", self.budget, low=1, integer=True, allow_none=True)
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: kernel parameters the compiled kernels accept (a callable
+        kind only with a callable kernel), support vectors and coefficients that agree, and
+        a mistake buffer train_block can resume from."""
+        if not hasattr(self, "support_vectors_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
+                                                            contiguous=False)))
+        params = self._kparams
+        kind = params["kind"] if isinstance(params, dict) else None
+        if not (kind in _kp().KERNELS.values() or kind == -1) or isinstance(kind, bool):
+            raise ValueError(f"unknown kernel kind {kind!r}")
+        if (kind == -1) != callable(self.kernel):  # a function only where fit was given one
+            raise ValueError("the kernel parameter does not match the fitted kernel")
+        for name in ("gamma", "coef0"):
+            if not isinstance(params[name], float) or not np.isfinite(params[name]):
+                raise ValueError(f"kernel {name} {params[name]!r} is not a finite float")
+        if not isinstance(params["degree"], int) or not 1 <= params["degree"] < 2**31:
+            raise ValueError(f"kernel degree {params['degree']!r} is not a positive int")
+        SV = state_array(self, "support_vectors_", None, (None, n_features))
+        if SV.dtype not in (np.float32, np.float64):
+            raise ValueError("support_vectors_ is not float32 or float64")
+        state_array(self, "dual_coef_", SV.dtype, (n_outputs, len(SV)))
+        state_array(self, "_sv_sq", np.float64, (len(SV),))
+        if not isinstance(self._buffer, _MistakeBuffer):
+            raise ValueError("the mistake buffer is missing")
+        self._buffer.check(n_features, n_outputs)
+        if self._buffer.rows.dtype != SV.dtype:
+            raise ValueError("the mistake buffer and support_vectors_ differ in dtype")
 
     def _kernel_params(self, X):
         if self.gamma == "scale":

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from .._core import _poly
-from .._validation import check_array, check_param
+from .._validation import check_array, check_param, state_array, state_count
 
 
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
@@ -64,6 +64,17 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
                    else itertools.combinations_with_replacement)
         start = 0 if self.include_bias else 1
         return [t for k in range(start, self.degree + 1) for t in combine(range(d), k)]
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: one (parent, feature) pair and one powers_ row per output
+        column (poly_expand itself refuses a parent or feature out of range)."""
+        if not hasattr(self, "powers_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_terms = state_count(self, "n_output_features_", low=1)
+        state_array(self, "powers_", np.int64, (n_terms, n_features))
+        state_array(self, "_parent", np.intp, (n_terms,))
+        state_array(self, "_feature", np.intp, (n_terms,))
 
     def transform(self, X):
         """The (n_samples, n_output_features_) expanded matrix, in X's dtype."""

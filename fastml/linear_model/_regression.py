@@ -21,7 +21,7 @@ from scipy.linalg import LinAlgWarning
 from .._base import BaseEstimator, RegressorMixin, available_if
 from .._core import _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
-                           check_sample_weight, check_X_y)
+                           check_sample_weight, check_X_y, state_count)
 from ._polynomial import PolynomialFeatures
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
@@ -365,6 +365,23 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
 
     # ---- prediction
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: coef_ (n_features_in_,) with a scalar intercept_, or
+        (n_targets, n_features_in_) with intercept_ (n_targets,); an SGD state that agrees."""
+        if not hasattr(self, "coef_"):
+            return
+        from ._base import check_float_array, check_sgd_engine
+        n_features = state_count(self, "n_features_in_", low=1)
+        single = np.ndim(self.coef_) == 1
+        coef = check_float_array(self, "coef_", (n_features,) if single else (None, n_features))
+        n_targets = 1 if single else len(coef)
+        if single and not isinstance(self.intercept_, (float, np.floating)):
+            raise ValueError("intercept_ is not a float")
+        if not single:
+            check_float_array(self, "intercept_", (n_targets,))
+        if getattr(self, "_engine", None) is not None:
+            check_sgd_engine(self._engine, n_targets, n_features)
 
     def predict(self, X):
         """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""

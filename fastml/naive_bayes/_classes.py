@@ -33,7 +33,7 @@ from .._base import BaseEstimator, ClassifierMixin
 from .._core import _nb
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_param, check_sample_weight,
-                           check_target)
+                           check_target, state_array, state_count)
 
 SMOOTHING = ("laplace", "m-estimate", "none")
 
@@ -137,6 +137,22 @@ class _CategoricalPart:
         self.table_offsets = np.concatenate([[0], np.cumsum(self.n_categories + 1)]).astype(
             np.int64)
 
+    def check(self, n_classes, columns):
+        """Raise ValueError unless this part counts `columns` for n_classes classes with
+        tables in the layout the kernels index without bounds checks (count_categories adds
+        at counts[y, offsets[j] + code]; categorical_jll reads table[offsets[j] + code] and,
+        for an unseen level, table[offsets[j + 1] - 1]; codes stay below v_j)."""
+        if not isinstance(self.encoder, CategoryEncoder) or self.encoder.columns_ != columns:
+            raise ValueError("the categorical part does not encode the categorical columns")
+        if state_count(self, "n_classes", low=1) != n_classes:
+            raise ValueError("the categorical part has the wrong number of classes")
+        v = self.n_categories
+        state_array(self, "counts", np.float64, (n_classes, int(v.sum())))
+        state_array(self, "table", np.float64, (int((v + 1).sum()), n_classes))
+        offsets = state_array(self, "table_offsets", np.int64, (len(v) + 1,))
+        if not np.array_equal(offsets, np.concatenate([[0], np.cumsum(v + 1)])):
+            raise ValueError("the categorical part's table offsets do not match its levels")
+
     def joint_log_likelihood(self, X, out, n_threads):
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.categorical_jll(codes, self.table, self.table_offsets, out, n_threads)
@@ -176,6 +192,17 @@ class _GaussianPart:
         self.a = np.where(seen, -0.5 * np.log(2.0 * np.pi * self.var), 0.0)
         self.b = np.where(seen, 0.5 / self.var, 0.0)
         self.kernel_mean = np.where(seen, self.theta, 0.0)
+
+    def check(self, n_classes, n_columns):
+        """Raise ValueError unless every per-class table is (n_classes, n_columns) float64, as
+        gaussian_moments / gaussian_jll index them (without bounds checks)."""
+        shape = (n_classes, n_columns)
+        if not isinstance(self.moments, tuple) or len(self.moments) != 4 or not all(
+                isinstance(m, np.ndarray) and m.dtype == np.float64 and m.shape == shape
+                for m in self.moments):
+            raise ValueError(f"the Gaussian part's moments are not 4 float64 {shape} tables")
+        for name in ("kernel_mean", "a", "b"):
+            state_array(self, name, np.float64, shape)
 
     def joint_log_likelihood(self, X, out, n_threads):
         _nb.gaussian_jll(X, self.kernel_mean, self.a, self.b, out, n_threads)
@@ -220,6 +247,22 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             part.accumulate(data, codes, sw, threads)
         self._finalize()
         return self
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load on a restored model: the parts are the ones fit makes for
+        these columns, with tables the compiled kernels can index (see each part's check)."""
+        if not hasattr(self, "class_count_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_classes = len(state_array(self, "classes_", None, 1, contiguous=False))
+        for name in ("class_count_", "class_prior_", "class_log_prior_"):
+            state_array(self, name, np.float64, (n_classes,))
+        expected = self._expected_parts(n_features)
+        if not isinstance(self._parts, list) or \
+                [type(p) for p in self._parts] != [kind for kind, _ in expected]:
+            raise ValueError("the model's parts do not match its columns")
+        for part, (_, columns) in zip(self._parts, expected):
+            part.check(n_classes, columns)
 
     def _labels(self, y, classes, first):
         if not first:
@@ -390,6 +433,9 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
     def _make_parts(self, X, n_classes):
         return [_CategoricalPart(range(X.shape[1]), n_classes)]
 
+    def _expected_parts(self, n_features):
+        return [(_CategoricalPart, list(range(n_features)))]
+
     def _part_data(self, X):
         return [X]
 
@@ -456,6 +502,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
 
     def _make_parts(self, X, n_classes):
         return [_GaussianPart(n_classes, X.shape[1])]
+
+    def _expected_parts(self, n_features):
+        return [(_GaussianPart, n_features)]
 
     def _part_data(self, X):
         return [X]
@@ -526,6 +575,12 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         if len(real):
             parts.append(_GaussianPart(n_classes, len(real)))
         return parts
+
+    def _expected_parts(self, n_features):
+        mask = state_array(self, "categorical_features_", bool, (n_features,))
+        categorical, real = np.flatnonzero(mask).tolist(), int((~mask).sum())
+        return [(_CategoricalPart, categorical)] * bool(categorical) + \
+            [(_GaussianPart, real)] * bool(real)
 
     def _part_data(self, X):
         data = []

@@ -25,7 +25,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_param,
-                           check_random_state, check_target, seed_from)
+                           check_random_state, check_target, seed_from, state_array,
+                           state_count)
 from .._core import _tree_builder
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
@@ -62,6 +63,52 @@ class Tree:
         """The distinct children of a node, in child order."""
         start, n = self.child_start[node], self.n_child[node]
         return list(dict.fromkeys(self.children[start:start + n].tolist()))
+
+    _NODE_INTS = ("kind", "feature", "child_start", "n_child", "missing_child",
+                  "n_node_samples", "depth")
+    _NODE_FLOATS = ("threshold", "impurity", "gain")
+
+    def check(self, n_features, n_values, n_levels):
+        """Raise ValueError unless these arrays are a tree the builder could have grown over
+        n_features columns (n_levels[j] > 0: column j is categorical with that many levels),
+        with n_values numbers per node. The compiled walk (apply_tree / fill_paths) indexes
+        them without bounds checks, so fastml.io.load runs this on every tree it restores.
+        Every child id (and missing_child) lies after its parent and inside the tree, which
+        also bounds every walk by node_count steps."""
+        n = len(state_array(self, "kind", np.int32, 1))
+        if n == 0:
+            raise ValueError("the tree has no nodes")
+        for name in self._NODE_INTS:
+            state_array(self, name, np.int32, (n,))
+        for name in self._NODE_FLOATS:
+            state_array(self, name, np.float64, (n,))
+        state_array(self, "value", np.float64, (n, n_values))
+        children = state_array(self, "children", np.int32, 1)
+        state_array(self, "seen", np.int32, children.shape)
+        kind = self.kind
+        if not np.isin(kind, (KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL)).all():
+            raise ValueError("a tree node has an unknown kind")
+        inner = np.flatnonzero(kind != KIND_LEAF)
+        feature = self.feature[inner].astype(np.int64)
+        if ((feature < 0) | (feature >= n_features)).any():
+            raise ValueError(f"a tree node tests a feature outside 0..{n_features - 1}")
+        categorical = kind[inner] == KIND_CATEGORICAL
+        levels = np.asarray(n_levels, dtype=np.int64)[feature]
+        if (categorical != (levels > 0)).any():
+            raise ValueError("a tree node's split kind does not match its column's kind")
+        count = self.n_child[inner].astype(np.int64)
+        if (count != np.where(categorical, levels, 2)).any():
+            raise ValueError("a tree node has the wrong number of children for its split")
+        start = self.child_start[inner].astype(np.int64)
+        if ((start < 0) | (start + count > len(children))).any():
+            raise ValueError("a tree node's children lie outside the children table")
+        before = np.cumsum(count) - count  # each node's first entry in the flat list below
+        slots = np.repeat(start - before, count) + np.arange(count.sum())
+        parent = np.concatenate([np.repeat(inner, count), inner])
+        child = np.concatenate([children[slots], self.missing_child[inner]])
+        if ((child <= parent) | (child >= n)).any():
+            raise ValueError("a tree node points to a child that is not after it in the "
+                             "tree (out of range, or a cycle)")
 
     def apply(self, X):
         leaves = np.empty(X.shape[0], dtype=np.int32)
@@ -156,6 +203,44 @@ class EncodedInput:
         Xe = self._encoder.transform(X, owner=type(self).__name__)
         check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=False)
         return Xe
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load on a restored tree or forest: the encoder, the column
+        kinds and every tree agree (see Tree.check) -- a single tree's own, and a forest's
+        trees with the forest's columns, since the forest walks them on its own encoding."""
+        if not hasattr(self, self._fitted_attr):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        mask = state_array(self, "categorical_mask_", bool, (n_features,))
+        encoder = self._encoder
+        if not isinstance(encoder, TabularEncoder) or encoder.n_features_ != n_features \
+                or not np.array_equal(encoder.categorical_mask_, mask):
+            raise ValueError("the column encoder does not match n_features_in_ and "
+                             "categorical_mask_")
+        if not isinstance(self.categories_, list) or len(self.categories_) != n_features:
+            raise ValueError(f"categories_ is not a list of {n_features} entries")
+        n_levels = self._n_levels()
+        if (n_levels > 0).tolist() != mask.tolist() or n_levels.tolist() != \
+                [0 if c is None else len(c) for c in encoder.categories_]:
+            raise ValueError("categories_ does not match the categorical columns")
+        n_values = 1
+        if self._estimator_type == "classifier":
+            n_values = state_count(self, "n_classes_", low=1)
+            state_array(self, "classes_", None, (n_values,), contiguous=False)
+        for tree in self._trees():
+            tree.check(n_features, n_values, n_levels)
+
+    def _trees(self):
+        fitted = getattr(self, self._fitted_attr)
+        if self._fitted_attr == "tree_":
+            if not isinstance(fitted, Tree):
+                raise ValueError("tree_ is not a Tree")
+            return [fitted]
+        if not isinstance(fitted, list) or not fitted or not all(
+                type(est) is self._tree_class for est in fitted):
+            raise ValueError(f"estimators_ is not a non-empty list of "
+                             f"{self._tree_class.__name__}")
+        return [est._trees()[0] for est in fitted]
 
     def _n_levels(self):
         return np.array([len(c) if c is not None else 0 for c in self.categories_],
