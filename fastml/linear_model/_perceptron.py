@@ -10,8 +10,8 @@ Several classes are learned one-vs-rest: one perceptron per class, each with its
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
-from .._validation import (check_array, check_param, check_random_state, check_sample_weight,
-                           check_X_y, state_array, state_count)
+from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
+                           check_sample_weight, check_X_y, state_array, state_count)
 from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine,
                     labels_as_targets, one_vs_rest_outputs, start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
@@ -469,7 +469,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         rbf = params["kind"] == _kp().KERNELS["rbf"]
         _kp().kernel_block(A, B, _sq_norms(A) if rbf and sq_a is None else (sq_a if rbf else empty),
                            _sq_norms(B) if rbf and sq_b is None else (sq_b if rbf else empty),
-                           out, params, self._threads())
+                           out, params, check_n_jobs(self.n_jobs))
         return out
 
     def _call_user_kernel(self, A, B):
@@ -482,12 +482,6 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         if K.dtype.kind not in "biuf" or not np.isfinite(K).all():
             raise ValueError("the kernel callable returned non-numeric, NaN or infinite values")
         return np.ascontiguousarray(K, dtype=A.dtype)
-
-    def _threads(self):
-        if self.n_jobs is None:
-            return 1
-        import os
-        return os.cpu_count() or 1 if self.n_jobs < 0 else max(1, int(self.n_jobs))
 
     # ------------------------------------------------------------------ fitting
 

@@ -24,7 +24,6 @@ returns -inf for every class, predict_proba / predict_log_proba return the class
 row (the data are treated as saying nothing), predict returns the a-priori most probable class,
 and a ZeroProbabilityWarning says how many rows this happened to. Smoothing avoids it.
 """
-import numbers
 import warnings
 
 import numpy as np
@@ -32,21 +31,14 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._core import _nb
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
-from .._validation import (check_array, check_n_features, check_param, check_sample_weight,
-                           check_target, state_array, state_count)
+from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
+                           check_sample_weight, check_target, state_array, state_count)
 
 SMOOTHING = ("laplace", "m-estimate", "none")
 
 
 class ZeroProbabilityWarning(UserWarning):
     """Some rows have probability 0 under every class, so their posterior is undefined."""
-
-
-def _threads(n_jobs):
-    if n_jobs is None:
-        return 1
-    import os
-    return os.cpu_count() or 1 if n_jobs < 0 else max(1, int(n_jobs))
 
 
 def _chan_merge(a, b):
@@ -242,7 +234,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             self.class_count_ = np.zeros(K)
             self._parts = self._make_parts(X, K)
         self.class_count_ += np.bincount(codes, weights=sw, minlength=K)
-        threads = _threads(self.n_jobs)
+        threads = check_n_jobs(self.n_jobs)
         for part, data in zip(self._parts, self._part_data(X)):
             part.accumulate(data, codes, sw, threads)
         self._finalize()
@@ -309,7 +301,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self._check_is_fitted("class_count_")
         X = self._check_X(X, reset=False)
         out = np.zeros((X.shape[0], len(self.classes_)))
-        threads = _threads(self.n_jobs)
+        threads = check_n_jobs(self.n_jobs)
         for part, data in zip(self._parts, self._part_data(X)):
             part.joint_log_likelihood(data, out, threads)
         out += self.class_log_prior_

@@ -7,27 +7,17 @@ runs without the GIL, so `n_jobs` threads grow trees in parallel; prediction als
 trees in threads. Out-of-bag: each row is predicted by the trees whose sample missed it
 (`oob_score=True` gives `oob_score_` and `oob_decision_function_` / `oob_prediction_`).
 """
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._progress import track
-from .._validation import check_param, check_random_state, check_target, seed_from
+from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
                        presort)
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
-
-
-def n_threads(n_jobs):
-    if n_jobs is None:
-        return 1
-    check_param("n_jobs", n_jobs, integer=True)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of threads, or -1 for all cores")
-    return os.cpu_count() or 1 if n_jobs < 0 else int(n_jobs)
 
 
 class BaseForest(EncodedInput, BaseEstimator):
@@ -59,7 +49,7 @@ class BaseForest(EncodedInput, BaseEstimator):
                              n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(n_threads(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -80,7 +70,7 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _per_tree(self, Xe, fn):
         """Sum of fn(tree_estimator, Xe) over the trees, computed in threads."""
         self._check_is_fitted("estimators_")
-        with ThreadPoolExecutor(n_threads(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
             parts = list(pool.map(lambda est: fn(est, Xe), self.estimators_))
         return np.sum(parts, axis=0)
 
