@@ -155,17 +155,18 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def _run_lbfgs(self, objective, x0):
         from scipy.optimize import minimize
-        curve = []
+        curve, last = [], [np.nan]
         tol = self.tol if self.tol else 0.0
         with progress(self.max_iter, desc="LogisticRegression(lbfgs)", unit="iteration",
                       verbose=self.verbose) as bar:
             def fun(x):
                 f, g = objective(x)
-                curve.append(f)
+                last[0] = f
                 return f, g
 
-            def step(x):
-                bar.update(objective=curve[-1])
+            def step(x):    # after each iteration: `last` is the objective at the new x
+                curve.append(last[0])
+                bar.update(objective=last[0])
 
             result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
                               options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
