@@ -13,3 +13,17 @@ def test_demo_runs_and_reports_sane_metrics(tmp_path):
     assert accuracies, out.stdout
     assert all(0.7 <= a <= 1.0 for a in accuracies), out.stdout
     assert "LogisticRegression(solver='gd')" in out.stdout
+
+
+def test_demo_needs_no_optional_dependency(tmp_path):
+    # README's first command installs only numpy and scipy: the demo must run without pandas,
+    # pyarrow, tqdm or matplotlib (None in sys.modules makes their import fail).
+    code = ("import sys\n"
+            "for name in ('pandas', 'pyarrow', 'tqdm', 'matplotlib'):\n"
+            "    sys.modules[name] = None\n"
+            "from fastml.cli import main\n"
+            "sys.exit(main(['demo']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Naive Bayes" in out.stdout and "Decision trees" in out.stdout

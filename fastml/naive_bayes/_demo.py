@@ -37,23 +37,26 @@ def tax_table(report):
 
 def auto_mpg(report):
     from ..cli import timed_fit
-    data = load_auto_mpg(as_frame=True, dropna=False)
+    data = load_auto_mpg(dropna=False)      # plain arrays: the demo needs no pandas
     known = ~np.isnan(data.target)
-    frame = data.data[known].drop(columns=["name"]).reset_index(drop=True)
+    names = [c for c in data.feature_names if c != "name"]
+    table = np.empty((int(known.sum()), len(names)), dtype=object)   # numbers and strings
+    for j, c in enumerate(names):
+        table[:, j] = data.data[c][known]
     labels = np.where(data.target[known] >= GOOD_MPG, "good", "bad")
-    X_train, X_test, y_train, y_test = train_test_split(frame, labels, test_size=0.25,
+    X_train, X_test, y_train, y_test = train_test_split(table, labels, test_size=0.25,
                                                         random_state=0, stratify=True)
-    n_missing = int(frame.isna().to_numpy().sum())
+    numeric = [j for j, c in enumerate(names) if c != "origin"]
+    n_missing = int(np.isnan(table[:, numeric].astype(float)).sum())
     report.section(f"Naive Bayes: is a car's mpg good (>= {GOOD_MPG:g})?",
                    f"Auto MPG, {len(y_train)} train / {len(y_test)} test cars; origin "
                    f"categorical, 6 numeric columns, {n_missing} missing horsepower cells kept")
-    numeric = [c for c in frame.columns if c != "origin"]
-    as_levels = frame[["cylinders", "origin", "model_year"]]
+    as_levels = [names.index(c) for c in ("cylinders", "origin", "model_year")]
     models = [
-        ("GaussianNB (numeric columns)", GaussianNB(), lambda f: f[numeric]),
-        ("CategoricalNB (cylinders, origin, year)", CategoricalNB(),
-         lambda f: as_levels.loc[f.index]),
-        ("NaiveBayes (mixed, categorical='auto')", NaiveBayes(), lambda f: f),
+        ("GaussianNB (numeric columns)", GaussianNB(),
+         lambda t: t[:, numeric].astype(float)),
+        ("CategoricalNB (cylinders, origin, year)", CategoricalNB(), lambda t: t[:, as_levels]),
+        ("NaiveBayes (mixed, categorical='auto')", NaiveBayes(), lambda t: t),
     ]
     for name, model, columns in models:
         seconds = timed_fit(model, columns(X_train), y_train)

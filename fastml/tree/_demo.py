@@ -15,22 +15,25 @@ GOOD_MPG = 25.0
 def run(report):
     import scipy.stats  # noqa: F401  (imported here so its import time is not a fit time)
     from ..cli import timed_fit
-    X, y = load_lecture_mpg(return_X_y=True, as_frame=True)
+    lecture = load_lecture_mpg()            # plain arrays: the demo needs no pandas
+    names = lecture.feature_names
+    X = np.column_stack([lecture.data[c] for c in names])
+    y = lecture.target
     train = np.random.default_rng(0).permutation(len(y))[:40]
     test = np.setdiff1d(np.arange(len(y)), train)
     report.section("Decision trees (000): the discretised MPG table, 40 training cars",
                    f"{len(train)} train / {len(test)} test cars, 7 categorical attributes, "
                    f"mpg good (>= {GOOD_MPG:g}) / bad")
-    table = information_gain_table(X.iloc[train], y[train])
+    table = information_gain_table(X[train], y[train], feature_names=names)
     report.text(f"best first split: {table.best()}")
     for name, model in [("DecisionTreeClassifier()", DecisionTreeClassifier()),
                         ("DecisionTreeClassifier(max_pchance=0.1)",
                          DecisionTreeClassifier(max_pchance=0.1))]:
-        seconds = timed_fit(model, X.iloc[train], y[train])
+        seconds = timed_fit(model, X[train], y[train])
         report.model(name, {"leaves": model.get_n_leaves(),
-                            "train err": 1 - model.score(X.iloc[train], y[train]),
-                            "test err": 1 - model.score(X.iloc[test], y[test])}, seconds)
-    for line in export_text(model).splitlines():
+                            "train err": 1 - model.score(X[train], y[train]),
+                            "test err": 1 - model.score(X[test], y[test])}, seconds)
+    for line in export_text(model, names).splitlines():
         report.text(line)
 
     Xn, mpg = load_auto_mpg(return_X_y=True)
