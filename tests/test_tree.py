@@ -96,7 +96,8 @@ def test_000_mpg_40_rows_pruning_shrinks_the_tree(capsys):
 def brute_force_split(X, y, n_classes, min_leaf):
     """(gain, feature, threshold, missing_left) of the best split over every feature and every
     midpoint between distinct values; missing rows tried on both sides (right first); the first
-    best wins (features in order, thresholds ascending)."""
+    candidate (features in order, thresholds ascending) within 1e-10 bits per row of the
+    smallest cost wins."""
     def cost(labels):
         if len(labels) == 0:
             return 0.0
@@ -106,8 +107,7 @@ def brute_force_split(X, y, n_classes, min_leaf):
 
     n = len(y)
     parent = cost(y)
-    best = (None, None, None, None)
-    best_cost = np.inf
+    candidates = []
     for f in range(X.shape[1]):
         x = X[:, f]
         miss = np.isnan(x)
@@ -118,12 +118,12 @@ def brute_force_split(X, y, n_classes, min_leaf):
                 left = (x < t) | (miss & bool(miss_left))
                 if left.sum() < min_leaf or (~left).sum() < min_leaf:
                     continue
-                c = cost(y[left]) + cost(y[~left])
-                if c < best_cost - 1e-10 * n:
-                    best_cost, best = c, (f, t, miss_left)
-    if best[0] is None:
+                candidates.append((cost(y[left]) + cost(y[~left]), f, t, miss_left))
+    if not candidates:
         return None
-    return ((parent - best_cost) / n,) + best
+    least = min(c[0] for c in candidates)
+    best_cost, f, t, miss_left = next(c for c in candidates if c[0] <= least + 1e-10 * n)
+    return ((parent - best_cost) / n, f, t, miss_left)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -361,3 +361,46 @@ def test_sklearn_check_estimator(name):
     expected = SKLEARN_EXPECTED_FAILURES | ({"check_dtype_object"} if "Regressor" in name
                                             else set())
     assert failed == expected, failed ^ expected
+
+
+# ------------------------------------------------------------------ threads
+
+def mixed_problem(seed, n=12_000):
+    """Two categorical columns (codes, 5 and 9 levels), four real ones (one with repeated
+    values), NaN in both kinds, three classes."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 9, n),
+                         rng.normal(size=(n, 3)), rng.integers(0, 30, n)]).astype(float)
+    y = ((X[:, 0] % 2 == 1) ^ (X[:, 2] > 0.3)).astype(int) + (X[:, 5] > 20)
+    y = np.where(rng.random(n) < 0.15, rng.integers(0, 3, n), y)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("params", [
+    dict(), dict(max_features=3, random_state=1), dict(min_samples_leaf=7),
+    dict(max_leaf_nodes=40, criterion="gini"), dict(max_features=2, min_samples_leaf=3,
+                                                    random_state=5)])
+def test_n_jobs_grows_the_same_tree(seed, params):
+    X, y = mixed_problem(seed)
+    trees = []
+    for n_jobs in (1, 2):
+        for cls, target in ((DecisionTreeClassifier, y), (DecisionTreeRegressor, X[:, 3] * y)):
+            kw = {k: v for k, v in params.items()
+                  if cls is DecisionTreeClassifier or k != "criterion"}
+            model = cls(categorical_features=[0, 1], n_jobs=n_jobs, **kw)
+            trees.append(model.fit(X, np.nan_to_num(target)).tree_)
+    assert trees[0].node_count > 50
+    for one, two in ((trees[0], trees[2]), (trees[1], trees[3])):
+        for name in ("kind", "feature", "threshold", "child_start", "n_child", "missing_child",
+                     "n_node_samples", "depth", "impurity", "gain", "value", "children",
+                     "seen"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(two, name), err_msg=name)
+
+
+def test_n_jobs_is_checked():
+    X, y = mixed_problem(0, n=100)
+    with pytest.raises(ValueError, match="n_jobs"):
+        DecisionTreeClassifier(n_jobs=0).fit(X, y)
+    assert DecisionTreeClassifier(n_jobs=-1).fit(X, y).score(X, y) > 0.5

@@ -28,14 +28,19 @@
 # Loop invariant of the threshold sweep: after moving the run of rows [start, p) to the left,
 # left[c] + right[c] = count of class c among the node's non-missing rows, and every cut
 # before p that passed the filters has been compared with the best so far.
-# Ties (gains within 1e-10 bits) keep the first candidate: features in index order (in draw order
-# with max_features), then the smallest threshold.
+# Ties: the split is the first candidate whose cost is within 1e-10 bits per row of the smallest
+# cost, candidates ordered by feature (index order; draw order with max_features), then by
+# threshold ascending (missing-right before missing-left). That rule does not depend on the order the
+# features are searched in, so large nodes search them in parallel OpenMP threads (n_threads)
+# and partition their sorted lists in parallel too, and grow the same tree for any n_threads.
 from libc.math cimport log2, isnan, NAN, INFINITY
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np
+
+from cython.parallel cimport prange, threadid
 
 from ._rng cimport fastml_rng, fastml_rng_seed, fastml_rng_below
 
@@ -50,6 +55,9 @@ cdef enum:
     KIND_CATEGORICAL = 2
 
 cdef double TIE = 1e-10  # gains closer than this (per sample) are ties
+# Nodes with fewer rows are searched and partitioned by one thread: below this, waking the
+# threads costs more than the work they share.
+cdef Py_ssize_t PARALLEL_MIN_ROWS = 2048
 
 
 ctypedef struct Split:
@@ -58,6 +66,8 @@ ctypedef struct Split:
     int missing_left     # real splits: missing rows go left (1) or right (0)
     int n_children       # children the split makes: 2, or the levels present at the node
     double cost          # sum over children of n_child * impurity(child)
+    double limit         # first_within: the first candidate whose cost is <= limit wins
+    int first_within     # 0: keep the (first) smallest cost
 
 
 ctypedef struct Item:          # a node waiting to be split (its range and its best split)
@@ -86,6 +96,17 @@ ctypedef struct Tree:          # growable arrays of the tree under construction
     int *seen              # per children entry: 1 if that level had rows at the node
 
 
+ctypedef struct Scratch:       # what one thread writes while it searches / partitions
+    long *left
+    long *right
+    long *miss
+    long *gcounts             # (max_levels + 1, K) per-level class counts
+    double *gsum              # (max_levels + 1, 2) per-level n and sum (regression)
+    int *tmp_idx
+    double *tmp_val
+    long *offset              # (max_levels + 2) write positions of the children
+
+
 ctypedef struct Builder:
     # data
     Py_ssize_t m, d           # sample size (bootstrap repeats included), features
@@ -101,14 +122,11 @@ ctypedef struct Builder:
     # scratch
     double *nlogn             # nlogn[k] = k log2 k, k = 0..m
     int *side                 # (n rows of X) child of each row at the split being applied
-    int *tmp_idx
-    double *tmp_val
-    long *left
-    long *right
-    long *miss
     long *node_counts
-    long *gcounts             # (max_levels + 1, K) per-level class counts
-    double *gsum              # (max_levels + 1, 2) per-level n and sum (regression)
+    Scratch *scratch          # one per thread
+    int n_threads
+    int *candidates           # the features a node searches, in draw order
+    Split *found              # the best split of each of them
     int *child_of_level
     int *level_seen
     int *features
@@ -229,8 +247,10 @@ cdef inline double split_point(double lo, double hi) noexcept nogil:
 # ---------------------------------------------------------------- split search
 
 cdef inline void consider(Split *best, double cost, int feature, double threshold,
-                          int missing_left, int n_children, double tol) noexcept nogil:
-    if best.feature < 0 or cost < best.cost - tol:
+                          int missing_left, int n_children) noexcept nogil:
+    """Record the candidate if it is the first one within best.limit (first_within), or the
+    first one of the smallest cost so far."""
+    if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
         best.feature = feature
         best.threshold = threshold
         best.missing_left = missing_left
@@ -246,8 +266,8 @@ cdef Py_ssize_t missing_start(const double *val, Py_ssize_t start, Py_ssize_t en
     return e
 
 
-cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
-                     double tol) noexcept nogil:
+cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
+                     Split *best) noexcept nogil:
     """Best threshold of real feature f at the node (classification). Returns 0 when f is
     constant on the node's non-missing rows, 1 otherwise."""
     cdef const int *idx = b.sidx + f * b.m
@@ -260,19 +280,19 @@ cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split 
     if e - start < 2 or val[start] == val[e - 1]:
         return 0
     for c in range(K):
-        b.left[c] = 0
-        b.miss[c] = 0
+        s.left[c] = 0
+        s.miss[c] = 0
     for p in range(e, end):
-        b.miss[y[idx[p]]] += 1
+        s.miss[y[idx[p]]] += 1
     for c in range(K):
-        b.right[c] = b.node_counts[c] - b.miss[c]
+        s.right[c] = b.node_counts[c] - s.miss[c]
     p = start
     g_end = scan_run(b, idx, val, p, e, &g_class)
     while True:
         for q in range(p, g_end):
             c = y[idx[q]]
-            b.left[c] += 1
-            b.right[c] -= 1
+            s.left[c] += 1
+            s.right[c] -= 1
         if g_end == e:
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
@@ -286,17 +306,17 @@ cdef int sweep_class(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split 
             t = split_point(val[g_end - 1], val[g_end])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
-                    cost = class_term(b, b.left, n_left) + class_term(b, b.right, n_right)
-                    consider(best, cost, f, t, 0, 2, tol)
+                    cost = class_term(b, s.left, n_left) + class_term(b, s.right, n_right)
+                    consider(best, cost, f, t, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = class_term(b, b.left, n_left) + \
-                        class_term2(b, b.right, b.miss, n_right + n_miss)
-                    consider(best, cost, f, t, 0, 2, tol)
+                    cost = class_term(b, s.left, n_left) + \
+                        class_term2(b, s.right, s.miss, n_right + n_miss)
+                    consider(best, cost, f, t, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = class_term2(b, b.left, b.miss, n_left + n_miss) + \
-                        class_term(b, b.right, n_right)
-                    consider(best, cost, f, t, 1, 2, tol)
+                    cost = class_term2(b, s.left, s.miss, n_left + n_miss) + \
+                        class_term(b, s.right, n_right)
+                    consider(best, cost, f, t, 1, 2)
         p = g_end
         g_end = nxt_end
         g_class = nxt_class
@@ -318,7 +338,7 @@ cdef inline Py_ssize_t scan_run(Builder *b, const int *idx, const double *val, P
 
 
 cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
-                   double tol, double mean) noexcept nogil:
+                   double mean) noexcept nogil:
     """Best threshold of real feature f for regression (variance reduction). Targets are
     centred on the node mean so the sums stay accurate."""
     cdef const int *idx = b.sidx + f * b.m
@@ -342,26 +362,26 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
         t = split_point(val[p], val[p + 1])
         if n_left >= leaf and n_right + n_miss >= leaf:
             cost = sse_term(s_left, n_left) + sse_term(s_right + s_miss, n_right + n_miss)
-            consider(best, cost, f, t, 0, 2, tol)
+            consider(best, cost, f, t, 0, 2)
         if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
             cost = sse_term(s_left + s_miss, n_left + n_miss) + sse_term(s_right, n_right)
-            consider(best, cost, f, t, 1, 2, tol)
+            consider(best, cost, f, t, 1, 2)
     return 1
 
 
-cdef int largest_level(Builder *b, int L) noexcept nogil:
+cdef int largest_level(const double *gsum, int L) noexcept nogil:
     """The level with the most rows at the node (first on ties): the majority path."""
     cdef int v, arg = -1
     cdef double most = -1.0
     for v in range(L):
-        if b.gsum[2 * v] > most:
-            most = b.gsum[2 * v]
+        if gsum[2 * v] > most:
+            most = gsum[2 * v]
             arg = v
     return arg
 
 
-cdef int sweep_categorical(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *best,
-                           double tol, double mean) noexcept nogil:
+cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
+                           Split *best, double mean) noexcept nogil:
     """The multiway split of categorical feature f: one child per level present at the node;
     missing rows join the largest child. Returns 0 when fewer than two levels are present."""
     cdef const int *idx = b.sidx + f * b.m
@@ -371,55 +391,82 @@ cdef int sweep_categorical(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, 
     cdef long n_child
     cdef double cost = 0.0, s_miss = 0.0
     cdef long *gc
-    memset(b.gsum, 0, 2 * L * sizeof(double))
+    memset(s.gsum, 0, 2 * L * sizeof(double))
     if b.criterion != CRIT_SSE:
-        memset(b.gcounts, 0, L * K * sizeof(long))
+        memset(s.gcounts, 0, L * K * sizeof(long))
         for c in range(K):
-            b.miss[c] = 0
+            s.miss[c] = 0
         for p in range(start, e):
             v = <int> val[p]
-            b.gcounts[v * K + b.yc[idx[p]]] += 1
-            b.gsum[2 * v] += 1
+            s.gcounts[v * K + b.yc[idx[p]]] += 1
+            s.gsum[2 * v] += 1
         for p in range(e, end):
-            b.miss[b.yc[idx[p]]] += 1
+            s.miss[b.yc[idx[p]]] += 1
     else:
         for p in range(start, e):
             v = <int> val[p]
-            b.gsum[2 * v] += 1
-            b.gsum[2 * v + 1] += b.yr[idx[p]] - mean
+            s.gsum[2 * v] += 1
+            s.gsum[2 * v + 1] += b.yr[idx[p]] - mean
         for p in range(e, end):
             s_miss += b.yr[idx[p]] - mean
-    big = largest_level(b, L)
+    big = largest_level(s.gsum, L)
     for v in range(L):
-        if b.gsum[2 * v] == 0:
+        if s.gsum[2 * v] == 0:
             continue
         n_present += 1
-        n_child = <long> b.gsum[2 * v] + (end - e if v == big else 0)
+        n_child = <long> s.gsum[2 * v] + (end - e if v == big else 0)
         if n_child < b.min_samples_leaf:
             return 1
         if b.criterion == CRIT_SSE:
-            cost += sse_term(b.gsum[2 * v + 1] + (s_miss if v == big else 0.0), n_child)
+            cost += sse_term(s.gsum[2 * v + 1] + (s_miss if v == big else 0.0), n_child)
         elif v == big:
-            cost += class_term2(b, b.gcounts + v * K, b.miss, n_child)
+            cost += class_term2(b, s.gcounts + v * K, s.miss, n_child)
         else:
-            cost += class_term(b, b.gcounts + v * K, n_child)
+            cost += class_term(b, s.gcounts + v * K, n_child)
     if n_present < 2:
         return 0
-    consider(best, cost, f, NAN, 0, n_present, tol)
+    consider(best, cost, f, NAN, 0, n_present)
     return 1
+
+
+cdef inline int sweep(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
+                      Split *best, double mean) noexcept nogil:
+    if b.is_cat[f]:
+        return sweep_categorical(b, s, f, start, end, best, mean)
+    if b.criterion == CRIT_SSE:
+        return sweep_sse(b, f, start, end, best, mean)
+    return sweep_class(b, s, f, start, end, best)
+
+
+cdef inline int takes_two_values(Builder *b, int f, Py_ssize_t start,
+                                 Py_ssize_t end) noexcept nogil:
+    """Whether feature f has two distinct non-missing values at the node (its rows are sorted,
+    missing last), i.e. whether its sweep has anything to cut."""
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t e = missing_start(val, start, end)
+    return e > start and val[start] != val[e - 1]
+
+
+cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
+    split.feature = -1
+    split.cost = INFINITY
+    split.limit = limit
+    split.first_within = first_within
 
 
 cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
                      double mean) noexcept nogil:
-    """The best split over (a random subset of max_features of) the features."""
-    cdef int i, j, f, visited = 0, tmp, varied
-    cdef double tol = TIE * (end - start)
-    best.feature = -1
-    best.cost = INFINITY
+    """The best split over (a random subset of max_features of) the features: the first
+    candidate (features in draw order, then thresholds ascending) whose cost is within the tie
+    tolerance of the smallest cost. Two passes make that independent of the thread count: each
+    feature's smallest cost (in parallel on large nodes), then the first feature that comes
+    within the tolerance of the overall smallest is swept again for its first such candidate."""
+    cdef int i, j, f, n_cand = 0, tmp, pick = -1, nt = b.n_threads
+    cdef double tol = TIE * (end - start), least = INFINITY
     for i in range(b.d):
         b.features[i] = i
-    for i in range(b.d):
-        if visited >= b.max_features:
+    for i in range(b.d):  # the candidates: the first max_features features that vary here
+        if n_cand >= b.max_features:
             break
         if b.max_features < b.d:  # draw the next feature without replacement
             j = i + <int> fastml_rng_below(&b.rng, b.d - i)
@@ -427,13 +474,29 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
             b.features[i] = b.features[j]
             b.features[j] = tmp
         f = b.features[i]
-        if b.is_cat[f]:
-            varied = sweep_categorical(b, f, start, end, best, tol, mean)
-        elif b.criterion == CRIT_SSE:
-            varied = sweep_sse(b, f, start, end, best, tol, mean)
-        else:
-            varied = sweep_class(b, f, start, end, best, tol)
-        visited += varied  # constant features do not count against max_features
+        if takes_two_values(b, f, start, end):  # constant ones do not count
+            b.candidates[n_cand] = f
+            n_cand += 1
+    if end - start < PARALLEL_MIN_ROWS or n_cand < 2:
+        nt = 1
+    if nt > 1:
+        for i in prange(n_cand, num_threads=nt, schedule="dynamic"):
+            clear_split(&b.found[i], INFINITY, 0)
+            sweep(b, &b.scratch[threadid()], b.candidates[i], start, end, &b.found[i], mean)
+    else:
+        for i in range(n_cand):
+            clear_split(&b.found[i], INFINITY, 0)
+            sweep(b, b.scratch, b.candidates[i], start, end, &b.found[i], mean)
+    for i in range(n_cand):
+        if b.found[i].feature >= 0 and b.found[i].cost < least:
+            least = b.found[i].cost
+    for i in range(n_cand):
+        if b.found[i].feature >= 0 and b.found[i].cost <= least + tol:
+            pick = i
+            break
+    clear_split(best, least + tol, 1)
+    if pick >= 0:
+        sweep(b, b.scratch, b.candidates[pick], start, end, best, mean)
 
 
 # ---------------------------------------------------------------- node statistics
@@ -528,16 +591,16 @@ cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcep
         b.child_of_level[0] = miss_side  # remembered for the missing_child
         return k
     L = b.n_levels[f]
-    memset(b.gsum, 0, 2 * L * sizeof(double))
+    memset(b.scratch.gsum, 0, 2 * L * sizeof(double))
     for p in range(item.start, e):
-        b.gsum[2 * <int> val[p]] += 1
-    big = largest_level(b, L)
+        b.scratch.gsum[2 * <int> val[p]] += 1
+    big = largest_level(b.scratch.gsum, L)
     for v in range(L):
         b.child_of_level[v] = -1
-        b.level_seen[v] = b.gsum[2 * v] > 0
-        if b.gsum[2 * v] > 0:
+        b.level_seen[v] = b.scratch.gsum[2 * v] > 0
+        if b.scratch.gsum[2 * v] > 0:
             b.child_of_level[v] = k
-            child_size[k] = <long> b.gsum[2 * v]
+            child_size[k] = <long> b.scratch.gsum[2 * v]
             k += 1
     for p in range(item.start, e):
         b.side[idx[p]] = b.child_of_level[<int> val[p]]
@@ -552,32 +615,42 @@ cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcep
     return k
 
 
-cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *child_size,
-                    int k, long *offset) noexcept nogil:
-    """Stable counting scatter of every feature's [start, end) by side[row]: children stay
+cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
+                            const long *child_size, int k) noexcept nogil:
+    """Stable counting scatter of feature f's [start, end) by side[row]: the children stay
     sorted, in child order."""
-    cdef int f, c, s
+    cdef int c, side
     cdef Py_ssize_t p, n = end - start, o
-    cdef int *idx
-    cdef double *val
-    for f in range(b.d):
-        idx = b.sidx + f * b.m + start
-        val = b.sval + f * b.m + start
-        offset[0] = 0
-        for c in range(1, k):
-            offset[c] = offset[c - 1] + child_size[c - 1]
-        for p in range(n):
-            s = b.side[idx[p]]
-            o = offset[s]
-            b.tmp_idx[o] = idx[p]
-            b.tmp_val[o] = val[p]
-            offset[s] = o + 1
-        memcpy(idx, b.tmp_idx, n * sizeof(int))
-        memcpy(val, b.tmp_val, n * sizeof(double))
+    cdef int *idx = b.sidx + f * b.m + start
+    cdef double *val = b.sval + f * b.m + start
+    s.offset[0] = 0
+    for c in range(1, k):
+        s.offset[c] = s.offset[c - 1] + child_size[c - 1]
+    for p in range(n):
+        side = b.side[idx[p]]
+        o = s.offset[side]
+        s.tmp_idx[o] = idx[p]
+        s.tmp_val[o] = val[p]
+        s.offset[side] = o + 1
+    memcpy(idx, s.tmp_idx, n * sizeof(int))
+    memcpy(val, s.tmp_val, n * sizeof(double))
+
+
+cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *child_size,
+                    int k) noexcept nogil:
+    """Every feature's list partitioned by child (each feature's list is independent, so large
+    nodes do them in parallel threads)."""
+    cdef int f
+    if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+        for f in prange(b.d, num_threads=b.n_threads, schedule="dynamic"):
+            partition_feature(b, &b.scratch[threadid()], f, start, end, child_size, k)
+    else:
+        for f in range(b.d):
+            partition_feature(b, b.scratch, f, start, end, child_size, k)
 
 
 cdef int split_node(Builder *b, Tree *t, Item *item, Item **stack, int *n_stack, int *cap,
-                    long *child_size, long *offset) noexcept nogil:
+                    long *child_size) noexcept nogil:
     """Turn item's node into an internal node, partition its rows and create the children
     (pushed on the stack in reverse, so the first child is grown next). Returns the number
     of children, or -1 when memory runs out."""
@@ -585,7 +658,7 @@ cdef int split_node(Builder *b, Tree *t, Item *item, Item **stack, int *n_stack,
     cdef Py_ssize_t lo
     cdef Item child_item
     k = assign_sides(b, t, item, child_size)
-    partition(b, item.start, item.end, child_size, k, offset)
+    partition(b, item.start, item.end, child_size, k)
     L = b.n_levels[f] if b.is_cat[f] else 2
     if t.n_children + L > t.cap_children and \
             tree_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
@@ -643,11 +716,10 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
     cdef int cap = 256
     cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
     cdef long *child_size = <long *> malloc((b.max_levels + 2) * sizeof(long))
-    cdef long *offset = <long *> malloc((b.max_levels + 2) * sizeof(long))
     cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
     cdef Item item
-    if stack == NULL or child_size == NULL or offset == NULL:
-        free(stack); free(child_size); free(offset)
+    if stack == NULL or child_size == NULL:
+        free(stack); free(child_size)
         return -1
     item.split.feature = -1
     r = make_node(b, t, &item, 0, b.m, 0)
@@ -671,7 +743,7 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
             item = stack[n_stack - 1]
             n_stack -= 1
         before = n_stack
-        k = split_node(b, t, &item, &stack, &n_stack, &cap, child_size, offset)
+        k = split_node(b, t, &item, &stack, &n_stack, &cap, child_size)
         if k < 0:
             n_stack = -1
             break
@@ -679,21 +751,50 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
         reverse(stack, before, n_stack)
         if b.max_leaf_nodes > 0 and n_leaves >= b.max_leaf_nodes:
             break
-    free(stack); free(child_size); free(offset)
+    free(stack); free(child_size)
     return -1 if n_stack < 0 else 0
 
 
 # ---------------------------------------------------------------- Python entry points
 
+cdef int scratch_init(Scratch *s, int n_threads, Py_ssize_t m, int K,
+                      int max_levels) noexcept nogil:
+    cdef int i
+    for i in range(n_threads):
+        s[i].left = <long *> malloc(K * sizeof(long) + 8)
+        s[i].right = <long *> malloc(K * sizeof(long) + 8)
+        s[i].miss = <long *> malloc(K * sizeof(long) + 8)
+        s[i].gcounts = <long *> malloc((max_levels + 1) * (K + 1) * sizeof(long))
+        s[i].gsum = <double *> malloc(2 * (max_levels + 1) * sizeof(double))
+        s[i].tmp_idx = <int *> malloc(m * sizeof(int))
+        s[i].tmp_val = <double *> malloc(m * sizeof(double))
+        s[i].offset = <long *> malloc((max_levels + 2) * sizeof(long))
+        if (s[i].left == NULL or s[i].right == NULL or s[i].miss == NULL or
+                s[i].gcounts == NULL or s[i].gsum == NULL or s[i].tmp_idx == NULL or
+                s[i].tmp_val == NULL or s[i].offset == NULL):
+            return -1
+    return 0
+
+
+cdef void scratch_free(Scratch *s, int n_threads) noexcept nogil:
+    cdef int i
+    for i in range(n_threads):
+        free(s[i].left); free(s[i].right); free(s[i].miss); free(s[i].gcounts)
+        free(s[i].gsum); free(s[i].tmp_idx); free(s[i].tmp_val); free(s[i].offset)
+
+
 def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] counts,
                const int[::1] y_class, const double[::1] y_reg,
                const unsigned char[::1] is_categorical, const int[::1] n_levels,
                int n_classes, int criterion, int max_depth, int min_samples_split,
-               int min_samples_leaf, int max_leaf_nodes, int max_features, uint64_t seed):
+               int min_samples_leaf, int max_leaf_nodes, int max_features, uint64_t seed,
+               int n_threads=1):
     """Grow one tree. Xf: (d, n) feature-major values (NaN = missing, categorical columns as
     codes 0..L-1); order: (d, n) each feature's rows sorted by value, NaN last; counts: how
     many times each row is in the sample (bootstrap), or empty for once each; y_class or y_reg
-    the targets. Returns a dict of the tree's arrays. Runs without the GIL."""
+    the targets; n_threads: OpenMP threads for the split search and partition of large nodes
+    (the tree is the same for any number). Returns a dict of the tree's arrays. Runs without
+    the GIL."""
     cdef Builder b
     cdef Tree t
     cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], f, i, p, m = 0, j, L
@@ -708,6 +809,9 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         m = n
     if m < 1:
         raise ValueError("the sample to grow a tree from is empty")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    b.n_threads = n_threads
     b.m, b.d = m, d
     b.yc = &y_class[0] if y_class.shape[0] > 0 else NULL
     b.yr = &y_reg[0] if y_reg.shape[0] > 0 else NULL
@@ -728,21 +832,19 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         b.sval = <double *> malloc(d * m * sizeof(double))
         b.nlogn = <double *> malloc((m + 1) * sizeof(double))
         b.side = <int *> malloc(n * sizeof(int))
-        b.tmp_idx = <int *> malloc(m * sizeof(int))
-        b.tmp_val = <double *> malloc(m * sizeof(double))
-        b.left = <long *> malloc(n_classes * sizeof(long) + 8)
-        b.right = <long *> malloc(n_classes * sizeof(long) + 8)
-        b.miss = <long *> malloc(n_classes * sizeof(long) + 8)
         b.node_counts = <long *> malloc(n_classes * sizeof(long) + 8)
-        b.gcounts = <long *> malloc((b.max_levels + 1) * (n_classes + 1) * sizeof(long))
-        b.gsum = <double *> malloc(2 * (b.max_levels + 1) * sizeof(double))
+        b.scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
+        b.candidates = <int *> malloc(d * sizeof(int))
+        b.found = <Split *> malloc(d * sizeof(Split))
+        if b.scratch != NULL and scratch_init(b.scratch, n_threads, m, n_classes,
+                                              b.max_levels) < 0:
+            status = -1
         b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
         b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
         b.features = <int *> malloc(d * sizeof(int))
         if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
-                b.tmp_idx == NULL or b.tmp_val == NULL or b.left == NULL or b.right == NULL or
-                b.miss == NULL or b.node_counts == NULL or b.gcounts == NULL or
-                b.gsum == NULL or b.child_of_level == NULL or b.level_seen == NULL or
+                b.scratch == NULL or status < 0 or b.candidates == NULL or b.found == NULL or
+                b.node_counts == NULL or b.child_of_level == NULL or b.level_seen == NULL or
                 b.features == NULL or
                 tree_init(&t, n_values) < 0):
             status = -1
@@ -760,10 +862,11 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
                         b.sval[p] = Xf[f, r]
                         p += 1
             status = grow_tree(&b, &t)
-        free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.tmp_idx)
-        free(b.tmp_val); free(b.left); free(b.right); free(b.miss); free(b.node_counts)
-        free(b.gcounts); free(b.gsum); free(b.child_of_level); free(b.level_seen)
-        free(b.features)
+        free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
+        if b.scratch != NULL:
+            scratch_free(b.scratch, n_threads)
+        free(b.scratch); free(b.candidates); free(b.found)
+        free(b.child_of_level); free(b.level_seen); free(b.features)
     if status < 0:
         tree_free(&t)
         raise MemoryError("not enough memory to grow the tree")
