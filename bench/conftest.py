@@ -4,7 +4,8 @@ end a table of ratios is printed (and written to bench/results.md).
 A benchmark declares its place in the table with `record(benchmark, group, who, **quality)`:
 `group` names the task (same data, same work), `who` is "fastml" or the peer's name, and
 `quality` holds what makes the comparison fair (accuracy, log-loss, RMSE...). The ratio column
-is peer time / fastml time (> 1 means fastml is faster), using each one's minimum time.
+is peer time / fastml time (> 1 means fastml is faster), using each one's minimum time; for a
+fastml variant (who = "fastml n_jobs=2", say) it is fastml's time / the variant's time.
 
 Run: `pytest bench/ --benchmark-only` (all), or one file / `-k` expression. Threads: BLAS and
 OpenMP are limited to one thread unless a benchmark says otherwise (`single_thread` fixture).
@@ -49,7 +50,12 @@ def _table(benchmarks):
         base = ours[0].stats.min if ours else None
         for who, bench in sorted(entries, key=lambda e: e[0] != "fastml"):
             t = bench.stats.min
-            ratio = "" if who == "fastml" or base is None else f"{t / base:.2f}x"
+            if who == "fastml" or base is None:
+                ratio = ""
+            elif who.startswith("fastml"):      # a fastml variant (e.g. n_jobs=2): speed-up
+                ratio = f"speed-up {base / t:.2f}x over fastml"
+            else:
+                ratio = f"{t / base:.2f}x"
             quality = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                 for k, v in bench.extra_info.items() if k != "who")
             lines.append(f"| {group} | {who} | {t:.4f} | {ratio} | {quality} |")
