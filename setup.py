@@ -73,7 +73,7 @@ def extensions():
         "boundscheck": DEBUG,
         "wraparound": DEBUG,
         "initializedcheck": DEBUG,
-        "cdivision": not DEBUG,
+        "cdivision": True,    # the same in both builds: debug must run the code release runs
         "nonecheck": DEBUG,
         "embedsignature": True,
     }

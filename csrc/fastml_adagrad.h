@@ -1,4 +1,4 @@
-/* AdaGrad's per-weight update on n contiguous weights, for the SGD loop (_sgd.pyx):
+/* AdaGrad's per-weight update on n contiguous weights, for the SGD loop (_sgd_fast.pyx):
  *     g = (grad[j] or dl * x[j]) + alpha * w[j];  G[j] += g^2;  w[j] -= eta0 g / (sqrt(G[j]) + eps)
  * and, when averaging (A != NULL), A[j] -= B * (the step), keeping the lazy average exact.
  *

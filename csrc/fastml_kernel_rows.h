@@ -1,4 +1,4 @@
-/* The rbf kernel's transform for the kernel perceptron (_kernel_perceptron.pyx): dot products
+/* The rbf kernel's transform for the kernel perceptron (_kernel_perceptron_fast.pyx): dot products
  * out[a, b] = u_a . v_b become exp(-gamma ||u_a - v_b||^2), with the squared distance from the
  * cached squared norms, ||u||^2 + ||v||^2 - 2 u.v (clamped at 0 against rounding).
  *

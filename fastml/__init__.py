@@ -4,8 +4,9 @@ Estimators follow scikit-learn's conventions (fit / predict / predict_proba / sc
 get_params / set_params, learned attributes ending in "_") and live in one subpackage per
 family; this module only re-exports the public names.
 """
-from ._base import BaseEstimator, ConvergenceWarning, NotFittedError, clone
-from . import datasets, info, losses, metrics, model_selection
+from ._base import BaseEstimator, clone
+from .exceptions import ConvergenceWarning, ModelFileError, NotFittedError
+from . import datasets, exceptions, info, losses, metrics, model_selection
 from .io import load, save
 from .linear_model import *  # noqa: F401,F403
 from .linear_model import __all__ as _linear_all
@@ -16,7 +17,8 @@ from .naive_bayes import __all__ as _nb_all
 
 __version__ = "0.1.0"
 
-__all__ = ["BaseEstimator", "ConvergenceWarning", "NotFittedError", "clone", "datasets", "info",
+__all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
+           "datasets", "exceptions", "info",
            "losses", "metrics", "model_selection", "save", "load", "all_estimators",
            *_linear_all, *_tree_all, *_nb_all]
 

@@ -14,6 +14,9 @@ import inspect
 
 import numpy as np
 
+from .exceptions import ConvergenceWarning, NotFittedError  # noqa: F401 (re-exported)
+from ._validation import check_target
+
 
 class BaseEstimator:
     """Parameters by introspection of `__init__`, a readable repr, and scikit-learn tags."""
@@ -103,11 +106,6 @@ def _same_value(a, b):
         return False
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when predict-like methods are called before fit (a ValueError and an
-    AttributeError, as scikit-learn's is, so `hasattr`-style checks and tests both work)."""
-
-
 def clone(estimator):
     """A new unfitted estimator with the same parameters (deep-copied)."""
     params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
@@ -121,7 +119,6 @@ class ClassifierMixin:
 
     def _encode_labels(self, y, *, min_classes=2):
         """Learn `classes_` (sorted unique labels) and return y as int64 codes 0..K-1."""
-        from ._validation import check_target
         y = check_target(y)
         if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
             raise ValueError(
@@ -137,7 +134,6 @@ class ClassifierMixin:
 
     def _encode_known_labels(self, y):
         """Codes for y against an existing `classes_` (partial_fit); unseen labels raise."""
-        from ._validation import check_target
         y = check_target(y)
         idx = np.searchsorted(self.classes_, y)
         idx = np.clip(idx, 0, len(self.classes_) - 1)
@@ -150,7 +146,6 @@ class ClassifierMixin:
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of `predict(X)` against y."""
-        from ._validation import check_target
         y = check_target(y)
         correct = (self.predict(X) == y).astype(np.float64)
         return float(np.average(correct, weights=sample_weight))
@@ -179,10 +174,6 @@ class TransformerMixin:
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X, y, **fit_params).transform(X)
-
-
-class ConvergenceWarning(UserWarning):
-    """An iterative solver stopped at its iteration limit before meeting its tolerance."""
 
 
 class available_if:

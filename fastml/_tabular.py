@@ -391,7 +391,7 @@ def _as_kernel_ints(X):
 def _int_matrix_levels(X):
     """Sorted distinct values per column of an integer matrix (one compiled pass when the
     columns' ranges are narrow, np.unique otherwise)."""
-    from ._core import _nb
+    from ._core import _encode
     Xk = _as_kernel_ints(X)
     lo = Xk.min(axis=0).astype(np.int64)
     widths = Xk.max(axis=0).astype(np.int64) - lo + 1
@@ -399,14 +399,14 @@ def _int_matrix_levels(X):
         return [np.unique(Xk[:, j]) for j in range(Xk.shape[1])]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     present = np.zeros(offsets[-1], dtype=np.uint8)
-    _nb.int_levels_present(Xk, lo, offsets, present)
+    _encode.int_levels_present(Xk, lo, offsets, present)
     return [lo[j] + np.flatnonzero(present[offsets[j]:offsets[j + 1]])
             for j in range(Xk.shape[1])]
 
 
 def _encode_int_matrix(X, categories, n_threads=1):
     """Codes of an integer matrix through a dense lookup table over each vocabulary's range."""
-    from ._core import _nb
+    from ._core import _encode
     Xk = _as_kernel_ints(X)
     lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
     widths = np.array([c[-1] - c[0] + 1 if len(c) else 0 for c in categories], dtype=np.int64)
@@ -418,7 +418,7 @@ def _encode_int_matrix(X, categories, n_threads=1):
     for j, c in enumerate(categories):
         lut[offsets[j] + (c - lo[j])] = np.arange(len(c), dtype=np.int32)
     codes = np.empty(Xk.shape, dtype=np.int32)
-    _nb.encode_int(Xk, lo, offsets, lut, codes, n_threads)
+    _encode.encode_int(Xk, lo, offsets, lut, codes, n_threads)
     return codes
 
 

@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from .exceptions import NotFittedError
+
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
@@ -262,7 +264,6 @@ def check_n_features(estimator, X, *, reset):
             del estimator.feature_names_in_
         return
     if not hasattr(estimator, "n_features_in_"):
-        from ._base import NotFittedError
         raise NotFittedError(
             f"this {type(estimator).__name__} is not fitted yet: call fit before using it")
     if n != estimator.n_features_in_:

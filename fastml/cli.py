@@ -24,6 +24,8 @@ import os
 import sys
 import time
 
+from .exceptions import ModelFileError
+
 FAMILIES = ["linear_model", "tree", "naive_bayes"]
 
 # short name -> class name in fastml (resolved when used, so families can land in any order)
@@ -332,7 +334,7 @@ def run_fit(args):
 
 
 def load_model(path):
-    from .io import ModelFileError, load
+    from .io import load
     if not os.path.isfile(path):
         raise CLIError(f"no such model file: {path}")
     try:
@@ -619,7 +621,6 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from .io import ModelFileError
     import warnings
     shown_before, warnings.showwarning = warnings.showwarning, _show_warning
     try:

@@ -77,6 +77,8 @@ import struct
 
 import numpy as np
 
+from .exceptions import ModelFileError
+
 __all__ = ["save", "load", "ModelFileError", "FORMAT_VERSION"]
 
 MAGIC = b"\x93FASTML\n"
@@ -90,11 +92,6 @@ _TAGS = ("float", "list", "tuple", "set", "frozenset", "dict", "array", "object_
          "type", "sparse", "generator", "function", "estimator", "object")
 _BUILTIN_TYPES = {t.__name__: t for t in (bool, int, float, complex, str)}
 _NUMPY_TYPES = {np.dtype(c).type.__name__: np.dtype(c).type for c in "?bhilqBHILQefdgFDG"}
-
-
-class ModelFileError(ValueError):
-    """The file is not a fastml model file, or is corrupted, truncated, from a newer format
-    version, or names something outside the allowlist."""
 
 
 # ---------------------------------------------------------------------------- public API

@@ -17,7 +17,7 @@ logistic    ln(1 + exp(-y y_pred)), y in {-1, +1}    -y sigma(-y y_pred)
 =========== ======================================== ========================================
 
 The kinks of the hinge and the perceptron loss take the subgradients the SGD loop uses
-(fastml/_core/_loss.pxd): 003's slide "Subgradient of Hinge" picks -y x at y (w.x) = 0 for the
+(fastml/linear_model/_loss.pxd): 003's slide "Subgradient of Hinge" picks -y x at y (w.x) = 0 for the
 perceptron (one line: 1[y (w.x) <= 0] (-y x)); at the hinge's kink y y_pred = 1 any value in
 [-y, 0] is a subgradient and 0 is taken. The logistic loss is computed without overflow for any
 margin (log-sum-exp and a two-sided sigmoid).

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastml import LogisticRegression
-from fastml._core import _batch, _sgd
+from fastml.linear_model import _batch_fast as _batch, _sgd_fast as _sgd
 from fastml.linear_model._sgd import SGDEngine
 
 from _reference import adagrad_epoch_log, logistic_loss_grad, sgd_epoch_log

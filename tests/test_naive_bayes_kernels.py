@@ -1,10 +1,10 @@
-"""The naive Bayes kernels (fastml/_core/_nb.pyx) against obviously-right numpy versions, on
+"""The naive Bayes kernels (fastml/naive_bayes/_nb_fast.pyx) against obviously-right numpy versions, on
 random inputs with missing cells, several thread counts and both float types; and the tabular
 encoder they are fed by."""
 import numpy as np
 import pytest
 
-from fastml._core import _nb
+from fastml.naive_bayes import _nb_fast as _nb
 from fastml._tabular import MISSING, UNSEEN, CategoryEncoder, categorical_mask, check_table
 
 pytestmark = pytest.mark.kernel

@@ -431,7 +431,7 @@ def test_voted_multiclass_csr_and_partial_fit():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
 def test_kernel_blocks_match_numpy(kernel, dtype):
-    from fastml._core import _kernel_perceptron as kp
+    from fastml.linear_model import _kernel_perceptron_fast as kp
     rng = np.random.default_rng(30)
     A = (rng.normal(size=(70, 5)) * 3).astype(dtype)     # rbf arguments from 0 down to ~-1000
     B = np.vstack([A[:3], rng.normal(size=(90, 5)) * 3]).astype(dtype)
@@ -455,7 +455,7 @@ def test_kernel_blocks_match_numpy(kernel, dtype):
 
 
 def test_rbf_exp_is_accurate_over_its_whole_range():
-    from fastml._core import _kernel_perceptron as kp
+    from fastml.linear_model import _kernel_perceptron_fast as kp
     # u = 0 against rows v with cached ||v||^2 = -x: d2 = 0 + (-x) - 2 * 0, the kernel exp(x)
     x = -np.concatenate([np.linspace(0, 750, 200_001), [1e-300, 5e-324, 708.0, 708.5, 1e6]])
     out = np.empty((1, x.size))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fastml import PolynomialFeatures, PolynomialRegression, Ridge
-from fastml._core import _poly
+from fastml.linear_model import _polynomial_fast as _poly
 
 
 @pytest.mark.kernel

@@ -8,7 +8,7 @@ import pytest
 from scipy.linalg import LinAlgWarning
 
 from fastml import LinearRegression, LinearStats, Ridge
-from fastml._core import _linreg
+from fastml.linear_model import _regression_fast as _linreg
 
 
 def problem(n=300, d=6, n_targets=None, seed=0, dtype=np.float64, offset=0.0):

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastml import losses
-from fastml._core import _batch
+from fastml.linear_model import _batch_fast as _batch
 from fastml.linear_model._svm import LinearSVM
 
 

@@ -1,6 +1,6 @@
 """Linear models: logistic regression, the perceptron family, the hinge-loss SVM, and linear /
 ridge / polynomial regression. Every online learner here runs the one SGD loop of
-fastml/_core/_sgd.pyx through the driver in _sgd.py."""
+fastml/linear_model/_sgd_fast.pyx through the driver in _sgd.py."""
 from ._logistic import LogisticRegression
 from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
 from ._svm import LinearSVM

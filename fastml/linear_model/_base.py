@@ -79,11 +79,11 @@ def check_float_array(owner, name, shape):
 
 def check_sgd_engine(engine, n_outputs, n_features):
     """Raise ValueError unless `engine` is an SGDEngine state for n_outputs x n_features that
-    the compiled loop (fastml/_core/_sgd.pyx, no bounds checks) can resume from: W (K, d) and
+    the compiled loop (fastml/linear_model/_sgd_fast.pyx, no bounds checks) can resume from: W (K, d) and
     b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,) exactly when its schedule is
     adagrad, the running average (K, d) / (K,) exactly when averaging, a known loss and
     schedule. (Its natural home is SGDEngine._check_fitted_state in _sgd.py.)"""
-    from .._core import _sgd
+    from . import _sgd_fast as _sgd
     from ._sgd import SGDEngine
     if type(engine) is not SGDEngine:
         raise ValueError("the SGD state is not an SGDEngine")

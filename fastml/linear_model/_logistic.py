@@ -10,9 +10,10 @@ w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_sampl
 """
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, ConvergenceWarning, available_if
+from .._base import BaseEstimator, ClassifierMixin, available_if
+from ..exceptions import ConvergenceWarning
 from .._progress import progress
-from .._core import _batch
+from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
 from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit

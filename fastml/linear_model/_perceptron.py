@@ -1,7 +1,7 @@
 """The perceptron family of lecture 003: the perceptron (plain and averaged), Freund & Schapire's
 voted perceptron, and the kernelized perceptron.
 
-The linear learners run the one SGD loop (fastml/_core/_sgd.pyx): 003's "Perceptron & Stochastic
+The linear learners run the one SGD loop (fastml/linear_model/_sgd_fast.pyx): 003's "Perceptron & Stochastic
 Gradient Descent" shows the perceptron update w <- w + 1[y (w.x) <= 0] y x is SGD on the hinge
 at margin 0, max(0, -y w.x), with step size 1. That is the loop with loss="perceptron",
 learning_rate="constant", eta0=1, alpha=0 (the intercept is the weight of 003's x_0 = 1).
@@ -635,5 +635,5 @@ def _sq_norms(A):
 
 
 def _kp():
-    from .._core import _kernel_perceptron
+    from . import _kernel_perceptron_fast as _kernel_perceptron
     return _kernel_perceptron

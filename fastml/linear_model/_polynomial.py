@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
-from .._core import _poly
+from . import _polynomial_fast as _poly
 from .._validation import check_array, check_param, state_array, state_count
 
 

@@ -5,12 +5,12 @@
     min_w  (1/n) sum_i (y_i - <w, x_i>)^2 + lambda ||w||^2
 
 are solved from the sufficient statistics of the data (n, the means, X^T X, X^T y), which one
-pass over X collects with BLAS (fastml/_core/_linreg.pyx). Those statistics are a reduction:
+pass over X collects with BLAS (fastml/linear_model/_regression_fast.pyx). Those statistics are a reduction:
 `LinearStats` holds them for one chunk of rows and `merge` combines chunks exactly (Chan's
 formula on centered moments), so a fit can stream over chunks or run on workers and be merged
 (`partial_fit` with solver="normal" does this). solver="lstsq" solves the centered least-squares
 problem by SVD (LAPACK gelsd, the minimum-norm solution); solver="sgd" runs the library's one
-SGD loop (fastml/_core/_sgd.pyx) on the squared loss.
+SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
 """
 import warnings
 
@@ -19,7 +19,7 @@ from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, available_if
-from .._core import _linreg
+from . import _regression_fast as _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_count)
 from ._polynomial import PolynomialFeatures

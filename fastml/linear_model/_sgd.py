@@ -1,4 +1,4 @@
-"""The driver of the one SGD loop (fastml/_core/_sgd.pyx) that every linear online learner uses.
+"""The driver of the one SGD loop (fastml/linear_model/_sgd_fast.pyx) that every linear online learner uses.
 
 `SGDEngine` holds the loop's state between epochs and `partial_fit` calls: the weights W (K, d)
 stored as scale * W, the intercepts, AdaGrad's sums of squared gradients, the lazy running
@@ -11,16 +11,16 @@ import warnings
 
 import numpy as np
 
-from .._base import ConvergenceWarning
+from ..exceptions import ConvergenceWarning
 from .._progress import progress
-from .._core import _sgd
+from . import _sgd_fast as _sgd
 from .._validation import check_param
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 
 
 class SGDEngine:
-    """State of the SGD loop for K outputs over d features (see _sgd.pyx for the update).
+    """State of the SGD loop for K outputs over d features (see _sgd_fast.pyx for the update).
 
     loss: "log", "hinge", "perceptron" or "squared"; label_offset: output k stands for class
     code k + label_offset; reference: the "log" loss has a zero-margin class 0 (binary logistic

@@ -8,12 +8,13 @@ C = 1 / (alpha N); in 001's "lambda R(w)" form, lambda = alpha / 2.
 
 Two solvers, both from 003: "sgd" is the per-example subgradient step (the shared SGD loop with
 loss="hinge"), "subgradient" the batch "Subgradient Descent for Hinge Minimization", one fused
-pass over X per step (fastml/_core/_batch.pyx, the kernel of logistic regression's "gd").
+pass over X per step (fastml/linear_model/_batch_fast.pyx, the kernel of logistic regression's "gd").
 """
 import numpy as np
 
-from .._base import ConvergenceWarning, available_if
-from .._core import _batch
+from .._base import available_if
+from ..exceptions import ConvergenceWarning
+from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
 from ._base import one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
-from .._core import _nb
+from . import _nb_fast as _nb
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
                            check_sample_weight, check_target, state_array, state_count)

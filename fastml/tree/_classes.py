@@ -16,7 +16,7 @@ Choices the lectures leave open, made here (and tested):
 - A category never seen at fit time, or not seen at that node, also takes the majority path.
 - `feature_importances_`: total information gain of each attribute, sum over its splits of
   (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).
-The compiled builder is fastml/_core/_tree_builder.pyx (its header describes the algorithm).
+The compiled builder is fastml/_core/_builder_fast.pyx (its header describes the algorithm).
 """
 import numbers
 
@@ -27,7 +27,7 @@ from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
                            state_count)
-from .._core import _tree_builder
+from . import _builder_fast
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -113,7 +113,7 @@ class Tree:
     def apply(self, X):
         leaves = np.empty(X.shape[0], dtype=np.int32)
         lengths = np.empty(X.shape[0], dtype=np.int32)
-        _tree_builder.apply_tree(self.kind, self.feature, self.threshold, self.child_start,
+        _builder_fast.apply_tree(self.kind, self.feature, self.threshold, self.child_start,
                                  self.n_child, self.missing_child, self.children, X, leaves,
                                  lengths)
         return leaves, lengths
@@ -124,7 +124,7 @@ class Tree:
         indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         indices = np.empty(indptr[-1], dtype=np.int32)
-        _tree_builder.fill_paths(self.kind, self.feature, self.threshold, self.child_start,
+        _builder_fast.fill_paths(self.kind, self.feature, self.threshold, self.child_start,
                                  self.n_child, self.missing_child, self.children, X, indptr,
                                  indices)
         data = np.ones(len(indices), dtype=np.int8)
@@ -154,7 +154,7 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
     threads, one OpenMP thread each). counts: per-row bootstrap multiplicities, or None."""
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRITERIA["squared_error"]
-    arrays = _tree_builder.build_tree(
+    arrays = _builder_fast.build_tree(
         Xf, order, empty_i if counts is None else counts,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,

@@ -4,6 +4,8 @@ threshold splits, "predict <class>" with the class counts at the leaves); `plot_
 with matplotlib (an optional dependency)."""
 import numpy as np
 
+from ..exceptions import NotFittedError
+
 from ._classes import KIND_CATEGORICAL, KIND_LEAF
 
 __all__ = ["export_text", "plot_tree"]
@@ -12,7 +14,6 @@ __all__ = ["export_text", "plot_tree"]
 def _fitted_tree(model):
     tree = getattr(model, "tree_", None)
     if tree is None:
-        from .._base import NotFittedError
         raise NotFittedError(f"this {type(model).__name__} is not fitted yet: call fit first")
     return tree
 

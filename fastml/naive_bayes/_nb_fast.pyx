@@ -27,14 +27,11 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from cython cimport floating
 
-ctypedef fused int_t:
-    int
-    long long
+from .._core._encode cimport UNSEEN_CODE
 
 cdef enum:
     BLOCK = 256        # rows per moment block: 256 x 100 float64 = 200 KB, stays in L2
     PRED_CHUNK = 1024  # rows per prediction task
-    UNSEEN = -2        # code of a level never seen at fit (MISSING = -1 is skipped)
 
 
 cdef inline Py_ssize_t split(Py_ssize_t n, int parts, int t) noexcept nogil:
@@ -218,7 +215,7 @@ def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for j in range(d):
                     c = codes[i, j]
-                    if c == UNSEEN:
+                    if c == UNSEEN_CODE:
                         row = offsets[j + 1] - 1
                     elif c >= 0:
                         row = offsets[j] + c
@@ -268,31 +265,3 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for k in range(K):
                     out[i, k] += gaussian_row(&X[i, 0], &mean[k, 0], &a[k, 0], &b[k, 0], d)
-
-
-def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
-                       const long long[::1] offsets, unsigned char[::1] present):
-    """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell (lo[j] = min of column j)."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
-    with nogil:
-        for i in range(n):
-            for j in range(d):
-                present[offsets[j] + (X[i, j] - lo[j])] = 1
-
-
-def encode_int(const int_t[:, ::1] X, const long long[::1] lo, const long long[::1] offsets,
-               const int[::1] lut, int[:, ::1] out, int n_threads=1):
-    """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when that is inside column j's range
-    (offsets[j] .. offsets[j + 1]), else UNSEEN: integer levels to codes in one pass."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], chunk, i, j
-    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
-    cdef long long v
-    with nogil:
-        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
-            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
-                for j in range(d):
-                    v = X[i, j] - lo[j]
-                    if v >= 0 and v < offsets[j + 1] - offsets[j]:
-                        out[i, j] = lut[offsets[j] + v]
-                    else:
-                        out[i, j] = UNSEEN

@@ -21,7 +21,8 @@ from libc.string cimport memcpy
 from cython cimport floating
 from cython.parallel cimport prange
 
-from ._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
+from .._core._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
+from .._core._csrc cimport fastml_rbf_rows_f64, fastml_rbf_rows_f32
 
 cdef enum:
     KERNEL_LINEAR = 0
@@ -31,14 +32,6 @@ cdef enum:
 
 KERNELS = {"linear": KERNEL_LINEAR, "poly": KERNEL_POLY, "rbf": KERNEL_RBF,
            "sigmoid": KERNEL_SIGMOID}
-
-cdef extern from "fastml_kernel_rows.h" nogil:
-    # rbf's transform with a vectorizable exp, in an AVX2 and a baseline copy (see the header)
-    void fastml_rbf_rows_f64(double *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
-                             const double *sq_b, double gamma) noexcept
-    void fastml_rbf_rows_f32(float *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
-                             const double *sq_b, double gamma) noexcept
-
 
 ctypedef struct KernelParams:
     int kind

@@ -18,27 +18,11 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from cython cimport floating
 
+from .._core._csrc cimport (fastml_prefetch_range, fastml_xt_r_f64, fastml_xt_r_f32,
+                              fastml_max_threads)
+from .._core._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
 from ._loss cimport loss_and_dloss, LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON
-from ._prefetch cimport fastml_prefetch_range
 from ._rows cimport get_row, row_dot, row_axpy_double
-from ._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
-
-cdef extern from "fastml_simd.h" nogil:
-    void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, const double *X, const double *r,
-                         double *g) noexcept
-    void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, const float *X, const double *r,
-                         double *g) noexcept
-
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    static int fastml_max_threads(void) { return omp_get_max_threads(); }
-    #else
-    static int fastml_max_threads(void) { return 1; }
-    #endif
-    """
-    int fastml_max_threads() noexcept nogil
 
 cdef enum:
     BLOCK_ROWS = 256    # 256 rows x 100 float64 features = 200 KB: stays in L2

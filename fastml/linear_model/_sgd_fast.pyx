@@ -26,7 +26,7 @@ from cython cimport floating
 
 from ._loss cimport LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss
 from ._rows cimport get_row, row_dot, row_axpy, row_axpy_double
-from ._prefetch cimport fastml_prefetch_range
+from .._core._csrc cimport fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32
 
 cdef enum:
     PREFETCH_AHEAD = 8      # rows requested ahead while gathering a shuffled chunk
@@ -141,15 +141,6 @@ cdef void plain_update(const floating *data, const int *indptr, const int *indic
             for r in range(nb):
                 bsum += dloss[r * K + k]
             b[k] = <floating> (b[k] - eta * bsum)
-
-
-cdef extern from "fastml_adagrad.h" nogil:
-    void fastml_adagrad_f64(const double *grad, const double *x, double dl, double *w,
-                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
-                            double eps, double B) noexcept
-    void fastml_adagrad_f32(const double *grad, const float *x, double dl, float *w,
-                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
-                            double eps, double B) noexcept
 
 
 cdef inline void adagrad_coords(const double *grad, const floating *x, double dl,

@@ -1,12 +1,12 @@
 # The losses of the linear models as inline functions of the margins, shared by the SGD loop
-# (_sgd.pyx) and the batch gradient kernel (_logistic.pyx): one definition of each loss.
+# (_sgd_fast.pyx) and the batch gradient kernel (_batch_fast.pyx): one definition of each loss.
 #   LOG         softmax cross-entropy; binary = logistic: loss log(1+e^m) - y m, d/dm = p - y
 #               (004's cross-entropy gradient); with `reference`, label 0 has margin 0 (002)
 #   HINGE       max(0, 1 - t m) per output (t = +1 for the output's class, else -1) (001, 003)
 #   PERCEPTRON  max(0, -t m): a mistake when t m <= 0 (003)
 #   SQUARED     (m - y)^2 / 2 per output (001)
 from libc.math cimport exp, log
-from ._math cimport fastml_logistic_loss_dloss
+from .._core._csrc cimport fastml_logistic_loss_dloss
 
 cdef enum:
     LOSS_LOG = 0

@@ -42,7 +42,7 @@ import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from ._rng cimport fastml_rng, fastml_rng_seed, fastml_rng_below
+from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below
 
 cdef enum:
     CRIT_ENTROPY = 0

@@ -1,7 +1,7 @@
 # Row access for kernels that take dense C-contiguous or CSR X through one code path:
 # a row is (values, column indices, nnz) with indices == NULL meaning a dense row of nnz values.
 from cython cimport floating
-from ._blas cimport fm_dot, fm_axpy
+from .._core._blas cimport fm_dot, fm_axpy
 
 
 cdef inline void get_row(const floating *data, const int *indptr, const int *indices,

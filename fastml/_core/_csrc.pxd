@@ -1,0 +1,55 @@
+# Cython declarations of the C helpers in csrc/ (one file for all of them; see each header for
+# why its code is in C and why each form is numerically stable or fast).
+from libc.stdint cimport uint64_t
+
+# Stable scalar math (csrc/fastml_math.h).
+cdef extern from "fastml_math.h" nogil:
+    double fastml_logistic_loss_dloss(double m, double t, double *dloss) noexcept
+
+# Software prefetch (csrc/fastml_prefetch.h): shuffled row orders defeat the hardware prefetcher.
+cdef extern from "fastml_prefetch.h" nogil:
+    void fastml_prefetch_range(const void *start, size_t n_bytes) noexcept
+
+# The seeded xoshiro256** generator (csrc/fastml_rng.h); each kernel/thread owns a state.
+cdef extern from "fastml_rng.h" nogil:
+    ctypedef struct fastml_rng:
+        uint64_t s[4]
+    void fastml_rng_seed(fastml_rng *r, uint64_t seed) noexcept
+    uint64_t fastml_rng_next(fastml_rng *r) noexcept
+    uint64_t fastml_rng_below(fastml_rng *r, uint64_t n) noexcept
+    double fastml_rng_uniform(fastml_rng *r) noexcept
+
+# g += X^T r over a block of rows, AVX2 and baseline clones (csrc/fastml_simd.h).
+cdef extern from "fastml_simd.h" nogil:
+    void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, const double *X, const double *r,
+                         double *g) noexcept
+    void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, const float *X, const double *r,
+                         double *g) noexcept
+
+# AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
+cdef extern from "fastml_adagrad.h" nogil:
+    void fastml_adagrad_f64(const double *grad, const double *x, double dl, double *w,
+                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
+                            double eps, double B) noexcept
+    void fastml_adagrad_f32(const double *grad, const float *x, double dl, float *w,
+                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
+                            double eps, double B) noexcept
+
+# The rbf kernel's transform with a vectorizable exp (csrc/fastml_kernel_rows.h).
+cdef extern from "fastml_kernel_rows.h" nogil:
+    void fastml_rbf_rows_f64(double *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
+                             const double *sq_b, double gamma) noexcept
+    void fastml_rbf_rows_f32(float *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
+                             const double *sq_b, double gamma) noexcept
+
+# OpenMP's thread count, 1 in a build without OpenMP.
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int fastml_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int fastml_max_threads(void) { return 1; }
+    #endif
+    """
+    int fastml_max_threads() noexcept nogil

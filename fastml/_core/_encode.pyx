@@ -1,0 +1,48 @@
+# Integer categorical columns to codes, for fastml/_tabular.py (naive Bayes, trees, forests and
+# fastml.info all encode through it).
+#
+# A column of integers whose range is narrow is encoded through a dense lookup table over
+# [lo, hi]: one pass marks the values present (the vocabulary), one pass maps each cell to its
+# code. offsets[j] is where column j's slice of the table starts, so all columns share one
+# table; a value outside the column's slice is a level never seen at fit (UNSEEN).
+from cython.parallel cimport prange
+
+ctypedef fused int_t:
+    int
+    long long
+
+cdef enum:
+    PRED_CHUNK = 1024  # rows per parallel task
+
+# The codes of a missing cell and of a level never seen at fit, declared in _encode.pxd for the
+# kernels and exported here for fastml/_tabular.py.
+MISSING = MISSING_CODE
+UNSEEN = UNSEEN_CODE
+
+
+def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
+                       const long long[::1] offsets, unsigned char[::1] present):
+    """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell (lo[j] = min of column j)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    with nogil:
+        for i in range(n):
+            for j in range(d):
+                present[offsets[j] + (X[i, j] - lo[j])] = 1
+
+
+def encode_int(const int_t[:, ::1] X, const long long[::1] lo, const long long[::1] offsets,
+               const int[::1] lut, int[:, ::1] out, int n_threads=1):
+    """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when that is inside column j's range
+    (offsets[j] .. offsets[j + 1]), else UNSEEN: integer levels to codes in one pass."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], chunk, i, j
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef long long v
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for j in range(d):
+                    v = X[i, j] - lo[j]
+                    if v >= 0 and v < offsets[j + 1] - offsets[j]:
+                        out[i, j] = lut[offsets[j] + v]
+                    else:
+                        out[i, j] = UNSEEN_CODE
