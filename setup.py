@@ -64,7 +64,8 @@ def extensions():
         exts.append(Extension(
             name, [pyx],
             include_dirs=[numpy.get_include(), os.path.join(HERE, "csrc"), "csrc"],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+                          + ([("FASTML_DEBUG", "1")] if DEBUG else []),  # csrc/fastml_debug.h
             extra_compile_args=compile_args + omp_compile,
             extra_link_args=omp_link,
         ))

@@ -10,8 +10,12 @@
 Each family keeps its own kernels beside its driver: ``linear_model/*_fast.pyx``,
 ``tree/_builder_fast.pyx``, ``naive_bayes/_nb_fast.pyx``.
 
-Kernels trust their caller: the Python driver validates shapes, dtypes, finiteness and index
-ranges once (``fastml/_validation.py``, ``fastml/_tabular.py``) and a kernel never re-checks
-them, so its loops stay free of Python. The debug build (``FASTML_DEBUG=1``) turns on Cython's
-bounds checks for memoryviews and the kernels' own debug-only asserts on raw-pointer indices.
+The kernels' contract with their callers (every kernel follows it):
+- A ``def`` kernel checks at entry the shapes its loops rely on (O(1) checks that raise
+  ValueError), so a driver bug can never make it read or write outside an array.
+- It trusts the values that validation guarantees (finite floats, CSR indices inside
+  [0, n_features), category codes inside their table): ``fastml/_validation.py`` and
+  ``fastml/_tabular.py`` check those once per call, in Python, before any kernel runs.
+- The debug build (``FASTML_DEBUG=1``) checks those values too: Cython's bounds checks on
+  memoryviews, and ``fastml_check_index`` (csrc/fastml_debug.h) in raw-pointer loops.
 """

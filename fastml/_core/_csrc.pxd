@@ -42,6 +42,11 @@ cdef extern from "fastml_kernel_rows.h" nogil:
     void fastml_rbf_rows_f32(float *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
                              const double *sq_b, double gamma) noexcept
 
+# Debug-only index check for raw-pointer loops (csrc/fastml_debug.h): aborts in the
+# FASTML_DEBUG=1 build when i is outside [0, n), compiles to nothing in the release build.
+cdef extern from "fastml_debug.h" nogil:
+    void fastml_check_index(Py_ssize_t i, Py_ssize_t n) noexcept
+
 # OpenMP's thread count, 1 in a build without OpenMP.
 cdef extern from *:
     """
