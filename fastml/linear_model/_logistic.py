@@ -19,7 +19,7 @@ from .._validation import (check_n_jobs, check_param, check_random_state, check_
 from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
-SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
+SOLVERS = ("lbfgs", "gd", "newton", "sgd", "minibatch")
 
 
 class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -148,6 +148,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         x0 = np.zeros(objective.size)
         if self.solver == "lbfgs":
             x, n_iter, curve = self._run_lbfgs(objective, x0)
+        elif self.solver == "newton":
+            x, n_iter, curve = self._run_newton(objective, x0, X, codes, sw, layout)
         else:
             x, n_iter, curve = self._run_gd(objective, x0, X)
         self.coef_, self.intercept_ = objective.unpack(x)
@@ -175,6 +177,27 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         if result.status == 1 and tol > 0:
             _warn_max_iter("lbfgs", self.max_iter)
         return result.x, int(result.nit), curve
+
+    def _run_newton(self, objective, x0, X, codes, sw, layout):
+        """Newton-Raphson (001) on the same objective; see _newton.py."""
+        from ._newton import NewtonProblem, newton_minimize
+        problem = NewtonProblem(X, codes, sw, layout.n_outputs, layout.label_offset,
+                                layout.reference, self.alpha, self.fit_intercept)
+        with progress(self.max_iter, desc="LogisticRegression(newton)", unit="iteration",
+                      verbose=self.verbose) as bar:
+            x, n_iter, curve, converged, separated = newton_minimize(
+                objective, problem, x0, max_iter=self.max_iter, tol=self.tol or 0.0,
+                on_iteration=lambda f, gmax: bar.update(objective=f, max_grad=gmax))
+        if separated:
+            import warnings
+            warnings.warn("LogisticRegression(solver='newton', alpha=0): every training row is "
+                          "classified correctly, so the data are separable and the maximum-"
+                          "likelihood weights are infinite; the reported weights are where "
+                          "the iterations stopped. Set alpha > 0 for a finite optimum.",
+                          ConvergenceWarning)
+        elif not converged and self.tol:
+            _warn_max_iter("newton", self.max_iter)
+        return x, n_iter, curve
 
     def _run_gd(self, objective, x, X):
         """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002)."""
