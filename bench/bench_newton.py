@@ -2,7 +2,8 @@
 overrides the rows) next to fastml's L-BFGS and scikit-learn's newton-cholesky, all to the
 same tight optimum (alpha = 1e-4 on the mean loss = scikit-learn's C = 1 / (alpha n)). The
 quality columns give the objective reached and the passes over X each solver made (an
-objective/gradient evaluation, a margins pass and a Hessian block are one pass each)."""
+objective/gradient evaluation, a margins pass and a Hessian block are one pass each; for
+two classes Newton's loss, gradient and Hessian come from one pass)."""
 import os
 
 import numpy as np
@@ -38,10 +39,11 @@ class PassCounter:
     blocks (Newton)."""
 
     def __init__(self, monkeypatch):
-        from fastml.linear_model import _logistic
+        from fastml.linear_model import _logistic, _newton_fast
         self.passes = 0
         for owner, name in ((_logistic._batch, "loss_grad"), (_newton, "weighted_gram"),
-                            (_newton.NewtonProblem, "probabilities")):
+                            (_newton.NewtonProblem, "probabilities"),
+                            (_newton_fast, "irls_pass")):
             original = getattr(owner, name)
             monkeypatch.setattr(owner, name, self._counted(original))
 

@@ -182,7 +182,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """Newton-Raphson (001) on the same objective; see _newton.py."""
         from ._newton import NewtonProblem, newton_minimize
         problem = NewtonProblem(X, codes, sw, layout.n_outputs, layout.label_offset,
-                                layout.reference, self.alpha, self.fit_intercept)
+                                layout.reference, self.alpha, self.fit_intercept,
+                                check_n_jobs(self.n_jobs))
         with progress(self.max_iter, desc="LogisticRegression(newton)", unit="iteration",
                       verbose=self.verbose) as bar:
             x, n_iter, curve, converged, separated = newton_minimize(

@@ -12,7 +12,10 @@ X^T diag(s p (1-p)) X. Each Hessian block is one weighted Gram pass over X, the 
 weights s p_k p_l. When K d is large the Hessian is never formed: truncated conjugate
 gradients use Hessian-vector products (two passes over X each) instead (Newton-CG).
 
-The objective and gradient come from the batch kernel (one fused pass), as for "gd"/"lbfgs".
+For two classes on dense X a step reads X once: _newton_fast.irls_pass returns the loss,
+gradient and Hessian of one pass (margins, stable loss, syrk and gemv on each cached block).
+Otherwise the objective and gradient come from the batch kernel (one fused pass), as for
+"gd"/"lbfgs", and the Hessian from one weighted Gram pass per block.
 """
 import numpy as np
 import scipy.linalg
@@ -28,14 +31,41 @@ class NewtonProblem:
     the weights, and how the K outputs map to classes (see _logistic._Layout)."""
 
     def __init__(self, X, codes, sw, n_outputs, label_offset, reference, alpha,
-                 fit_intercept):
-        self.X, self.sw, self.alpha = X, sw, alpha
+                 fit_intercept, n_threads=1):
+        self.X, self.sw, self.alpha, self.n_threads = X, sw, alpha, n_threads
         self.K, self.d = n_outputs, X.shape[1]
         self.reference, self.fit_intercept = reference, fit_intercept
         self.S = float(sw.sum())
         labels = np.asarray(codes, dtype=np.int64) - label_offset
         self.T = (labels[:, None] == np.arange(self.K)[None, :]).astype(np.float64)
         self.size = self.K * self.d + (self.K if fit_intercept else 0)
+
+    @property
+    def one_pass(self):
+        """Two classes on dense X: a step's loss, gradient and Hessian come from one pass."""
+        import scipy.sparse as sp
+        return self.K == 1 and self.reference and not sp.issparse(self.X)
+
+    def evaluate(self, x):
+        """(f, g, H) of the regularized mean objective at x from one irls_pass over X."""
+        from ._newton_fast import irls_pass
+        d, q = self.d, self.d + 1
+        W, b = self.unpack(x)
+        H, g = np.empty((q, q)), np.empty(q)
+        loss = irls_pass(self.X, self._targets, self.sw, np.ascontiguousarray(W[0]),
+                         float(b[0]), H, g, self.n_threads)
+        H /= self.S
+        g /= self.S
+        H[np.arange(d), np.arange(d)] += self.alpha
+        g[:d] += self.alpha * W[0]
+        f = loss / self.S + 0.5 * self.alpha * float(W[0] @ W[0])
+        if not self.fit_intercept:
+            H, g = H[:d, :d], g[:d]
+        return f, g, H
+
+    @property
+    def _targets(self):
+        return np.ascontiguousarray(self.T[:, 0])
 
     def unpack(self, x):
         W = x[:self.K * self.d].reshape(self.K, self.d)
@@ -126,26 +156,31 @@ def weighted_gram(X, weights):
 
 
 def newton_direction(problem, P, g):
-    """Solve H d = -g: Cholesky of the full Hessian when it is small (a growing diagonal
-    shift if it is not positive definite in floating point, e.g. p(1-p) underflowing on
-    separable data), truncated conjugate gradients on H v products otherwise."""
+    """Solve H d = -g: Cholesky of the full Hessian when it is small, truncated conjugate
+    gradients on H v products otherwise."""
     if problem.size <= FULL_HESSIAN_MAX:
-        H = problem.hessian(P)
-        shift = 0.0
-        scale = max(float(np.max(np.abs(np.diag(H)))), np.finfo(float).tiny)
-        for _ in range(20):
-            try:
-                factor = scipy.linalg.cho_factor(H + shift * np.eye(len(H)), lower=True,
-                                                 check_finite=False)
-                return scipy.linalg.cho_solve(factor, -g, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                shift = max(10.0 * shift, 1e-12 * scale)
-        return -g / scale
+        return solve_spd(problem.hessian(P), g)
     return _truncated_cg(lambda v: problem.hessian_vector(P, v), g)
 
 
+def solve_spd(H, g):
+    """-H^-1 g by Cholesky, with a growing diagonal shift if H is not positive definite in
+    floating point (p(1-p) underflowing on separable data, or the multinomial intercepts'
+    flat direction)."""
+    shift = 0.0
+    scale = max(float(np.max(np.abs(np.diag(H)))), np.finfo(float).tiny)
+    for _ in range(20):
+        try:
+            factor = scipy.linalg.cho_factor(H + shift * np.eye(len(H)), lower=True,
+                                             check_finite=False)
+            return scipy.linalg.cho_solve(factor, -g, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            shift = max(10.0 * shift, 1e-12 * scale)
+    return -g / scale
+
+
 def _truncated_cg(hessp, g):
-    """Steihaug-free truncated CG for H d = -g, stopped at a residual of
+    """Truncated conjugate gradients for H d = -g, stopped at a residual of
     min(0.5, sqrt(|g|)) |g| (Nocedal & Wright's forcing term: superlinear convergence)."""
     d = np.zeros_like(g)
     r = -g.copy()
@@ -174,26 +209,34 @@ def newton_minimize(fun, problem, x, *, max_iter, tol, on_iteration=None):
     fun(x) -> (f, g) is the objective; stops when max|g| <= tol. Returns (x, iterations,
     objective per iteration, converged, separated) - `separated` when alpha = 0 and every
     row is classified correctly (the maximum-likelihood weights are infinite)."""
-    f, g = fun(x)
+    if problem.one_pass:                    # (f, g, H) in one read of X
+        def evaluate(x):
+            f, g, H = problem.evaluate(x)
+            return f, g, lambda: solve_spd(H, g)
+    else:                                   # (f, g) now; the Hessian passes only if used
+        def evaluate(x):
+            f, g = fun(x)
+            return f, g, lambda: newton_direction(problem, problem.probabilities(x), g)
+    f, g, direction_of = evaluate(x)
     curve, converged, it = [], False, 0
     for it in range(1, max_iter + 1):
         if np.max(np.abs(g)) <= tol:
             converged, it = True, it - 1
             break
-        direction = newton_direction(problem, problem.probabilities(x), g)
+        direction = direction_of()
         slope = float(g @ direction)
         if slope >= 0:                         # numerically not a descent direction
             direction, slope = -g, -float(g @ g)
         step = 1.0
         for _ in range(MAX_HALVINGS):
-            f_new, g_new = fun(x + step * direction)
+            f_new, g_new, direction_new = evaluate(x + step * direction)
             if np.isfinite(f_new) and f_new <= f + ARMIJO * step * slope:
                 break
             step *= 0.5
         else:                                  # no decrease is representable: at the optimum
             converged = np.max(np.abs(g)) <= max(tol, 1e-12)
             break
-        x, f, g = x + step * direction, f_new, g_new
+        x, f, g, direction_of = x + step * direction, f_new, g_new, direction_new
         curve.append(f)
         if on_iteration is not None:
             on_iteration(f, float(np.max(np.abs(g))))
