@@ -286,7 +286,7 @@ def test_verbose_reports_progress_and_silence_by_default(capsys, solver):
 # ---------------------------------------------------------------- bad input and parameters
 
 @pytest.mark.parametrize("params,match", [
-    (dict(solver="newton"), "solver"),
+    (dict(solver="irls"), "solver"),
     (dict(alpha=-1.0), "alpha"),
     (dict(learning_rate="fast"), "learning_rate"),
     (dict(max_iter=0), "max_iter"),
