@@ -146,9 +146,8 @@ class ClassifierMixin:
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of `predict(X)` against y."""
-        y = check_target(y)
-        correct = (self.predict(X) == y).astype(np.float64)
-        return float(np.average(correct, weights=sample_weight))
+        from .metrics import accuracy_score
+        return accuracy_score(check_target(y), self.predict(X), sample_weight=sample_weight)
 
 
 class RegressorMixin:
@@ -157,16 +156,10 @@ class RegressorMixin:
     _estimator_type = "regressor"
 
     def score(self, X, y, sample_weight=None):
+        """R² of `predict(X)` against y (`fastml.metrics.r2_score`)."""
+        from .metrics import r2_score
         y = np.asarray(y, dtype=np.float64)
-        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(y.shape)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        mean = np.average(y, axis=0, weights=w)
-        ss_res = np.average((y - pred) ** 2, axis=0, weights=w)
-        ss_tot = np.average((y - mean) ** 2, axis=0, weights=w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
-                          np.where(ss_res > 0, 0.0, 1.0))
-        return float(np.mean(r2))
+        return r2_score(y, self.predict(X), sample_weight=sample_weight)
 
 
 class TransformerMixin:

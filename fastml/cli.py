@@ -240,24 +240,26 @@ def note(line):
 # ---------------------------------------------------------------------------- metrics
 
 def metrics_for(model, X, y):
-    """{name: value}: accuracy and log-loss for a classifier, RMSE and R² for a regressor."""
+    """{name: value}: accuracy and log-loss for a classifier, RMSE and R² for a regressor.
+    Log-loss is left out, with a note, when y holds classes the model never saw (it has no
+    probability for them; `fastml.metrics.log_loss` refuses them)."""
     from . import metrics
-    if _kind(model) == "regressor":
-        pred = model.predict(X)
-        return {"rmse": metrics.rmse(y, pred), "r2": metrics.r2(y, pred)}, pred
     pred = model.predict(X)
-    out = {"accuracy": metrics.accuracy(y, pred)}
+    if _kind(model) == "regressor":
+        return {"rmse": metrics.rmse(y, pred), "r2": metrics.r2_score(y, pred)}, pred
+    out = {"accuracy": metrics.accuracy_score(y, pred)}
     if hasattr(_inner(model), "predict_proba"):
-        out["log_loss"] = _log_loss(y, model.predict_proba(X), model.classes_)
+        unseen = _unseen_labels(y, model.classes_)
+        if unseen:
+            note(f"no log-loss: the data has classes the model never saw: {unseen[:5]!r}")
+        else:
+            out["log_loss"] = metrics.log_loss(y, model.predict_proba(X), model.classes_)
     return out, pred
 
 
-def _log_loss(y, proba, classes, eps=1e-15):
-    import numpy as np
-    column = {c: j for j, c in enumerate(classes.tolist())}
-    idx = np.array([column.get(v, -1) for v in y.tolist()])
-    p = np.where(idx >= 0, proba[np.arange(len(y)), np.maximum(idx, 0)], 0.0)
-    return float(-np.mean(np.log(np.clip(p, eps, 1.0)))) + 0.0  # + 0.0: no "-0.0000"
+def _unseen_labels(y, classes):
+    from .metrics import unique_labels
+    return unique_labels(list(set(y.tolist()) - set(classes.tolist())))
 
 
 def format_metrics(label, values):
@@ -265,13 +267,9 @@ def format_metrics(label, values):
 
 
 def print_confusion(y, pred, classes, title):
-    import numpy as np
-    labels = list(classes.tolist())
-    labels += sorted({v for v in y.tolist()} - set(labels), key=str)
-    index = {c: j for j, c in enumerate(labels)}
-    counts = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for t, p in zip(y.tolist(), pred.tolist()):
-        counts[index[t], index[p]] += 1
+    from .metrics import confusion_matrix
+    labels = list(classes.tolist()) + _unseen_labels(y, classes)
+    counts = confusion_matrix(y, pred, labels)
     names = [str(c) for c in labels]
     width = max(6, *(len(s) for s in names)) + 2
     print(f"confusion matrix ({title}; rows = true class, columns = predicted):")

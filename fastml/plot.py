@@ -142,14 +142,9 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=False, ax=No
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred have different lengths: {len(y_true)} and "
                          f"{len(y_pred)}")
-    if labels is None:
-        labels = _sorted_labels(set(y_true.tolist()) | set(y_pred.tolist()))
-    labels = list(labels)
-    index = {c: k for k, c in enumerate(labels)}
-    counts = np.zeros((len(labels), len(labels)))
-    for t, p in zip(y_true.tolist(), y_pred.tolist()):
-        if t in index and p in index:
-            counts[index[t], index[p]] += 1
+    from .metrics import confusion_matrix, unique_labels
+    labels = unique_labels(y_true, y_pred) if labels is None else list(labels)
+    counts = confusion_matrix(y_true, y_pred, labels).astype(np.float64)
     shown = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1) if normalize else counts
     ax = _axes(ax, figsize)
     image = ax.imshow(shown, cmap="Blues", vmin=0)
@@ -169,13 +164,6 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=False, ax=No
     ax.set_title(title or f"confusion matrix (accuracy {accuracy:.3f})")
     _save(ax.figure, path, dpi)
     return ax
-
-
-def _sorted_labels(values):
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=str)
 
 
 # ---------------------------------------------------------------------------- trees
@@ -235,7 +223,8 @@ def _plot_predicted_vs_true(estimator, X, y, ax, title):
     ax.scatter(y, pred, s=14, alpha=0.7, edgecolor="none", label="rows")
     lo, hi = float(min(y.min(), pred.min())), float(max(y.max(), pred.max()))
     ax.plot([lo, hi], [lo, hi], color="black", linewidth=1, label="perfect prediction")
-    rmse = float(np.sqrt(np.mean((y - pred) ** 2)))
+    from .metrics import rmse as root_mean_squared_error
+    rmse = root_mean_squared_error(y, pred)
     ax.set_xlabel("true value")
     ax.set_ylabel("predicted value")
     ax.set_title(f"predicted vs true{f' ({title})' if title else ''}, RMSE {rmse:.3g}")
