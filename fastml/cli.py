@@ -24,6 +24,7 @@ import os
 import sys
 import time
 
+from ._report import Report, timed_fit  # noqa: F401 (timed_fit: re-exported for callers of cli.timed_fit)
 from .exceptions import ModelFileError
 
 FAMILIES = ["linear_model", "tree", "naive_bayes"]
@@ -55,33 +56,6 @@ PREDICT_CHUNK_ROWS = 65536
 
 class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
-
-
-class Report:
-    """Prints the demo's sections: a title, the data, then one line per model with its
-    metrics and fit time."""
-
-    def __init__(self, out=None):
-        self.out = out or sys.stdout
-
-    def section(self, title, data_description):
-        print(f"\n== {title} ==", file=self.out)
-        print(f"data: {data_description}", file=self.out)
-
-    def model(self, name, metrics, fit_seconds):
-        cells = "  ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                          for k, v in metrics.items())
-        print(f"  {name:<44} {cells}  fit {fit_seconds * 1e3:8.1f} ms", file=self.out)
-
-    def text(self, line):
-        print(f"  {line}", file=self.out)
-
-
-def timed_fit(model, X, y):
-    """Fit and return the seconds it took."""
-    start = time.perf_counter()
-    model.fit(X, y)
-    return time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------- demo
