@@ -19,7 +19,22 @@ from ._validation import check_target
 
 
 class BaseEstimator:
-    """Parameters by introspection of `__init__`, a readable repr, and scikit-learn tags."""
+    """Parameters by introspection of `__init__`, a readable repr, and scikit-learn tags.
+
+    Subclasses list every hyper-parameter as a keyword argument of `__init__` and store it
+    unchanged under the same name.
+
+    Examples
+    --------
+    >>> class Model(BaseEstimator):
+    ...     def __init__(self, alpha=1.0, depth=None):
+    ...         self.alpha, self.depth = alpha, depth
+    >>> m = Model(alpha=0.5)
+    >>> m
+    Model(alpha=0.5)
+    >>> m.set_params(depth=3).get_params()
+    {'alpha': 0.5, 'depth': 3}
+    """
 
     # Subclasses override these to describe themselves to scikit-learn and to our common tests.
     _estimator_type = None
@@ -107,7 +122,26 @@ def _same_value(a, b):
 
 
 def clone(estimator):
-    """A new unfitted estimator with the same parameters (deep-copied)."""
+    """A new unfitted estimator with the same parameters (deep-copied).
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Fitted or not.
+
+    Returns
+    -------
+    BaseEstimator
+        ``type(estimator)(**params)``: no fitted attribute is carried over.
+
+    Examples
+    --------
+    >>> from fastml import GaussianNB, clone
+    >>> fitted = GaussianNB().fit([[0.0], [1.0]], [0, 1])
+    >>> copy = clone(fitted)
+    >>> hasattr(copy, "classes_"), copy.get_params() == fitted.get_params()
+    (False, True)
+    """
     params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
     return type(estimator)(**params)
 

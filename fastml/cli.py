@@ -588,6 +588,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv=None):
+    """Run the `fastml` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: sys.argv[1:]).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for a user error (one line on stderr, no traceback).
+
+    Examples
+    --------
+    >>> main(["fit", "no-such-file.csv", "--target", "y", "--model", "tree"])
+    2
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

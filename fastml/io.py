@@ -98,7 +98,37 @@ _NUMPY_TYPES = {np.dtype(c).type.__name__: np.dtype(c).type for c in "?bhilqBHIL
 
 def save(model, path):
     """Write `model` (any fastml estimator, fitted or not) to `path` (a path or a binary file
-    object) in the format above. Raises TypeError for anything that cannot be stored as data."""
+    object) in the format above.
+
+    Parameters
+    ----------
+    model : fastml estimator
+        Fitted or not.
+    path : str, os.PathLike or binary file object
+        Where to write. A path is written through a temporary file in the same folder that
+        replaces `path` at the end, so a failed save leaves neither a half-written model nor
+        the temporary file.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For anything that cannot be stored as data (e.g. a lambda as a kernel).
+    OSError
+        When the file cannot be written.
+
+    Examples
+    --------
+    >>> import io, fastml
+    >>> buffer = io.BytesIO()
+    >>> fastml.save(fastml.GaussianNB().fit([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]), buffer)
+    >>> _ = buffer.seek(0)
+    >>> fastml.load(buffer).predict([[0.5], [5.5]]).tolist()
+    [0, 1]
+    """
     arrays = []
     root = _Encoder(arrays).encode(model, "model")
     table, chunks, offset = [], [], 0
@@ -127,7 +157,34 @@ def save(model, path):
 
 def load(path):
     """Read a model written by `save` (a path or a binary file object). Runs no code from the
-    file; raises ModelFileError for anything that is not a valid, intact fastml model file."""
+    file and imports only the modules of the allowlist (ALLOWED_MODULES).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or binary file object
+        The model file.
+
+    Returns
+    -------
+    estimator
+        The model as it was saved.
+
+    Raises
+    ------
+    ModelFileError
+        For anything that is not a valid, intact fastml model file (wrong magic, newer
+        version, truncated, checksum mismatch, malformed or crafted header or state).
+    OSError
+        When the file cannot be opened.
+
+    Examples
+    --------
+    >>> import io, fastml
+    >>> fastml.load(io.BytesIO(b"not a model"))
+    Traceback (most recent call last):
+    ...
+    fastml.exceptions.ModelFileError: not a fastml model file (wrong magic bytes)
+    """
     if hasattr(path, "read"):
         data = path.read()
     else:
