@@ -3,7 +3,9 @@
 Kernels never see bad data. Everything that reaches them is
 - a C-contiguous 2-D float32 or float64 array (float32/float64 kept as given; ints, bools and
   numeric objects become float64), copied only when the input is not already like that, or
-- a scipy.sparse CSR matrix with float data and int32 indices (for estimators that take it).
+- a scipy.sparse CSR matrix with float data and int32 indices whose structure was checked
+  (every index in bounds, indptr consistent; `_check_sparse` states the rules), for
+  estimators that take it.
 Bad input raises a ValueError (TypeError for a wrong kind of object) whose message names the
 problem: NaN or inf, empty data, 1-D X, mismatched lengths, one class, a different number of
 features at predict time than at fit time. Nothing the user passed in is modified.
@@ -140,21 +142,47 @@ def _check_finite(values, name, allow_nan):
             f"handles them: DecisionTreeClassifier, NaiveBayes)")
 
 
+_INT32_MAX = 2**31 - 1  # the kernels index CSR data with int32
+
+
 def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
+    """CSR input for the kernels, checked before anything reads it (scipy's constructor
+    accepts a matrix whose indices point outside it, and the kernels index without bounds
+    checks). The rules:
+    - the structure must be consistent: indptr of length n_rows + 1, indptr[0] = 0,
+      non-decreasing, indptr[-1] = len(indices) = len(data), every column index in
+      [0, n_features); anything else is a ValueError naming the problem;
+    - index arrays of any integer type; they become int32 (exactly: all values were checked
+      to fit) and more than 2**31 - 1 stored values or features are refused;
+    - unsorted column indices are sorted and duplicate entries summed (scipy's meaning of a
+      duplicate), in a copy;
+    - a valid CSR matrix with int32 indices, sorted without duplicates, and float data is
+      returned as it is (no copy). The input is never modified."""
     import scipy.sparse as sp
     if not accept_sparse:
         raise TypeError(
             f"{name} is a sparse matrix and this estimator needs dense input: use X.toarray()")
-    X = sp.csr_matrix(X) if X.format != "csr" else X
+    if len(X.shape) != 2:
+        raise ValueError(f"{name} is a {len(X.shape)}-D sparse array; expected 2-D "
+                         f"(n_samples, n_features)")
+    if X.format in ("csr", "csc"):
+        n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
+        _check_compressed(X.indptr, X.indices, X.data, n_major, n_minor, name, X.format)
+    elif X.format == "coo":
+        _check_coordinates(X, name)
+    X = X if X.format == "csr" else sp.csr_matrix(X)
     if X.shape[0] < ensure_min_samples:
         raise ValueError(f"{name} has {X.shape[0]} samples; at least {ensure_min_samples} required")
     if X.shape[1] == 0:
         raise ValueError(f"{name} has 0 features; at least 1 is required")
+    if X.nnz > _INT32_MAX or X.shape[1] > _INT32_MAX:
+        raise ValueError(f"{name} has {X.nnz} stored values and {X.shape[1]} features; at most "
+                         f"2**31 - 1 of each are supported")
     data = X.data
     target = dtype if dtype is not None else (data.dtype if data.dtype in FLOAT_DTYPES else np.float64)
-    if X.nnz >= 2**31:
-        raise ValueError(f"{name} has {X.nnz} stored values; at most 2**31 - 1 are supported")
-    indices = X.indices.astype(np.int32, copy=False)
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; its data has dtype {data.dtype}")
+    indices = X.indices.astype(np.int32, copy=False)  # exact: checked against the bounds above
     indptr = X.indptr.astype(np.int32, copy=False)
     data = np.ascontiguousarray(data, dtype=target)
     if (data is not X.data) or (indices is not X.indices) or (indptr is not X.indptr):
@@ -171,6 +199,38 @@ def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
                           shape=X.shape)
     _check_finite(X.data, name, allow_nan)
     return X
+
+
+def _check_compressed(indptr, indices, data, n_major, n_minor, name, fmt):
+    """The structure of a CSR (rows major) or CSC (columns major) matrix, read only."""
+    major, minor = ("row", "column") if fmt == "csr" else ("column", "row")
+    for part, arr in (("indptr", indptr), ("indices", indices)):
+        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ValueError(f"{name} ({fmt}) has a malformed {part}: expected a 1-D integer "
+                             f"array")
+    if len(indptr) != n_major + 1:
+        raise ValueError(f"{name} ({fmt}) has an indptr of length {len(indptr)}; expected "
+                         f"{n_major + 1} ({major}s + 1)")
+    if indptr[0] != 0:
+        raise ValueError(f"{name} ({fmt}) has indptr[0] = {indptr[0]}; it must be 0")
+    nnz = int(indptr[-1])
+    if not nnz == len(indices) == len(np.asarray(data)):
+        raise ValueError(f"{name} ({fmt}) is inconsistent: indptr[-1] = {nnz}, but it holds "
+                         f"{len(indices)} indices and {len(np.asarray(data))} values")
+    if n_major and (indptr[1:] < indptr[:-1]).any():
+        at = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise ValueError(f"{name} ({fmt}) has a decreasing indptr at {major} {at}")
+    if nnz:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= n_minor:
+            bad = low if low < 0 else high
+            raise ValueError(f"{name} ({fmt}) has {minor} index {bad} outside [0, {n_minor})")
+
+
+def _check_coordinates(X, name):
+    for part, values, bound in (("row", X.row, X.shape[0]), ("column", X.col, X.shape[1])):
+        if len(values) and (int(values.min()) < 0 or int(values.max()) >= bound):
+            raise ValueError(f"{name} (coo) has a {part} index outside [0, {bound})")
 
 
 def check_target(y, *, name="y", numeric=False):

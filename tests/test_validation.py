@@ -118,3 +118,87 @@ def test_empty_csr_gets_one_explicit_zero():
     out = check_array(sp.csr_matrix((4, 3)), accept_sparse=True)
     assert out.nnz == 1 and out.data[0] == 0.0
     np.testing.assert_array_equal(out.toarray(), np.zeros((4, 3)))
+
+
+# ------------------------------------------------------------ CSR structure (issue 12)
+def _raw_csr(data, indices, indptr, shape):
+    # scipy's constructor does not check index bounds: this is how a bad matrix reaches us.
+    return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices),
+                          np.asarray(indptr)), shape=shape)
+
+
+@pytest.mark.parametrize("indices, indptr, message", [
+    ([0, 5], [0, 1, 2], "column index 5 outside"),
+    ([0, -1], [0, 1, 2], "column index -1 outside"),
+    ([0, 1], [0, 3, 2], "decreasing indptr"),
+    ([0, 1], [1, 1, 2], r"indptr\[0\] = 1"),
+    ([0, 1], [0, 1, 3], r"indptr\[-1\] = 3"),
+])
+def test_malformed_csr_is_refused_naming_the_problem(indices, indptr, message):
+    X = _raw_csr([1.0, 2.0], indices, [0, 1, 2], (2, 3))
+    X.indptr = np.asarray(indptr, dtype=X.indptr.dtype)  # the constructor checks a few only
+    with pytest.raises(ValueError, match=message):
+        check_array(X, accept_sparse=True)
+
+
+def test_int64_indices_are_converted_exactly_or_refused():
+    X = _raw_csr([1.0, 2.0], np.array([0, 2], dtype=np.int64), np.array([0, 1, 2], np.int64),
+                 (2, 3))
+    out = check_array(X, accept_sparse=True)
+    assert out.indices.dtype == np.int32 and out.indptr.dtype == np.int32
+    np.testing.assert_array_equal(out.toarray(), [[1, 0, 0], [0, 0, 2]])
+    wraps = _raw_csr([1.0], np.array([2**32 + 1], dtype=np.int64), np.array([0, 1], np.int64),
+                     (1, 3))  # astype(int32) would make this index 1: silently wrong
+    with pytest.raises(ValueError, match="outside"):
+        check_array(wraps, accept_sparse=True)
+
+
+def test_unsorted_and_duplicate_indices_are_sorted_and_summed_in_a_copy():
+    X = _raw_csr([1.0, 2.0, 3.0], np.array([2, 0, 2], dtype=np.int32),
+                 np.array([0, 3, 3], dtype=np.int32), (2, 3))
+    before = (X.data.copy(), X.indices.copy())
+    out = check_array(X, accept_sparse=True)
+    np.testing.assert_array_equal(out.toarray(), [[2, 0, 4], [0, 0, 0]])
+    assert out.has_canonical_format
+    np.testing.assert_array_equal(X.data, before[0])
+    np.testing.assert_array_equal(X.indices, before[1])
+
+
+def test_valid_csr_is_not_copied():
+    X = sp.random(20, 5, density=0.3, format="csr", random_state=0, dtype=np.float64)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    out = check_array(X, accept_sparse=True)
+    assert out.data is X.data and out.indices is X.indices and out.indptr is X.indptr
+
+
+def test_csc_and_coo_with_bad_indices_are_refused():
+    csc = sp.csc_matrix((np.ones(1), np.array([7]), np.array([0, 1, 1])), shape=(3, 2))
+    with pytest.raises(ValueError, match="row index 7 outside"):
+        check_array(csc, accept_sparse=True)
+    coo = sp.coo_matrix((np.ones(1), (np.array([0]), np.array([1]))), shape=(2, 2))
+    coo.col[0] = 9  # scipy checks at construction only
+    with pytest.raises(ValueError, match="column index outside"):
+        check_array(coo, accept_sparse=True)
+
+
+def test_sgd_estimators_refuse_out_of_range_csr_instead_of_crashing():
+    # Run in a child process: before the check this segfaulted the interpreter.
+    import subprocess
+    import sys
+    code = ("import numpy as np, scipy.sparse as sp, fastml\n"
+            "X = sp.csr_matrix((np.ones(4), np.array([0, 1, 100000, -3]), np.array([0, 1, 2, 3, 4])),"
+            " shape=(4, 2))\n"
+            "y = np.array([0, 1, 0, 1])\n"
+            "for est in (fastml.LogisticRegression(solver='sgd'), fastml.Perceptron()):\n"
+            "    try:\n"
+            "        est.fit(X, y)\n"
+            "    except ValueError as exc:\n"
+            "        assert 'outside' in str(exc), exc\n"
+            "    else:\n"
+            "        raise SystemExit('accepted')\n")
+    import os
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
