@@ -240,13 +240,19 @@ def _load_stream(f):
     header_bytes = _read(f, header_len)
     if len(header_bytes) < header_len:
         raise ModelFileError("the model file is truncated")
-    header = _parse_header(header_bytes)
-    table = _array_table(header)
     if size is not None:  # every declared array must fit the file, before reading it
         payload_len = size - _PREFIX.size - header_len - _DIGEST_SIZE
-        specs = [_array_spec(spec, i, payload_len) for i, spec in enumerate(table)]
+        try:
+            header = _parse_header(header_bytes)
+            specs = [_array_spec(spec, i, payload_len)
+                     for i, spec in enumerate(_array_table(header))]
+        except ModelFileError:
+            _raise_if_damaged(prefix + header_bytes, _read(f, payload_len + _DIGEST_SIZE))
+            raise
         rest = _read(f, payload_len + _DIGEST_SIZE)
     else:
+        header = _parse_header(header_bytes)
+        table = _array_table(header)
         rest = f.read()
         payload_len = len(rest) - _DIGEST_SIZE
         specs = [_array_spec(spec, i, payload_len) for i, spec in enumerate(table)]
@@ -268,6 +274,14 @@ def _load_stream(f):
     except Exception as exc:  # anything else a crafted file can provoke (e.g. MemoryError)
         raise ModelFileError(f"malformed model file ({type(exc).__name__}: "
                              f"{str(exc)[:200]})") from None
+
+
+def _raise_if_damaged(head, rest):
+    """A header that does not parse is reported as what it most likely is: accidental damage
+    (checksum mismatch) when the checksum fails, else the caller's error (a crafted file)."""
+    if len(rest) < _DIGEST_SIZE or hashlib.sha256(head + rest[:-_DIGEST_SIZE]).digest() \
+            != rest[-_DIGEST_SIZE:]:
+        raise ModelFileError("checksum mismatch: the model file is corrupted or truncated")
 
 
 def _remaining_bytes(f):
