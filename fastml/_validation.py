@@ -293,12 +293,21 @@ def check_regression_targets(y, name="y"):
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
-    """None → ones; otherwise a finite, non-negative 1-D array of length n_samples."""
+    """None → ones; otherwise a finite, non-negative 1-D array of length n_samples with a
+    positive, finite sum. A scalar means that weight on every row and is checked the same way
+    (a negative, NaN or zero scalar is refused, not broadcast)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=dtype)
-    if isinstance(sample_weight, numbers.Number):
-        return np.full(n_samples, sample_weight, dtype=dtype)
-    w = np.ascontiguousarray(sample_weight, dtype=dtype)
+    if isinstance(sample_weight, (numbers.Number, np.generic)) and \
+            not isinstance(sample_weight, (bool, np.bool_)):
+        if not isinstance(sample_weight, numbers.Real):
+            raise ValueError(f"sample_weight must be a real number; got {sample_weight!r}")
+        w = np.full(n_samples, sample_weight, dtype=dtype)
+    else:
+        try:
+            w = np.ascontiguousarray(sample_weight, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ValueError("sample_weight must hold numbers") from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight must have shape ({n_samples},); got {w.shape}")
@@ -306,8 +315,13 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight contains NaN or infinity")
     if (w < 0).any():
         raise ValueError("sample_weight contains negative values")
-    if not (w > 0).any():
-        raise ValueError("sample_weight is zero everywhere: nothing to learn from")
+    with np.errstate(over="ignore"):
+        total = np.sum(w, dtype=np.float64)
+    if total == 0:
+        raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
+    if not np.isfinite(total):
+        raise ValueError("sample_weight sums to more than the largest float64 (~1.8e308); "
+                         "divide the weights by a common factor (only their ratios matter)")
     return w
 
 

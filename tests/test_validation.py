@@ -202,3 +202,36 @@ def test_sgd_estimators_refuse_out_of_range_csr_instead_of_crashing():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+# ------------------------------------------------------------ sample_weight (issue 12)
+@pytest.mark.parametrize("weight, message", [
+    (-1, "negative"), (-1.0, "negative"), (np.nan, "NaN"), (np.inf, "infinity"),
+    (0, "sums to 0"), (0.0, "sums to 0"), (1 + 2j, "real number"),
+])
+def test_scalar_sample_weight_is_validated_like_an_array(weight, message):
+    with pytest.raises(ValueError, match=message):
+        check_sample_weight(weight, 4)
+
+
+def test_scalar_sample_weight_broadcasts_when_valid():
+    np.testing.assert_array_equal(check_sample_weight(2.5, 3), [2.5, 2.5, 2.5])
+
+
+def test_weights_whose_sum_overflows_get_a_clear_error():
+    with pytest.raises(ValueError, match="sums to more than the largest float64"):
+        check_sample_weight(np.full(4, 1e308), 4)
+    with pytest.raises(ValueError, match="sums to more than"):
+        check_sample_weight(1e308, 4)
+
+
+def test_weights_summing_to_zero_get_a_value_error():
+    with pytest.raises(ValueError, match="sums to 0"):
+        check_sample_weight(np.zeros(3), 3)
+
+
+def test_an_estimator_refuses_a_negative_scalar_weight():
+    import fastml
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    with pytest.raises(ValueError, match="negative"):
+        fastml.LogisticRegression().fit(X, [0, 0, 1, 1], sample_weight=-1)
