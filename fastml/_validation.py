@@ -239,7 +239,11 @@ def check_target(y, *, name="y", numeric=False):
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
+    given = y
     y = np.asarray(y)
+    if y.dtype.kind in "US" and not isinstance(given, np.ndarray):
+        # numpy turns [1, "a"] into two strings: look at what was given before it did
+        _check_label_types(np.asarray(given, dtype=object).ravel(), name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
@@ -254,7 +258,19 @@ def check_target(y, *, name="y", numeric=False):
     elif y.dtype == object:
         if any(v is None or (isinstance(v, float) and v != v) for v in y):
             raise ValueError(f"{name} contains missing labels (None or NaN)")
+        _check_label_types(y, name)
     return y
+
+
+def _check_label_types(values, name):
+    """Labels are all text or all numbers: a mix (1 and "1") is refused rather than silently
+    turned into strings or sorted by an arbitrary rule."""
+    types = {type(v) for v in values.tolist()}
+    text = {t for t in types if issubclass(t, (str, bytes))}
+    if text and len(types) > len(text):
+        found = sorted(t.__name__ for t in types)
+        raise ValueError(f"{name} mixes label types {found}: use one type for every label "
+                        f"(e.g. all str, or all int)")
 
 
 def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numeric=False,

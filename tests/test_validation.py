@@ -235,3 +235,22 @@ def test_an_estimator_refuses_a_negative_scalar_weight():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     with pytest.raises(ValueError, match="negative"):
         fastml.LogisticRegression().fit(X, [0, 0, 1, 1], sample_weight=-1)
+
+
+# ------------------------------------------------------------ label types (issue 12)
+@pytest.mark.parametrize("y", [
+    [1, "a", 1, "a"], (1, "1", 2, "2"), np.array([1, "a", 1, "a"], dtype=object),
+    np.array([2.5, "x", 2.5, "x"], dtype=object),
+], ids=["list", "tuple", "object array", "float and str"])
+def test_labels_mixing_numbers_and_text_are_refused_naming_the_types(y):
+    import fastml
+    X = np.arange(4.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match=r"mixes label types \[.*'str'\]"):
+        fastml.GaussianNB().fit(X, y)
+    with pytest.raises(ValueError, match="mixes label types"):
+        check_target(y)
+
+
+def test_labels_of_one_type_are_kept():
+    assert check_target(["b", "a"]).tolist() == ["b", "a"]
+    assert check_target(np.array([1, 2.5], dtype=object)).tolist() == [1, 2.5]
