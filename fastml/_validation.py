@@ -383,9 +383,17 @@ def seed_from(rng):
     return int(rng.integers(0, 2**63 - 1, dtype=np.int64))
 
 
+C_INT_MAX = 2**31 - 1  # the kernels' `int` (32 bits on every platform fastml supports)
+
+
 def check_param(name, value, *, choices=None, low=None, high=None, integer=False,
-                low_inclusive=True, allow_none=False):
-    """Validate one hyper-parameter at fit time with a message that names it."""
+                low_inclusive=True, allow_none=False, c_int=True):
+    """Validate one hyper-parameter at fit time with a message that names it.
+
+    integer=True accepts Python and numpy integers (not bools); with c_int=True (the default)
+    the value must also fit a C int, [-2**31, 2**31 - 1], so it reaches a kernel without an
+    OverflowError (pass c_int=False for a count that Python alone uses). Real values must be
+    finite and representable as a float64. Every failure is a ValueError naming `name`."""
     if value is None and allow_none:
         return value
     if choices is not None:
@@ -393,11 +401,19 @@ def check_param(name, value, *, choices=None, low=None, high=None, integer=False
             raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}")
         return value
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}; got {value!r}")
-    if isinstance(value, float) and not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value!r}")
+    if integer and c_int and not -C_INT_MAX - 1 <= value <= C_INT_MAX:
+        raise ValueError(f"{name} = {value} is too large: it must fit a C int "
+                         f"(at most 2**31 - 1 = {C_INT_MAX} in size)")
+    if not integer:
+        try:
+            as_float = float(value)
+        except OverflowError:
+            raise ValueError(f"{name} = {value} is too large for a float64") from None
+        if not np.isfinite(as_float):
+            raise ValueError(f"{name} must be finite; got {value!r}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
         raise ValueError(f"{name} must be {op} {low}; got {value!r}")

@@ -254,3 +254,35 @@ def test_labels_mixing_numbers_and_text_are_refused_naming_the_types(y):
 def test_labels_of_one_type_are_kept():
     assert check_target(["b", "a"]).tolist() == ["b", "a"]
     assert check_target(np.array([1, 2.5], dtype=object)).tolist() == [1, 2.5]
+
+
+# ------------------------------------------------------------ check_param (issue 12)
+from fastml._validation import C_INT_MAX, check_n_jobs, check_param  # noqa: E402
+
+
+@pytest.mark.parametrize("value", [2**31, 99999999999, -(2**31) - 1, np.int64(2**40), 10**400])
+def test_integers_too_large_for_c_are_a_value_error_naming_the_parameter(value):
+    with pytest.raises(ValueError, match="max_depth .*too large"):
+        check_param("max_depth", value, integer=True, low=1)
+
+
+def test_c_int_bound_is_inclusive_and_can_be_lifted():
+    assert check_param("n", C_INT_MAX, integer=True) == C_INT_MAX
+    assert check_param("n", 2**40, integer=True, c_int=False) == 2**40
+
+
+def test_real_parameters_too_large_for_float64_are_a_value_error():
+    with pytest.raises(ValueError, match="alpha = 1000.*too large for a float64"):
+        check_param("alpha", 10**400, low=0)
+
+
+def test_n_jobs_too_large_is_a_value_error():
+    with pytest.raises(ValueError, match="n_jobs"):
+        check_n_jobs(10**20)
+
+
+def test_an_estimator_refuses_a_huge_integer_parameter_with_a_value_error():
+    import fastml
+    X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
+    with pytest.raises(ValueError, match="max_depth"):
+        fastml.DecisionTreeClassifier(max_depth=99999999999).fit(X, y)
