@@ -13,9 +13,11 @@ function), so the command grows without this file knowing the families' details.
 named by short names (MODELS) or by class name and resolved lazily against `fastml`, so a new
 estimator is usable here as soon as it is exported.
 
-Errors a user can make (a wrong path, a missing column, an unknown model or parameter, a text
-target for a regressor, a damaged model file) print one line "fastml: error: ..." on stderr
-and exit with status 2 (set FASTML_TRACEBACK=1 to see the traceback instead).
+Errors a user can make (a wrong path, a missing, duplicated or empty column, a column type
+fastml cannot read, an unknown model or parameter, a parameter out of range, a text target for
+a regressor, a solver that diverges on the data, a damaged or crafted model file) print one
+line "fastml: error: ..." on stderr and exit with status 2, never a traceback (USER_ERRORS
+lists the exception types; set FASTML_TRACEBACK=1 to see the traceback instead).
 """
 import argparse
 import importlib
@@ -404,8 +406,12 @@ def run_evaluate(args):
 # ---------------------------------------------------------------------------- info-gain / tree
 
 def _labelled_frame(args):
-    from ._tabular_io import _frame
+    from ._tabular_io import _frame, missing_mask
     features, y = split_target(load_columns(args.data), args.target, args.drop)
+    empty = [name for name, col in features.items() if missing_mask(col).all()]
+    if empty:
+        raise CLIError(f"column {empty[0]!r} has no values (every cell is empty); leave it out "
+                       f"with --drop {','.join(empty)}")
     return _frame(features), list(features), y
 
 
@@ -587,6 +593,30 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=file or sys.stderr)
 
 
+# What a user's data, parameters or files can cause: one line on stderr and exit status 2,
+# never a traceback. ArithmeticError covers FloatingPointError (e.g. SGD diverging),
+# OverflowError and ZeroDivisionError; KeyError comes from a column that is not there.
+USER_ERRORS = (CLIError, ModelFileError, ValueError, TypeError, ArithmeticError, RecursionError,
+               MemoryError, KeyError, IndexError, OSError, ImportError)
+
+
+def error_message(exc):
+    """The one line printed for a user error: the exception's first line, with what kind of
+    problem it is when the message alone would not say."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, KeyError):
+        return f"no such column or key: {text}"
+    if isinstance(exc, MemoryError):
+        return f"out of memory{': ' + text if text else ''} (the data or a parameter is too large)"
+    if isinstance(exc, RecursionError):
+        return f"the input is nested too deeply ({text})"
+    if isinstance(exc, ArithmeticError) and not isinstance(exc, (FloatingPointError,)):
+        return f"numerical error ({type(exc).__name__}): {text}"
+    if isinstance(exc, ImportError) and not text:
+        return f"a required package is missing ({type(exc).__name__})"
+    return text or type(exc).__name__
+
+
 def main(argv=None):
     """Run the `fastml` command.
 
@@ -617,11 +647,10 @@ def main(argv=None):
     except BrokenPipeError:  # e.g. `fastml predict ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (CLIError, ModelFileError, ValueError, TypeError, OSError, ImportError) as exc:
+    except USER_ERRORS as exc:
         if os.environ.get("FASTML_TRACEBACK"):
             raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"fastml: error: {message}", file=sys.stderr)
+        print(f"fastml: error: {error_message(exc)}", file=sys.stderr)
         return 2
     finally:
         warnings.showwarning = shown_before
