@@ -286,3 +286,57 @@ def test_an_estimator_refuses_a_huge_integer_parameter_with_a_value_error():
     X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
     with pytest.raises(ValueError, match="max_depth"):
         fastml.DecisionTreeClassifier(max_depth=99999999999).fit(X, y)
+
+
+# ------------------------------------------------------------ CSR structure, property-based
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def raw_csr(draw):
+    n_rows, n_cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(0, 3), min_size=n_rows, max_size=n_rows))
+    nnz = sum(counts)
+    indices = draw(st.lists(st.integers(-2, n_cols + 1) if draw(st.booleans())
+                            else st.integers(0, n_cols - 1), min_size=nnz, max_size=nnz))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    if draw(st.booleans()):  # break the pointer array now and then
+        i = draw(st.integers(0, n_rows))
+        indptr[i] += draw(st.integers(-2, 2))
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    data = draw(st.lists(st.floats(-5, 5), min_size=nnz, max_size=nnz))
+    X = sp.csr_matrix((n_rows, n_cols))
+    # set the arrays directly: scipy's constructor would refuse some of these shapes
+    X.data, X.indices, X.indptr = (np.asarray(data, dtype=np.float64),
+                                   np.asarray(indices, dtype=dtype), indptr.astype(dtype))
+    return X
+
+
+def _dense_or_none(X):
+    """The matrix a CSR structure means (duplicates summed), or None when it is malformed."""
+    n_rows, n_cols = X.shape
+    p, idx = X.indptr, X.indices
+    if len(p) != n_rows + 1 or p[0] != 0 or p[-1] != len(idx) or np.any(np.diff(p) < 0) \
+            or (len(idx) and (idx.min() < 0 or idx.max() >= n_cols)):
+        return None
+    out = np.zeros(X.shape)
+    for r in range(n_rows):
+        for k in range(p[r], p[r + 1]):
+            out[r, idx[k]] += X.data[k]
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw_csr())
+def test_csr_structure_property(X):
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    expected = _dense_or_none(X)
+    if expected is None:
+        with pytest.raises(ValueError):
+            check_array(X, accept_sparse=True)
+    else:
+        out = check_array(X, accept_sparse=True)
+        assert out.indices.dtype == np.int32 and out.has_canonical_format
+        np.testing.assert_allclose(out.toarray(), expected)
+    for a, b in zip(before, (X.data, X.indices, X.indptr)):
+        np.testing.assert_array_equal(a, b)
