@@ -5,7 +5,10 @@ Typed columns (`read_table`): a dict {column name: 1-D array}, in file order, wi
 - numbers (integers too) as float64, a missing cell as NaN;
 - text as an object array of str, a missing cell as None (text columns are categorical);
 - true/false columns as an object array of bool (categorical), missing as None.
-An empty cell is missing (and only an empty cell: "NA" is text). Parquet is read through
+An empty cell is missing (and only an empty cell: "NA" is text). Column names must be unique,
+and a column must hold one number or one text value per cell (a Parquet list or struct column,
+or integers beyond 2**53 that float64 cannot hold exactly, is a ValueError naming the column).
+Parquet is read through
 pyarrow; CSV through pyarrow when it is installed, else through the standard library, with the
 same typing rules.
 """
