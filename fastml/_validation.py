@@ -373,8 +373,12 @@ def check_random_state(seed):
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, (numbers.Integral, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"random_state must be a non-negative integer; got {seed}")
+        return np.random.default_rng(int(seed))
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
 
 

@@ -186,7 +186,11 @@ def save(model, path):
         return
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}-{threading.get_ident()}"
     try:
-        with open(tmp, "wb") as f:
+        try:
+            f = open(tmp, "wb")
+        except OSError as exc:  # report the path the user gave, not the temporary name
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
+        with f:
             f.write(data)
         os.replace(tmp, path)  # never leave a half-written model under the real name
     except BaseException:

@@ -716,3 +716,10 @@ def test_a_failed_save_leaves_no_temporary_file(tmp_path):
         save(fastml.GaussianNB(), target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.fastml"]
     assert list(target.iterdir()) == []
+
+
+def test_a_save_into_a_missing_folder_names_the_path_given(tmp_path):
+    target = tmp_path / "no" / "model.fastml"
+    with pytest.raises(FileNotFoundError) as info:
+        save(fastml.GaussianNB(), target)
+    assert info.value.filename == str(target)

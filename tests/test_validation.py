@@ -340,3 +340,10 @@ def test_csr_structure_property(X):
         np.testing.assert_allclose(out.toarray(), expected)
     for a, b in zip(before, (X.data, X.indices, X.indptr)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_negative_random_state_is_a_value_error_naming_it():
+    from fastml._validation import check_random_state
+    with pytest.raises(ValueError, match="random_state must be a non-negative integer"):
+        check_random_state(-5)
+    assert check_random_state(np.int64(3)).integers(100) == np.random.default_rng(3).integers(100)
