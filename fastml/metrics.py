@@ -31,6 +31,8 @@ def _same_length(a, b, names=("y_true", "y_pred")):
     if len(a) != len(b):
         raise ValueError(f"{names[0]} and {names[1]} have different lengths: {len(a)} and "
                          f"{len(b)}")
+    if len(a) == 0:
+        raise ValueError(f"{names[0]} is empty; at least 1 sample is required")
 
 
 def accuracy_score(y_true, y_pred, *, sample_weight=None):

@@ -1,4 +1,6 @@
 """Splitting data for held-out evaluation."""
+import numbers
+
 import numpy as np
 
 from ._validation import check_random_state
@@ -49,7 +51,20 @@ def train_test_split(X, y, *, test_size=0.25, random_state=None, stratify=False)
     ((7, 2), (3, 2), True)
     """
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    n_test = int(round(test_size * n)) if isinstance(test_size, float) else int(test_size)
+    n_y = y.shape[0] if hasattr(y, "shape") else len(y)
+    if n != n_y:
+        raise ValueError(f"X and y have different numbers of samples: X has {n}, y has {n_y}")
+    if isinstance(test_size, (bool, np.bool_)) or not isinstance(test_size, numbers.Real) \
+            or not np.isfinite(test_size):
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of rows; got "
+                         f"{test_size!r}")
+    if isinstance(test_size, numbers.Integral):
+        n_test = int(test_size)
+    elif 0 < test_size < 1:
+        n_test = int(round(test_size * n))
+    else:
+        raise ValueError(f"test_size={test_size!r} must be a fraction in (0, 1) (or a whole "
+                         f"number of rows)")
     if not 0 < n_test < n:
         raise ValueError(f"test_size={test_size!r} leaves no rows for training or for testing "
                          f"({n} rows)")

@@ -72,3 +72,27 @@ def test_r2_of_a_constant_target_is_finite():
     assert metrics.r2_score([3.0, 3.0], [3.0, 3.0]) == 1.0
     assert metrics.r2_score([3.0, 3.0], [3.0, 4.0]) == 0.0
     assert skm.r2_score([3.0, 3.0], [3.0, 4.0]) == 0.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: metrics.accuracy_score([], []),
+    lambda: metrics.log_loss([], np.zeros((0, 2)), [0, 1]),
+    lambda: metrics.r2_score([], []),
+    lambda: metrics.accuracy_score([1, 2], [1, 2], sample_weight=[0, 0]),
+    lambda: metrics.accuracy_score([1, 2], [1]),
+], ids=["empty accuracy", "empty log-loss", "empty r2", "zero weights", "lengths"])
+def test_degenerate_input_is_a_value_error_not_nan_or_zero_division(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_train_test_split_checks_its_arguments():
+    from fastml.model_selection import train_test_split
+    X, y = np.arange(20).reshape(10, 2), np.arange(10)
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        train_test_split(X, y[:5])
+    for bad in (True, float("nan"), 1.5, -0.2, "0.3", None):
+        with pytest.raises(ValueError, match="test_size"):
+            train_test_split(X, y, test_size=bad)
+    X_train, X_test, _, _ = train_test_split(X, y, test_size=np.float32(0.3), random_state=0)
+    assert len(X_test) == 3 and len(X_train) == 7
