@@ -347,3 +347,48 @@ def test_negative_random_state_is_a_value_error_naming_it():
     with pytest.raises(ValueError, match="random_state must be a non-negative integer"):
         check_random_state(-5)
     assert check_random_state(np.int64(3)).integers(100) == np.random.default_rng(3).integers(100)
+
+
+# ------------------------------------------------------------ dense input, property-based
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+@st.composite
+def dense_input(draw):
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.uint64, np.bool_,
+                                  np.complex128, object, "U3"]))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    if dtype is object:
+        values = draw(st.lists(st.one_of(st.floats(), st.integers(-10, 10), st.none(),
+                                         st.text(max_size=2)),
+                               min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+        arr = np.empty(shape, dtype=object)
+        arr.reshape(-1)[:] = values if values else arr.reshape(-1)
+    else:
+        arr = draw(hnp.arrays(dtype, shape))
+    if arr.ndim == 2 and draw(st.booleans()):
+        arr = np.asfortranarray(arr)
+    if arr.ndim == 2 and arr.shape[1] > 1 and draw(st.booleans()):
+        arr = arr[:, ::2]  # a non-contiguous view
+    return arr
+
+
+@settings(max_examples=200, deadline=None)
+@given(dense_input(), st.booleans())
+def test_dense_input_gives_the_documented_array_or_a_clear_error(X, allow_nan):
+    before = X.copy()
+    try:
+        out = check_array(X, allow_nan=allow_nan)
+    except (ValueError, TypeError) as exc:
+        assert str(exc)
+    else:
+        assert out.ndim == 2 and out.flags.c_contiguous and out.dtype in (np.float32, np.float64)
+        assert out.shape == X.shape and out.shape[0] >= 1 and out.shape[1] >= 1
+        assert not np.isinf(out).any()
+        assert allow_nan or not np.isnan(out).any()
+        if X.dtype.kind in "biuf":
+            np.testing.assert_array_equal(out, X.astype(out.dtype))
+    assert X.dtype == before.dtype and X.shape == before.shape
+    assert np.array_equal(X, before, equal_nan=X.dtype.kind in "fc") if X.dtype != object \
+        else all(a is b or a == b or (a != a and b != b) for a, b in
+                 zip(X.ravel().tolist(), before.ravel().tolist()))
