@@ -333,7 +333,7 @@ def r2_score(y_true, y_pred, *, sample_weight=None):
     mean = np.average(y_true, axis=0, weights=w)
     ss_res = np.average((y_true - y_pred) ** 2, axis=0, weights=w)
     ss_tot = np.average((y_true - mean) ** 2, axis=0, weights=w)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         score = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
                          np.where(ss_res > 0, 0.0, 1.0))
     return float(np.mean(score))

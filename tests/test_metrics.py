@@ -96,3 +96,40 @@ def test_train_test_split_checks_its_arguments():
             train_test_split(X, y, test_size=bad)
     X_train, X_test, _, _ = train_test_split(X, y, test_size=np.float32(0.3), random_state=0)
     assert len(X_test) == 3 and len(X_train) == 7
+
+
+# ------------------------------------------------------------ property-based, against scikit-learn
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def labelled(draw):
+    n_classes = draw(st.integers(2, 4))
+    classes = draw(st.sampled_from([list(range(n_classes)), [f"c{k}" for k in range(n_classes)]]))
+    n = draw(st.integers(1, 30))
+    codes = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
+    pred = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
+    raw = np.array(draw(st.lists(st.floats(0.001, 1.0), min_size=n * n_classes,
+                                 max_size=n * n_classes))).reshape(n, n_classes)
+    weights = np.array(draw(st.lists(st.floats(0.1, 10.0), min_size=n, max_size=n)))
+    pick = np.array(classes, dtype=object if isinstance(classes[0], str) else None)
+    return (pick[codes], pick[pred], raw / raw.sum(axis=1, keepdims=True), classes, weights)
+
+
+@settings(max_examples=100, deadline=None)
+@given(labelled())
+def test_classification_metrics_agree_with_sklearn(case):
+    y, pred, proba, classes, w = case
+    assert metrics.log_loss(y, proba, classes, sample_weight=w) == pytest.approx(
+        skm.log_loss(y, proba, labels=classes, sample_weight=w), rel=1e-9)
+    np.testing.assert_array_equal(metrics.confusion_matrix(y, pred, classes),
+                                  skm.confusion_matrix(y, pred, labels=classes))
+    assert metrics.accuracy_score(y, pred, sample_weight=w) == pytest.approx(
+        skm.accuracy_score(y, pred, sample_weight=w), rel=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3)), min_size=2, max_size=30))
+def test_r2_agrees_with_sklearn(pairs):
+    y, pred = np.array(pairs).T
+    assert metrics.r2_score(y, pred) == pytest.approx(skm.r2_score(y, pred), rel=1e-9, abs=1e-9)
