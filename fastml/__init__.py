@@ -3,10 +3,13 @@
 Estimators follow scikit-learn's conventions (fit / predict / predict_proba / score,
 get_params / set_params, learned attributes ending in "_") and live in one subpackage per
 family; this module only re-exports the public names.
+
+The algorithms follow five lecture decks, cited in docstrings and tests as "004 slide 12":
+`fastml.lectures` maps each deck number (000-004) to its title and topics.
 """
 from ._base import BaseEstimator, clone
 from .exceptions import ConvergenceWarning, ModelFileError, NotFittedError
-from . import datasets, exceptions, info, losses, metrics, model_selection
+from . import datasets, exceptions, info, lectures, losses, metrics, model_selection
 from .io import load, save
 from .linear_model import *  # noqa: F401,F403
 from .linear_model import __all__ as _linear_all
@@ -18,13 +21,24 @@ from .naive_bayes import __all__ as _nb_all
 __version__ = "0.1.0"
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
-           "datasets", "exceptions", "info",
+           "datasets", "exceptions", "info", "lectures",
            "losses", "metrics", "model_selection", "save", "load", "all_estimators",
            *_linear_all, *_tree_all, *_nb_all]
 
 
 def all_estimators():
-    """(name, class) of every public estimator, sorted by name (the common tests use it)."""
+    """(name, class) of every public estimator, sorted by name (the common tests use it).
+
+    Returns
+    -------
+    list of (str, type)
+
+    Examples
+    --------
+    >>> import fastml
+    >>> ("GaussianNB", fastml.GaussianNB) in fastml.all_estimators()
+    True
+    """
     found = []
     for name in __all__:
         obj = globals().get(name)

@@ -1,6 +1,7 @@
-"""`python -m fastml` is the `fastml` command."""
+"""`python -m fastml` is the `fastml` command. Importing this module runs nothing."""
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

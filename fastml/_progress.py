@@ -129,8 +129,8 @@ class _Lines(_Reporter):
         count = f"{self.done}/{self.total}" if self.total else f"{self.done}"
         shown = "".join(f"  {k}={_fmt(v)}" for k, v in self.values.items())
         elapsed = time.perf_counter() - self.start
-        print(f"[{self.desc}] {count} {self.unit}{shown}  {elapsed:.2f} s", file=self.stream,
-              flush=True)
+        self.stream.write(f"[{self.desc}] {count} {self.unit}{shown}  {elapsed:.2f} s\n")
+        self.stream.flush()
 
 
 def _fmt(value):

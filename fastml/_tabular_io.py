@@ -5,7 +5,10 @@ Typed columns (`read_table`): a dict {column name: 1-D array}, in file order, wi
 - numbers (integers too) as float64, a missing cell as NaN;
 - text as an object array of str, a missing cell as None (text columns are categorical);
 - true/false columns as an object array of bool (categorical), missing as None.
-An empty cell is missing (and only an empty cell: "NA" is text). Parquet is read through
+An empty cell is missing (and only an empty cell: "NA" is text). Column names must be unique,
+and a column must hold one number or one text value per cell (a Parquet list or struct column,
+or integers beyond 2**53 that float64 cannot hold exactly, is a ValueError naming the column).
+Parquet is read through
 pyarrow; CSV through pyarrow when it is installed, else through the standard library, with the
 same typing rules.
 """
@@ -47,21 +50,40 @@ def _read_arrow(path, parquet):
             import pyarrow.csv as pc
             table = pc.read_csv(path, convert_options=pc.ConvertOptions(
                 null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True))
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from None
-    columns = {}
-    for name, column in zip(table.column_names, table.columns):
-        kind = column.type
+    except (pa.ArrowException, OSError) as exc:  # not a CSV / Parquet file, or malformed
+        raise ValueError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
+            from None
+    _check_names(table.column_names, path)
+    columns = {name: _arrow_column(name, column, path)
+               for name, column in zip(table.column_names, table.columns)}
+    return _checked(columns, path)
+
+
+def _arrow_column(name, column, path):
+    """One Arrow column as a typed column; a type fastml cannot take is a ValueError naming
+    the column."""
+    import pyarrow as pa
+    kind = column.type
+    if pa.types.is_nested(kind):
+        raise ValueError(f"{path}: column {name!r} holds {kind} values (lists or records); "
+                         f"fastml needs one number or one text value per cell")
+    try:
         if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
             values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
-            columns[name] = np.where(_null_mask(column), np.nan, values)
-        elif pa.types.is_boolean(kind):
-            columns[name] = _objects(column.to_pylist())
-        else:
-            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-                column = column.cast(pa.string())
-            columns[name] = _objects(column.to_pylist())
-    return _checked(columns, path)
+            return np.where(_null_mask(column), np.nan, values)
+        if pa.types.is_boolean(kind):
+            return _objects(column.to_pylist())
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            column = column.cast(pa.string())
+        return _objects(column.to_pylist())
+    except pa.ArrowException as exc:
+        if pa.types.is_integer(kind):
+            raise ValueError(f"{path}: column {name!r} holds integers beyond 2**53 that "
+                             f"float64 cannot represent exactly ({exc}); fastml reads numbers "
+                             f"as float64: store the column as text if it is an identifier") \
+                from None
+        raise ValueError(f"{path}: column {name!r} of type {kind} cannot be read as numbers "
+                         f"or text: {exc}") from None
 
 
 def _null_mask(column):
@@ -80,6 +102,7 @@ def _read_csv_stdlib(path):
     if not rows:
         raise ValueError(f"{path} is empty (no header row)")
     header, body = rows[0], rows[1:]
+    _check_names(header, path)
     for i, row in enumerate(body, start=2):
         if len(row) != len(header):
             raise ValueError(f"{path}, line {i}: {len(row)} cells, but the header has "
@@ -99,11 +122,18 @@ def _typed(cells):
     return _objects([None if c == "" else c for c in cells])
 
 
+def _check_names(names, path):
+    """Column names are unique: a duplicate would silently hide one of the columns."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{path} has two columns named {name!r}; rename one")
+        seen.add(name)
+
+
 def _checked(columns, path):
     if not columns:
         raise ValueError(f"{path} has no columns")
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"{path} has duplicate column names")
     if len(next(iter(columns.values()))) == 0:
         raise ValueError(f"{path} has a header but no rows")
     return columns

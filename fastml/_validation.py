@@ -3,7 +3,9 @@
 Kernels never see bad data. Everything that reaches them is
 - a C-contiguous 2-D float32 or float64 array (float32/float64 kept as given; ints, bools and
   numeric objects become float64), copied only when the input is not already like that, or
-- a scipy.sparse CSR matrix with float data and int32 indices (for estimators that take it).
+- a scipy.sparse CSR matrix with float data and int32 indices whose structure was checked
+  (every index in bounds, indptr consistent; `_check_sparse` states the rules), for
+  estimators that take it.
 Bad input raises a ValueError (TypeError for a wrong kind of object) whose message names the
 problem: NaN or inf, empty data, 1-D X, mismatched lengths, one class, a different number of
 features at predict time than at fit time. Nothing the user passed in is modified.
@@ -140,21 +142,47 @@ def _check_finite(values, name, allow_nan):
             f"handles them: DecisionTreeClassifier, NaiveBayes)")
 
 
+_INT32_MAX = 2**31 - 1  # the kernels index CSR data with int32
+
+
 def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
+    """CSR input for the kernels, checked before anything reads it (scipy's constructor
+    accepts a matrix whose indices point outside it, and the kernels index without bounds
+    checks). The rules:
+    - the structure must be consistent: indptr of length n_rows + 1, indptr[0] = 0,
+      non-decreasing, indptr[-1] = len(indices) = len(data), every column index in
+      [0, n_features); anything else is a ValueError naming the problem;
+    - index arrays of any integer type; they become int32 (exactly: all values were checked
+      to fit) and more than 2**31 - 1 stored values or features are refused;
+    - unsorted column indices are sorted and duplicate entries summed (scipy's meaning of a
+      duplicate), in a copy;
+    - a valid CSR matrix with int32 indices, sorted without duplicates, and float data is
+      returned as it is (no copy). The input is never modified."""
     import scipy.sparse as sp
     if not accept_sparse:
         raise TypeError(
             f"{name} is a sparse matrix and this estimator needs dense input: use X.toarray()")
-    X = sp.csr_matrix(X) if X.format != "csr" else X
+    if len(X.shape) != 2:
+        raise ValueError(f"{name} is a {len(X.shape)}-D sparse array; expected 2-D "
+                         f"(n_samples, n_features)")
+    if X.format in ("csr", "csc"):
+        n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
+        _check_compressed(X.indptr, X.indices, X.data, n_major, n_minor, name, X.format)
+    elif X.format == "coo":
+        _check_coordinates(X, name)
+    X = X if X.format == "csr" else sp.csr_matrix(X)
     if X.shape[0] < ensure_min_samples:
         raise ValueError(f"{name} has {X.shape[0]} samples; at least {ensure_min_samples} required")
     if X.shape[1] == 0:
         raise ValueError(f"{name} has 0 features; at least 1 is required")
+    if X.nnz > _INT32_MAX or X.shape[1] > _INT32_MAX:
+        raise ValueError(f"{name} has {X.nnz} stored values and {X.shape[1]} features; at most "
+                         f"2**31 - 1 of each are supported")
     data = X.data
     target = dtype if dtype is not None else (data.dtype if data.dtype in FLOAT_DTYPES else np.float64)
-    if X.nnz >= 2**31:
-        raise ValueError(f"{name} has {X.nnz} stored values; at most 2**31 - 1 are supported")
-    indices = X.indices.astype(np.int32, copy=False)
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; its data has dtype {data.dtype}")
+    indices = X.indices.astype(np.int32, copy=False)  # exact: checked against the bounds above
     indptr = X.indptr.astype(np.int32, copy=False)
     data = np.ascontiguousarray(data, dtype=target)
     if (data is not X.data) or (indices is not X.indices) or (indptr is not X.indptr):
@@ -173,13 +201,49 @@ def _check_sparse(X, name, accept_sparse, allow_nan, dtype, ensure_min_samples):
     return X
 
 
+def _check_compressed(indptr, indices, data, n_major, n_minor, name, fmt):
+    """The structure of a CSR (rows major) or CSC (columns major) matrix, read only."""
+    major, minor = ("row", "column") if fmt == "csr" else ("column", "row")
+    for part, arr in (("indptr", indptr), ("indices", indices)):
+        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ValueError(f"{name} ({fmt}) has a malformed {part}: expected a 1-D integer "
+                             f"array")
+    if len(indptr) != n_major + 1:
+        raise ValueError(f"{name} ({fmt}) has an indptr of length {len(indptr)}; expected "
+                         f"{n_major + 1} ({major}s + 1)")
+    if indptr[0] != 0:
+        raise ValueError(f"{name} ({fmt}) has indptr[0] = {indptr[0]}; it must be 0")
+    nnz = int(indptr[-1])
+    if not nnz == len(indices) == len(np.asarray(data)):
+        raise ValueError(f"{name} ({fmt}) is inconsistent: indptr[-1] = {nnz}, but it holds "
+                         f"{len(indices)} indices and {len(np.asarray(data))} values")
+    if n_major and (indptr[1:] < indptr[:-1]).any():
+        at = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise ValueError(f"{name} ({fmt}) has a decreasing indptr at {major} {at}")
+    if nnz:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= n_minor:
+            bad = low if low < 0 else high
+            raise ValueError(f"{name} ({fmt}) has {minor} index {bad} outside [0, {n_minor})")
+
+
+def _check_coordinates(X, name):
+    for part, values, bound in (("row", X.row, X.shape[0]), ("column", X.col, X.shape[1])):
+        if len(values) and (int(values.min()) < 0 or int(values.max()) >= bound):
+            raise ValueError(f"{name} (coo) has a {part} index outside [0, {bound})")
+
+
 def check_target(y, *, name="y", numeric=False):
     """y as a 1-D array (a column vector is accepted and flattened)."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
+    given = y
     y = np.asarray(y)
+    if y.dtype.kind in "US" and not isinstance(given, np.ndarray):
+        # numpy turns [1, "a"] into two strings: look at what was given before it did
+        _check_label_types(np.asarray(given, dtype=object).ravel(), name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
@@ -194,7 +258,19 @@ def check_target(y, *, name="y", numeric=False):
     elif y.dtype == object:
         if any(v is None or (isinstance(v, float) and v != v) for v in y):
             raise ValueError(f"{name} contains missing labels (None or NaN)")
+        _check_label_types(y, name)
     return y
+
+
+def _check_label_types(values, name):
+    """Labels are all text or all numbers: a mix (1 and "1") is refused rather than silently
+    turned into strings or sorted by an arbitrary rule."""
+    types = {type(v) for v in values.tolist()}
+    text = {t for t in types if issubclass(t, (str, bytes))}
+    if text and len(types) > len(text):
+        found = sorted(t.__name__ for t in types)
+        raise ValueError(f"{name} mixes label types {found}: use one type for every label "
+                        f"(e.g. all str, or all int)")
 
 
 def check_X_y(X, y, *, accept_sparse=False, allow_nan=False, dtype=None, y_numeric=False,
@@ -233,12 +309,21 @@ def check_regression_targets(y, name="y"):
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
-    """None → ones; otherwise a finite, non-negative 1-D array of length n_samples."""
+    """None → ones; otherwise a finite, non-negative 1-D array of length n_samples with a
+    positive, finite sum. A scalar means that weight on every row and is checked the same way
+    (a negative, NaN or zero scalar is refused, not broadcast)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=dtype)
-    if isinstance(sample_weight, numbers.Number):
-        return np.full(n_samples, sample_weight, dtype=dtype)
-    w = np.ascontiguousarray(sample_weight, dtype=dtype)
+    if isinstance(sample_weight, (numbers.Number, np.generic)) and \
+            not isinstance(sample_weight, (bool, np.bool_)):
+        if not isinstance(sample_weight, numbers.Real):
+            raise ValueError(f"sample_weight must be a real number; got {sample_weight!r}")
+        w = np.full(n_samples, sample_weight, dtype=dtype)
+    else:
+        try:
+            w = np.ascontiguousarray(sample_weight, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ValueError("sample_weight must hold numbers") from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight must have shape ({n_samples},); got {w.shape}")
@@ -246,8 +331,13 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight contains NaN or infinity")
     if (w < 0).any():
         raise ValueError("sample_weight contains negative values")
-    if not (w > 0).any():
-        raise ValueError("sample_weight is zero everywhere: nothing to learn from")
+    with np.errstate(over="ignore"):
+        total = np.sum(w, dtype=np.float64)
+    if total == 0:
+        raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
+    if not np.isfinite(total):
+        raise ValueError("sample_weight sums to more than the largest float64 (~1.8e308); "
+                         "divide the weights by a common factor (only their ratios matter)")
     return w
 
 
@@ -283,8 +373,12 @@ def check_random_state(seed):
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, (numbers.Integral, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"random_state must be a non-negative integer; got {seed}")
+        return np.random.default_rng(int(seed))
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
 
 
@@ -293,9 +387,17 @@ def seed_from(rng):
     return int(rng.integers(0, 2**63 - 1, dtype=np.int64))
 
 
+C_INT_MAX = 2**31 - 1  # the kernels' `int` (32 bits on every platform fastml supports)
+
+
 def check_param(name, value, *, choices=None, low=None, high=None, integer=False,
-                low_inclusive=True, allow_none=False):
-    """Validate one hyper-parameter at fit time with a message that names it."""
+                low_inclusive=True, allow_none=False, c_int=True):
+    """Validate one hyper-parameter at fit time with a message that names it.
+
+    integer=True accepts Python and numpy integers (not bools); with c_int=True (the default)
+    the value must also fit a C int, [-2**31, 2**31 - 1], so it reaches a kernel without an
+    OverflowError (pass c_int=False for a count that Python alone uses). Real values must be
+    finite and representable as a float64. Every failure is a ValueError naming `name`."""
     if value is None and allow_none:
         return value
     if choices is not None:
@@ -303,11 +405,19 @@ def check_param(name, value, *, choices=None, low=None, high=None, integer=False
             raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}")
         return value
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}; got {value!r}")
-    if isinstance(value, float) and not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value!r}")
+    if integer and c_int and not -C_INT_MAX - 1 <= value <= C_INT_MAX:
+        raise ValueError(f"{name} = {value} is too large: it must fit a C int "
+                         f"(at most 2**31 - 1 = {C_INT_MAX} in size)")
+    if not integer:
+        try:
+            as_float = float(value)
+        except OverflowError:
+            raise ValueError(f"{name} = {value} is too large for a float64") from None
+        if not np.isfinite(as_float):
+            raise ValueError(f"{name} must be finite; got {value!r}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
         raise ValueError(f"{name} must be {op} {low}; got {value!r}")

@@ -13,9 +13,11 @@ function), so the command grows without this file knowing the families' details.
 named by short names (MODELS) or by class name and resolved lazily against `fastml`, so a new
 estimator is usable here as soon as it is exported.
 
-Errors a user can make (a wrong path, a missing column, an unknown model or parameter, a text
-target for a regressor, a damaged model file) print one line "fastml: error: ..." on stderr
-and exit with status 2 (set FASTML_TRACEBACK=1 to see the traceback instead).
+Errors a user can make (a wrong path, a missing, duplicated or empty column, a column type
+fastml cannot read, an unknown model or parameter, a parameter out of range, a text target for
+a regressor, a solver that diverges on the data, a damaged or crafted model file) print one
+line "fastml: error: ..." on stderr and exit with status 2, never a traceback (USER_ERRORS
+lists the exception types; set FASTML_TRACEBACK=1 to see the traceback instead).
 """
 import argparse
 import importlib
@@ -24,6 +26,7 @@ import os
 import sys
 import time
 
+from ._report import Report, timed_fit  # noqa: F401 (timed_fit: re-exported for callers of cli.timed_fit)
 from .exceptions import ModelFileError
 
 FAMILIES = ["linear_model", "tree", "naive_bayes"]
@@ -55,33 +58,6 @@ PREDICT_CHUNK_ROWS = 65536
 
 class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
-
-
-class Report:
-    """Prints the demo's sections: a title, the data, then one line per model with its
-    metrics and fit time."""
-
-    def __init__(self, out=None):
-        self.out = out or sys.stdout
-
-    def section(self, title, data_description):
-        print(f"\n== {title} ==", file=self.out)
-        print(f"data: {data_description}", file=self.out)
-
-    def model(self, name, metrics, fit_seconds):
-        cells = "  ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                          for k, v in metrics.items())
-        print(f"  {name:<44} {cells}  fit {fit_seconds * 1e3:8.1f} ms", file=self.out)
-
-    def text(self, line):
-        print(f"  {line}", file=self.out)
-
-
-def timed_fit(model, X, y):
-    """Fit and return the seconds it took."""
-    start = time.perf_counter()
-    model.fit(X, y)
-    return time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------- demo
@@ -240,24 +216,26 @@ def note(line):
 # ---------------------------------------------------------------------------- metrics
 
 def metrics_for(model, X, y):
-    """{name: value}: accuracy and log-loss for a classifier, RMSE and R² for a regressor."""
+    """{name: value}: accuracy and log-loss for a classifier, RMSE and R² for a regressor.
+    Log-loss is left out, with a note, when y holds classes the model never saw (it has no
+    probability for them; `fastml.metrics.log_loss` refuses them)."""
     from . import metrics
-    if _kind(model) == "regressor":
-        pred = model.predict(X)
-        return {"rmse": metrics.rmse(y, pred), "r2": metrics.r2(y, pred)}, pred
     pred = model.predict(X)
-    out = {"accuracy": metrics.accuracy(y, pred)}
+    if _kind(model) == "regressor":
+        return {"rmse": metrics.rmse(y, pred), "r2": metrics.r2_score(y, pred)}, pred
+    out = {"accuracy": metrics.accuracy_score(y, pred)}
     if hasattr(_inner(model), "predict_proba"):
-        out["log_loss"] = _log_loss(y, model.predict_proba(X), model.classes_)
+        unseen = _unseen_labels(y, model.classes_)
+        if unseen:
+            note(f"no log-loss: the data has classes the model never saw: {unseen[:5]!r}")
+        else:
+            out["log_loss"] = metrics.log_loss(y, model.predict_proba(X), model.classes_)
     return out, pred
 
 
-def _log_loss(y, proba, classes, eps=1e-15):
-    import numpy as np
-    column = {c: j for j, c in enumerate(classes.tolist())}
-    idx = np.array([column.get(v, -1) for v in y.tolist()])
-    p = np.where(idx >= 0, proba[np.arange(len(y)), np.maximum(idx, 0)], 0.0)
-    return float(-np.mean(np.log(np.clip(p, eps, 1.0)))) + 0.0  # + 0.0: no "-0.0000"
+def _unseen_labels(y, classes):
+    from .metrics import unique_labels
+    return unique_labels(list(set(y.tolist()) - set(classes.tolist())))
 
 
 def format_metrics(label, values):
@@ -265,13 +243,9 @@ def format_metrics(label, values):
 
 
 def print_confusion(y, pred, classes, title):
-    import numpy as np
-    labels = list(classes.tolist())
-    labels += sorted({v for v in y.tolist()} - set(labels), key=str)
-    index = {c: j for j, c in enumerate(labels)}
-    counts = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for t, p in zip(y.tolist(), pred.tolist()):
-        counts[index[t], index[p]] += 1
+    from .metrics import confusion_matrix
+    labels = list(classes.tolist()) + _unseen_labels(y, classes)
+    counts = confusion_matrix(y, pred, labels)
     names = [str(c) for c in labels]
     width = max(6, *(len(s) for s in names)) + 2
     print(f"confusion matrix ({title}; rows = true class, columns = predicted):")
@@ -432,8 +406,12 @@ def run_evaluate(args):
 # ---------------------------------------------------------------------------- info-gain / tree
 
 def _labelled_frame(args):
-    from ._tabular_io import _frame
+    from ._tabular_io import _frame, missing_mask
     features, y = split_target(load_columns(args.data), args.target, args.drop)
+    empty = [name for name, col in features.items() if missing_mask(col).all()]
+    if empty:
+        raise CLIError(f"column {empty[0]!r} has no values (every cell is empty); leave it out "
+                       f"with --drop {','.join(empty)}")
     return _frame(features), list(features), y
 
 
@@ -615,7 +593,48 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=file or sys.stderr)
 
 
+# What a user's data, parameters or files can cause: one line on stderr and exit status 2,
+# never a traceback. ArithmeticError covers FloatingPointError (e.g. SGD diverging),
+# OverflowError and ZeroDivisionError; KeyError comes from a column that is not there.
+USER_ERRORS = (CLIError, ModelFileError, ValueError, TypeError, ArithmeticError, RecursionError,
+               MemoryError, KeyError, IndexError, OSError, ImportError)
+
+
+def error_message(exc):
+    """The one line printed for a user error: the exception's first line, with what kind of
+    problem it is when the message alone would not say."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, KeyError):
+        return f"no such column or key: {text}"
+    if isinstance(exc, MemoryError):
+        return f"out of memory{': ' + text if text else ''} (the data or a parameter is too large)"
+    if isinstance(exc, RecursionError):
+        return f"the input is nested too deeply ({text})"
+    if isinstance(exc, ArithmeticError) and not isinstance(exc, (FloatingPointError,)):
+        return f"numerical error ({type(exc).__name__}): {text}"
+    if isinstance(exc, ImportError) and not text:
+        return f"a required package is missing ({type(exc).__name__})"
+    return text or type(exc).__name__
+
+
 def main(argv=None):
+    """Run the `fastml` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: sys.argv[1:]).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for a user error (one line on stderr, no traceback).
+
+    Examples
+    --------
+    >>> main(["fit", "no-such-file.csv", "--target", "y", "--model", "tree"])
+    2
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -628,11 +647,10 @@ def main(argv=None):
     except BrokenPipeError:  # e.g. `fastml predict ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (CLIError, ModelFileError, ValueError, TypeError, OSError, ImportError) as exc:
+    except USER_ERRORS as exc:
         if os.environ.get("FASTML_TRACEBACK"):
             raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"fastml: error: {message}", file=sys.stderr)
+        print(f"fastml: error: {error_message(exc)}", file=sys.stderr)
         return 2
     finally:
         warnings.showwarning = shown_before

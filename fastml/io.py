@@ -47,10 +47,20 @@ A <value> is JSON null / true / false / a number / a string, or a tagged object:
     {"$": "function", "name": "module:name"}               a public function defined in fastml,
                                                            only inside constructor parameters
 
-The allowlist: a class or function is accepted only when its module is `fastml` or a
-`fastml.*` module AND the object found there reports that same module and name (so a name a
-fastml module imported from elsewhere, e.g. `fastml.cli:sys`, is refused). Anything else, an
-unknown tag, an object dtype, or an array outside the payload is a `ModelFileError`.
+The allowlist: a class or function is accepted only when its module is one of
+ALLOWED_MODULES (the modules that define fastml's estimators, the objects inside them, and
+the public functions a constructor parameter may name) AND the object found there reports
+that same module and name (so a name such a module imported from elsewhere, e.g.
+`fastml.linear_model._sgd:warnings`, is refused). No other module is ever imported by `load`
+(not `fastml.__main__`, not `fastml.cli`). Anything else, an unknown tag, an object dtype, or
+an array outside the payload is a `ModelFileError`.
+
+Reading order: the fixed prefix (magic, version, header length) is checked first, then the
+header is read and parsed, and every array it declares is checked against the file's actual
+size, all before the payload is read; so a file that declares a huge payload is refused
+without allocating it. Then the SHA-256 of the whole file is verified. Whatever is malformed
+(deep nesting, huge numbers, wrong types, missing keys) raises `ModelFileError` and nothing
+else; an unreadable path raises OSError as `open` does.
 Models holding Python code (e.g. a lambda as a kernel) cannot be saved this way: save() raises
 a TypeError naming the attribute.
 
@@ -68,18 +78,21 @@ checks what it restores before handing it out:
   when the arrays could not have come from fit (wrong shapes or dtypes, a node index out of
   range, a cycle in a tree); `load` reports that as a ModelFileError naming the class.
 """
+import contextlib
 import hashlib
 import importlib
 import json
+import math
 import os
 import re
 import struct
+import threading
 
 import numpy as np
 
 from .exceptions import ModelFileError
 
-__all__ = ["save", "load", "ModelFileError", "FORMAT_VERSION"]
+__all__ = ["save", "load", "ModelFileError", "FORMAT_VERSION", "ALLOWED_MODULES"]
 
 MAGIC = b"\x93FASTML\n"
 FORMAT_VERSION = 1
@@ -92,13 +105,65 @@ _TAGS = ("float", "list", "tuple", "set", "frozenset", "dict", "array", "object_
          "type", "sparse", "generator", "function", "estimator", "object")
 _BUILTIN_TYPES = {t.__name__: t for t in (bool, int, float, complex, str)}
 _NUMPY_TYPES = {np.dtype(c).type.__name__: np.dtype(c).type for c in "?bhilqBHILQefdgFDG"}
+_MAX_HEADER = 2**30  # bytes; a model's header (structure and labels) is far smaller
+_MAX_DEPTH = 100     # nesting of tagged values; a forest of trees is about 10 deep
+
+# The only modules `load` may import: those defining fastml's estimators, the objects they
+# hold (SGD engine, tree storage, encoders) and the public functions (losses) a constructor
+# parameter may name. A module added to the package is not loadable until it is listed here;
+# tests/test_io.py checks that every estimator's saved file stays within this list.
+ALLOWED_MODULES = frozenset({
+    "fastml._tabular",
+    "fastml._tabular_io",
+    "fastml.losses",
+    "fastml.linear_model._logistic",
+    "fastml.linear_model._perceptron",
+    "fastml.linear_model._polynomial",
+    "fastml.linear_model._regression",
+    "fastml.linear_model._sgd",
+    "fastml.linear_model._svm",
+    "fastml.naive_bayes._classes",
+    "fastml.tree._classes",
+    "fastml.tree._forest",
+    "fastml.tree._prune",
+})
 
 
 # ---------------------------------------------------------------------------- public API
 
 def save(model, path):
     """Write `model` (any fastml estimator, fitted or not) to `path` (a path or a binary file
-    object) in the format above. Raises TypeError for anything that cannot be stored as data."""
+    object) in the format above.
+
+    Parameters
+    ----------
+    model : fastml estimator
+        Fitted or not.
+    path : str, os.PathLike or binary file object
+        Where to write. A path is written through a temporary file in the same folder that
+        replaces `path` at the end, so a failed save leaves neither a half-written model nor
+        the temporary file.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For anything that cannot be stored as data (e.g. a lambda as a kernel).
+    OSError
+        When the file cannot be written.
+
+    Examples
+    --------
+    >>> import io, fastml
+    >>> buffer = io.BytesIO()
+    >>> fastml.save(fastml.GaussianNB().fit([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]), buffer)
+    >>> _ = buffer.seek(0)
+    >>> fastml.load(buffer).predict([[0.5], [5.5]]).tolist()
+    [0, 1]
+    """
     arrays = []
     root = _Encoder(arrays).encode(model, "model")
     table, chunks, offset = [], [], 0
@@ -119,55 +184,165 @@ def save(model, path):
     if hasattr(path, "write"):
         path.write(data)
         return
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)  # never leave a half-written model under the real name
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}-{threading.get_ident()}"
+    try:
+        try:
+            f = open(tmp, "wb")
+        except OSError as exc:  # report the path the user gave, not the temporary name
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
+        with f:
+            f.write(data)
+        os.replace(tmp, path)  # never leave a half-written model under the real name
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load(path):
     """Read a model written by `save` (a path or a binary file object). Runs no code from the
-    file; raises ModelFileError for anything that is not a valid, intact fastml model file."""
+    file and imports only the modules of the allowlist (ALLOWED_MODULES).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or binary file object
+        The model file.
+
+    Returns
+    -------
+    estimator
+        The model as it was saved.
+
+    Raises
+    ------
+    ModelFileError
+        For anything that is not a valid, intact fastml model file (wrong magic, newer
+        version, truncated, checksum mismatch, malformed or crafted header or state).
+    OSError
+        When the file cannot be opened.
+
+    Examples
+    --------
+    >>> import io, fastml
+    >>> fastml.load(io.BytesIO(b"not a model"))
+    Traceback (most recent call last):
+    ...
+    fastml.exceptions.ModelFileError: not a fastml model file (wrong magic bytes)
+    """
     if hasattr(path, "read"):
-        data = path.read()
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
-    header, payload = _split(data)
-    arrays = [_read_array(payload, spec, i) for i, spec in enumerate(_array_table(header))]
-    if "root" not in header:
-        raise ModelFileError("the file's header has no model ('root' missing)")
-    return _Decoder(arrays).decode(header["root"])
+        return _load_stream(path)
+    with open(path, "rb") as f:
+        return _load_stream(f)
 
 
 # ---------------------------------------------------------------------------- reading
 
-def _split(data):
-    if data[:len(MAGIC)] != MAGIC:
-        if data[:1] == b"\x80" or data[:1] == b"(":
+def _load_stream(f):
+    size = _remaining_bytes(f)
+    prefix = _read(f, _PREFIX.size)
+    header_len = _check_prefix(prefix, size)
+    header_bytes = _read(f, header_len)
+    if len(header_bytes) < header_len:
+        raise ModelFileError("the model file is truncated")
+    if size is not None:  # every declared array must fit the file, before reading it
+        payload_len = size - _PREFIX.size - header_len - _DIGEST_SIZE
+        try:
+            header = _parse_header(header_bytes)
+            specs = [_array_spec(spec, i, payload_len)
+                     for i, spec in enumerate(_array_table(header))]
+        except ModelFileError:
+            _raise_if_damaged(prefix + header_bytes, _read(f, payload_len + _DIGEST_SIZE))
+            raise
+        rest = _read(f, payload_len + _DIGEST_SIZE)
+    else:
+        header = _parse_header(header_bytes)
+        table = _array_table(header)
+        rest = f.read()
+        payload_len = len(rest) - _DIGEST_SIZE
+        specs = [_array_spec(spec, i, payload_len) for i, spec in enumerate(table)]
+    if len(rest) < _DIGEST_SIZE or (size is not None and len(rest) < payload_len + _DIGEST_SIZE):
+        raise ModelFileError("the model file is truncated")
+    payload, digest = memoryview(rest)[:-_DIGEST_SIZE], rest[-_DIGEST_SIZE:]
+    check = hashlib.sha256(prefix)
+    check.update(header_bytes)
+    check.update(payload)
+    if check.digest() != digest:
+        raise ModelFileError("checksum mismatch: the model file is corrupted or truncated")
+    if "root" not in header:
+        raise ModelFileError("the file's header has no model ('root' missing)")
+    try:
+        arrays = [_read_array(payload, spec) for spec in specs]
+        return _Decoder(arrays).decode(header["root"])
+    except ModelFileError:
+        raise
+    except Exception as exc:  # anything else a crafted file can provoke (e.g. MemoryError)
+        raise ModelFileError(f"malformed model file ({type(exc).__name__}: "
+                             f"{str(exc)[:200]})") from None
+
+
+def _raise_if_damaged(head, rest):
+    """A header that does not parse is reported as what it most likely is: accidental damage
+    (checksum mismatch) when the checksum fails, else the caller's error (a crafted file)."""
+    if len(rest) < _DIGEST_SIZE or hashlib.sha256(head + rest[:-_DIGEST_SIZE]).digest() \
+            != rest[-_DIGEST_SIZE:]:
+        raise ModelFileError("checksum mismatch: the model file is corrupted or truncated")
+
+
+def _remaining_bytes(f):
+    """Bytes left in the file from the current position, or None when it cannot be known
+    (a pipe)."""
+    try:
+        return os.fstat(f.fileno()).st_size - f.tell()
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        here = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(here)
+        return end - here
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _read(f, n):
+    data = f.read(n)
+    if not isinstance(data, (bytes, bytearray)):
+        raise ModelFileError("fastml.load needs a path or a binary file object")
+    return bytes(data)
+
+
+def _check_prefix(prefix, size):
+    if prefix[:len(MAGIC)] != MAGIC[:len(prefix)] or len(prefix) == 0:
+        if prefix[:1] == b"\x80" or prefix[:1] == b"(":
             raise ModelFileError("this is a pickle file, not a fastml model file; fastml.load "
                                  "never unpickles (use pickle.load only on files you trust)")
         raise ModelFileError("not a fastml model file (wrong magic bytes)")
-    if len(data) < _PREFIX.size + _DIGEST_SIZE:
+    if len(prefix) < _PREFIX.size:
         raise ModelFileError("the model file is truncated")
-    _, version, header_len = _PREFIX.unpack_from(data)
+    _, version, header_len = _PREFIX.unpack(prefix)
     if version != FORMAT_VERSION:
         raise ModelFileError(
             f"model file format version {version} is not supported (this fastml reads version "
             f"{FORMAT_VERSION}){'; upgrade fastml' if version > FORMAT_VERSION else ''}")
-    body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
-    if hashlib.sha256(body).digest() != digest:
-        raise ModelFileError("checksum mismatch: the model file is corrupted or truncated")
-    end = _PREFIX.size + header_len
-    if end > len(body):
-        raise ModelFileError("the header length points past the end of the file")
+    if header_len > _MAX_HEADER:
+        raise ModelFileError(f"the header length {header_len} is not plausible (the file is "
+                             f"damaged or crafted)")
+    if size is not None and _PREFIX.size + header_len + _DIGEST_SIZE > size:
+        raise ModelFileError("the header length points past the end of the file (the file is "
+                             "truncated or damaged)")
+    return header_len
+
+
+def _parse_header(raw):
     try:
-        header = json.loads(body[_PREFIX.size:end].decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ModelFileError(f"the header is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ModelFileError("the header is nested too deeply to be a model") from None
     if not isinstance(header, dict) or header.get("format") != "fastml-model":
         raise ModelFileError("the header does not describe a fastml model")
-    return header, memoryview(body)[end:]
+    return header
 
 
 def _array_table(header):
@@ -177,24 +352,36 @@ def _array_table(header):
     return table
 
 
-def _read_array(payload, spec, i):
+def _array_spec(spec, i, payload_len):
+    """(dtype, shape, order, offset, nbytes) of array i, checked to lie inside the payload."""
     try:
         dtype_str, shape, order = spec["dtype"], spec["shape"], spec["order"]
         offset, nbytes = spec["offset"], spec["nbytes"]
     except (KeyError, TypeError):
-        raise ModelFileError(f"array {i}: incomplete description {spec!r}") from None
+        raise ModelFileError(f"array {i}: incomplete description {str(spec)[:80]}") from None
     if not (isinstance(dtype_str, str) and _SAFE_DTYPE.match(dtype_str)):
         raise ModelFileError(f"array {i}: dtype {dtype_str!r} is not allowed (only numbers and "
                              f"fixed-size strings; never Python objects)")
-    dtype = np.dtype(dtype_str)
-    if (not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape)
-            or order not in ("C", "F") or not isinstance(offset, int)
-            or not isinstance(nbytes, int)):
-        raise ModelFileError(f"array {i}: bad shape, order, offset or size in {spec!r}")
-    if nbytes != dtype.itemsize * int(np.prod(shape, dtype=np.int64)) or offset < 0 \
-            or offset + nbytes > len(payload):
+    try:
+        dtype = np.dtype(dtype_str)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelFileError(f"array {i}: dtype {dtype_str!r} is not allowed") from None
+    if (not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape)
+            or order not in ("C", "F") or not _is_int(offset) or not _is_int(nbytes)):
+        raise ModelFileError(f"array {i}: bad shape, order, offset or size in {str(spec)[:80]}")
+    if nbytes != dtype.itemsize * math.prod(shape) or offset < 0 \
+            or offset + nbytes > payload_len:
         raise ModelFileError(f"array {i}: its bytes lie outside the file or do not match its "
-                             f"shape")
+                             f"shape (the file is truncated, damaged or crafted)")
+    return dtype, shape, order, offset, nbytes
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _read_array(payload, spec):
+    dtype, shape, order, offset, nbytes = spec
     flat = np.frombuffer(payload[offset:offset + nbytes], dtype=dtype)
     return flat.reshape(shape, order=order).copy(order=order)  # writable, owns its memory
 
@@ -204,10 +391,10 @@ def _resolve(qualified, what):
     if not isinstance(qualified, str) or qualified.count(":") != 1:
         raise ModelFileError(f"bad {what} reference {qualified!r}")
     module_name, name = qualified.split(":")
-    if not (module_name == "fastml" or module_name.startswith("fastml.")) \
-            or not re.fullmatch(r"[A-Za-z_][\w.]*", module_name) \
-            or not re.fullmatch(r"[A-Za-z_]\w*", name):
-        raise ModelFileError(f"{what} {qualified!r} is not a fastml {what}; refusing to load it")
+    if module_name not in ALLOWED_MODULES or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ModelFileError(f"{what} {qualified!r} is not a fastml {what} a model file may "
+                             f"name (its module is not in fastml.io.ALLOWED_MODULES); refusing "
+                             f"to load it")
     try:
         module = importlib.import_module(module_name)
         obj = getattr(module, name)
@@ -227,10 +414,21 @@ class _Decoder:
     def __init__(self, arrays):
         self.arrays = arrays
         self.functions_allowed = False  # True only while decoding an estimator's params
+        self.depth = 0
 
     def decode(self, v):
         if v is None or isinstance(v, (bool, int, float, str)):
             return v
+        if self.depth >= _MAX_DEPTH:
+            raise ModelFileError(f"the model is nested more than {_MAX_DEPTH} levels deep "
+                                 f"(the file is damaged or crafted)")
+        self.depth += 1
+        try:
+            return self._decode_tagged(v)
+        finally:
+            self.depth -= 1
+
+    def _decode_tagged(self, v):
         if not isinstance(v, dict) or "$" not in v:
             raise ModelFileError(f"unexpected value in the header: {str(v)[:80]}")
         method = getattr(self, "_" + v["$"], None) if v["$"] in _TAGS else None

@@ -1,41 +1,350 @@
-"""The metrics the demo and the command line report (same definitions as scikit-learn's)."""
+"""Evaluation metrics: the one home of accuracy, log-loss, the confusion matrix, RMSE and R².
+
+The definitions, names and keyword arguments are scikit-learn's (`accuracy_score`, `log_loss`,
+`confusion_matrix`, `mean_squared_error`, `r2_score`), so results can be compared one to one.
+`estimator.score`, the `fastml` command, `fastml.plot` and the demos all call these.
+
+Labels outside the known classes
+--------------------------------
+`log_loss(y_true, proba, classes)` needs P(true label) for every row, so a label of `y_true`
+that is not in `classes` (a class the model never saw at fit) is an error that names the label
+(scikit-learn's rule), never a silent "probability 0". `confusion_matrix` with explicit
+`labels` ignores rows whose true or predicted label is outside them (scikit-learn's rule); the
+`fastml` command passes the fitted classes plus the unseen ones so nothing is dropped.
+"""
+import numbers
+
 import numpy as np
+
+__all__ = ["accuracy_score", "accuracy", "log_loss", "confusion_matrix", "unique_labels",
+           "mean_squared_error", "rmse", "r2_score", "r2"]
+
+
+def _weights(sample_weight, n):
+    if sample_weight is None:
+        return None
+    from ._validation import check_sample_weight
+    return check_sample_weight(sample_weight, n)
+
+
+def _same_length(a, b, names=("y_true", "y_pred")):
+    if len(a) != len(b):
+        raise ValueError(f"{names[0]} and {names[1]} have different lengths: {len(a)} and "
+                         f"{len(b)}")
+    if len(a) == 0:
+        raise ValueError(f"{names[0]} is empty; at least 1 sample is required")
+
+
+def accuracy_score(y_true, y_pred, *, sample_weight=None):
+    """Fraction of labels predicted exactly (weighted by `sample_weight` when given).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels (any comparable values).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weight of each row.
+
+    Returns
+    -------
+    float
+        The (weighted) fraction of rows with ``y_pred == y_true``.
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ or the weights are invalid.
+
+    Examples
+    --------
+    >>> from fastml.metrics import accuracy_score
+    >>> accuracy_score([0, 1, 1, 0], [0, 1, 0, 0])
+    0.75
+    """
+    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    _same_length(y_true, y_pred)
+    correct = (y_true == y_pred).astype(np.float64)
+    return float(np.average(correct, weights=_weights(sample_weight, len(correct))))
 
 
 def accuracy(y_true, y_pred):
-    """Fraction of labels predicted exactly."""
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    return float(np.mean(y_true == y_pred))
+    """The same as `accuracy_score(y_true, y_pred)` (kept for existing callers).
+
+    Examples
+    --------
+    >>> accuracy(["a", "b"], ["a", "a"])
+    0.5
+    """
+    return accuracy_score(y_true, y_pred)
 
 
-def log_loss(y_true, proba, classes, eps=1e-15):
-    """Mean -log P(true class); `proba` columns follow `classes` (probabilities clipped at eps
-    so one confident mistake gives a large finite number, not inf)."""
-    classes = np.asarray(classes)
-    idx = np.searchsorted(classes, np.asarray(y_true))
-    p = np.asarray(proba, dtype=np.float64)[np.arange(len(idx)), idx]
-    return float(-np.mean(np.log(np.clip(p, eps, 1.0))))
+def unique_labels(*ys):
+    """The sorted union of the labels in `ys` (sorted by their text when the values cannot be
+    compared with each other, e.g. None among strings).
+
+    Parameters
+    ----------
+    *ys : array-like
+        Label arrays.
+
+    Returns
+    -------
+    list
+        The distinct labels, sorted.
+
+    Examples
+    --------
+    >>> unique_labels([2, 0], [1, 2])
+    [0, 1, 2]
+    """
+    values = set()
+    for y in ys:
+        values.update(_labels_array(y).tolist())
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
 
 
-def confusion_matrix(y_true, y_pred, classes):
-    """counts[i, j] = rows of true class classes[i] predicted as classes[j]."""
-    classes = np.asarray(classes)
-    t = np.searchsorted(classes, np.asarray(y_true))
-    p = np.searchsorted(classes, np.asarray(y_pred))
-    out = np.zeros((len(classes), len(classes)), dtype=np.int64)
-    np.add.at(out, (t, p), 1)
+def _labels_array(labels):
+    """Labels as an array without numpy's coercion of mixed numbers and text to text."""
+    if isinstance(labels, np.ndarray):
+        return labels.ravel()
+    labels = list(labels)
+    if all(isinstance(v, str) for v in labels) or all(
+            isinstance(v, (numbers.Number, np.number)) for v in labels):
+        return np.asarray(labels)
+    out = np.empty(len(labels), dtype=object)
+    out[:] = labels
     return out
 
 
-def rmse(y_true, y_pred):
-    """Root mean squared error."""
-    diff = np.asarray(y_true, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64)
-    return float(np.sqrt(np.mean(diff ** 2)))
+def _label_codes(values, labels):
+    """Position of each value in `labels` (any order), -1 where it is not there. Numbers
+    against numbers and text against text go through numpy; anything else through a dict."""
+    values, labels = _labels_array(values), _labels_array(labels)
+    kinds = {values.dtype.kind, labels.dtype.kind}
+    if kinds <= set("biuf") or kinds <= set("US"):
+        order = np.argsort(labels, kind="stable")
+        ranked = labels[order]
+        pos = np.clip(np.searchsorted(ranked, values), 0, max(len(ranked) - 1, 0))
+        if len(ranked) == 0:
+            return np.full(len(values), -1, dtype=np.int64)
+        return np.where(ranked[pos] == values, order[pos], -1).astype(np.int64)
+    index = {c: j for j, c in enumerate(labels.tolist())}
+    return np.array([index.get(v, -1) for v in values.tolist()], dtype=np.int64)
+
+
+def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_weight=None):
+    """Mean cross-entropy -log P(true label) of predicted class probabilities.
+
+    Probabilities are clipped to [eps, 1] first, so one confident mistake gives a large
+    finite loss (-log(1e-15) = 34.5), not inf.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, column j for ``classes[j]`` (e.g. ``model.predict_proba(X)``
+        with ``model.classes_``). A 1-D array is P(classes[1]) of a binary problem.
+    classes : array-like of shape (n_classes,), optional
+        The label of each column. Default: the sorted labels of `y_true`. `labels` is the
+        same argument under scikit-learn's name.
+    eps : float, default 1e-15
+        Lower clip of the probabilities.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weight of each row.
+
+    Returns
+    -------
+    float
+        The (weighted) mean of -log p.
+
+    Raises
+    ------
+    ValueError
+        If `y_true` holds a label that is not in `classes` (the message names it: a model
+        cannot be scored on a class it never saw), if the number of columns differs from the
+        number of classes, or if the lengths differ.
+
+    Examples
+    --------
+    >>> from fastml.metrics import log_loss
+    >>> round(log_loss([0, 1], [[0.8, 0.2], [0.4, 0.6]], [0, 1]), 6)  # (-ln .8 - ln .6) / 2
+    0.366985
+    >>> log_loss(["a", "c"], [[0.5, 0.5], [0.5, 0.5]], ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true has labels that are not among the classes ['a', 'b']: ['c']
+    """
+    if classes is not None and labels is not None:
+        raise ValueError("pass the classes once: either `classes` or `labels`")
+    classes = labels if classes is None else classes
+    y_true = _labels_array(y_true)
+    classes = _labels_array(unique_labels(y_true) if classes is None else classes)
+    proba = np.asarray(y_proba, dtype=np.float64)
+    if proba.ndim == 1:
+        if len(classes) != 2:
+            raise ValueError(f"1-D probabilities mean a binary problem; there are "
+                             f"{len(classes)} classes")
+        proba = np.column_stack([1.0 - proba, proba])
+    if proba.ndim != 2 or proba.shape[1] != len(classes):
+        raise ValueError(f"y_proba has shape {proba.shape}; expected (n_samples, "
+                         f"{len(classes)}), one column per class")
+    _same_length(y_true, proba, ("y_true", "y_proba"))
+    codes = _label_codes(y_true, classes)
+    if (codes < 0).any():
+        unseen = unique_labels(y_true[codes < 0])
+        raise ValueError(f"y_true has labels that are not among the classes "
+                         f"{classes.tolist()!r}: {unseen!r}")
+    p = np.clip(proba[np.arange(len(codes)), codes], eps, 1.0)
+    loss = np.average(-np.log(p), weights=_weights(sample_weight, len(p)))
+    return float(loss) + 0.0  # + 0.0: a perfect score is 0.0, never -0.0
+
+
+def confusion_matrix(y_true, y_pred, labels=None, *, sample_weight=None):
+    """counts[i, j] = number (or total weight) of rows of true label labels[i] predicted as
+    labels[j].
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels.
+    labels : array-like, optional
+        The labels that index the rows and columns, in that order. Default: the sorted union
+        of `y_true` and `y_pred`. Rows whose true or predicted label is not among them are
+        left out (scikit-learn's rule).
+    sample_weight : array-like of shape (n_samples,), optional
+        Weight of each row; the matrix is then float64.
+
+    Returns
+    -------
+    ndarray of shape (n_labels, n_labels)
+        int64 counts (float64 with weights).
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ.
+
+    Examples
+    --------
+    >>> from fastml.metrics import confusion_matrix
+    >>> confusion_matrix(["a", "b", "b"], ["a", "a", "b"])
+    array([[1, 0],
+           [1, 1]])
+    """
+    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    _same_length(y_true, y_pred)
+    labels = _labels_array(unique_labels(y_true, y_pred) if labels is None else labels)
+    t, p = _label_codes(y_true, labels), _label_codes(y_pred, labels)
+    kept = (t >= 0) & (p >= 0)
+    w = _weights(sample_weight, len(t))
+    out = np.zeros((len(labels), len(labels)), dtype=np.int64 if w is None else np.float64)
+    np.add.at(out, (t[kept], p[kept]), 1 if w is None else w[kept])
+    return out
+
+
+def mean_squared_error(y_true, y_pred, *, sample_weight=None):
+    """Mean of (y_true - y_pred)² over rows (and outputs).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        True and predicted values.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weight of each row.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ.
+
+    Examples
+    --------
+    >>> mean_squared_error([1.0, 2.0], [1.0, 4.0])
+    2.0
+    """
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    per_output = np.average((y_true - y_pred) ** 2, axis=0,
+                            weights=_weights(sample_weight, len(y_true)))
+    return float(np.mean(per_output))
+
+
+def rmse(y_true, y_pred, *, sample_weight=None):
+    """Root mean squared error, sqrt(mean_squared_error).
+
+    Examples
+    --------
+    >>> rmse([0.0, 0.0], [3.0, 4.0])  # sqrt((9 + 16) / 2)
+    3.5355339059327378
+    """
+    return float(np.sqrt(mean_squared_error(y_true, y_pred, sample_weight=sample_weight)))
+
+
+def _regression_pair(y_true, y_pred):
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_pred.shape != y_true.shape and y_pred.size == y_true.size:
+        y_pred = y_pred.reshape(y_true.shape)  # (n, 1) against (n,)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true and y_pred have different shapes: {y_true.shape} and "
+                         f"{y_pred.shape}")
+    if y_true.ndim == 0 or len(y_true) == 0:
+        raise ValueError("y_true is empty; at least 1 sample is required")
+    return y_true, y_pred
+
+
+def r2_score(y_true, y_pred, *, sample_weight=None):
+    """Coefficient of determination R² = 1 - SS_res / SS_tot, averaged uniformly over outputs.
+
+    A constant `y_true` (SS_tot = 0) gives 1.0 when predicted exactly and 0.0 otherwise
+    (scikit-learn's `force_finite` rule), never a division by zero.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        True and predicted values.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weight of each row.
+
+    Returns
+    -------
+    float
+        At most 1; 0 for predicting the mean; negative when worse than the mean.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ.
+
+    Examples
+    --------
+    >>> r2_score([1.0, 2.0, 3.0], [1.0, 2.0, 4.0])  # 1 - 1 / 2
+    0.5
+    """
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    w = _weights(sample_weight, len(y_true))
+    mean = np.average(y_true, axis=0, weights=w)
+    ss_res = np.average((y_true - y_pred) ** 2, axis=0, weights=w)
+    ss_tot = np.average((y_true - mean) ** 2, axis=0, weights=w)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        score = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
+                         np.where(ss_res > 0, 0.0, 1.0))
+    return float(np.mean(score))
 
 
 def r2(y_true, y_pred):
-    """Coefficient of determination 1 - SS_res / SS_tot."""
-    y_true = np.asarray(y_true, dtype=np.float64)
-    ss_res = np.sum((y_true - np.asarray(y_pred, dtype=np.float64)) ** 2)
-    ss_tot = np.sum((y_true - y_true.mean()) ** 2)
-    return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else 0.0
+    """The same as `r2_score(y_true, y_pred)` (kept for existing callers).
+
+    Examples
+    --------
+    >>> r2([2.0, 2.0], [2.0, 2.0])  # constant and exact
+    1.0
+    """
+    return r2_score(y_true, y_pred)

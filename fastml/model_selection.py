@@ -1,4 +1,6 @@
 """Splitting data for held-out evaluation."""
+import numbers
+
 import numpy as np
 
 from ._validation import check_random_state
@@ -14,9 +16,55 @@ def _take(a, idx):
 
 def train_test_split(X, y, *, test_size=0.25, random_state=None, stratify=False):
     """(X_train, X_test, y_train, y_test), a random split with `test_size` (a fraction in
-    (0, 1) or a row count) held out; `stratify=True` keeps each class's share in both parts."""
+    (0, 1) or a row count) held out; `stratify=True` keeps each class's share in both parts.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame of shape (n_samples, ...)
+        Rows to split (kept in their type).
+    y : array-like or Series of shape (n_samples,)
+        Targets, split the same way.
+    test_size : float or int, default 0.25
+        A fraction in (0, 1) of the rows, or a number of rows, to hold out.
+    random_state : None, int or numpy Generator
+        Seed of the shuffle.
+    stratify : bool, default False
+        Hold out the same share of every class of y.
+
+    Returns
+    -------
+    X_train, X_test, y_train, y_test
+        The rows of each part, in their original order.
+
+    Raises
+    ------
+    ValueError
+        If the split leaves no row on one side.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.model_selection import train_test_split
+    >>> X, y = np.arange(20).reshape(10, 2), np.arange(10)
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0)
+    >>> X_train.shape, X_test.shape, sorted(np.concatenate([y_train, y_test]).tolist()) == list(range(10))
+    ((7, 2), (3, 2), True)
+    """
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    n_test = int(round(test_size * n)) if isinstance(test_size, float) else int(test_size)
+    n_y = y.shape[0] if hasattr(y, "shape") else len(y)
+    if n != n_y:
+        raise ValueError(f"X and y have different numbers of samples: X has {n}, y has {n_y}")
+    if isinstance(test_size, (bool, np.bool_)) or not isinstance(test_size, numbers.Real) \
+            or not np.isfinite(test_size):
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of rows; got "
+                         f"{test_size!r}")
+    if isinstance(test_size, numbers.Integral):
+        n_test = int(test_size)
+    elif 0 < test_size < 1:
+        n_test = int(round(test_size * n))
+    else:
+        raise ValueError(f"test_size={test_size!r} must be a fraction in (0, 1) (or a whole "
+                         f"number of rows)")
     if not 0 < n_test < n:
         raise ValueError(f"test_size={test_size!r} leaves no rows for training or for testing "
                          f"({n} rows)")

@@ -51,7 +51,40 @@ def _name(estimator):
 
 def plot_learning_curve(estimator, *, ax=None, title=None, path=None, figsize=(6.4, 4.4),
                         dpi=100):
-    """The training loss per iteration / epoch from `loss_curve_` (or a sequence of losses)."""
+    """The training loss per iteration / epoch from `loss_curve_` (or a sequence of losses).
+
+    Parameters
+    ----------
+    estimator : fitted estimator with `loss_curve_`, or a sequence of losses
+    ax : matplotlib Axes, optional
+        Draw here; otherwise into a new figure of `figsize` inches.
+    title : str, optional
+        The Axes title (a default names the estimator).
+    path : str or path-like, optional
+        Save the new figure there (PNG at `dpi`).
+    figsize : (float, float)
+        Inches of a new figure.
+    dpi : int, default 100
+        Resolution of the saved picture.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        If there is no non-empty 1-D loss curve.
+    ImportError
+        Without matplotlib (``pip install 'fastml[plot]'``).
+
+    Examples
+    --------
+    >>> from fastml import plot
+    >>> ax = plot.plot_learning_curve([1.0, 0.5, 0.25])
+    >>> ax.get_xlabel(), len(ax.lines[0].get_xdata())
+    ('iteration', 3)
+    """
     curve = getattr(estimator, "loss_curve_", estimator)
     if isinstance(curve, str) or not hasattr(curve, "__len__"):
         raise ValueError(f"{_name(estimator)} has no loss_curve_ to plot (fit it first, with "
@@ -87,7 +120,48 @@ def plot_decision_regions(estimator, X, y=None, *, ax=None, feature_names=None, 
                           title=None, path=None, figsize=(6.4, 5.2), dpi=100):
     """The class a fitted classifier predicts over the plane of two features, with the points
     of (X, y) on top (colour = true class). Works for any classifier with predict and
-    classes_ (fastml or scikit-learn)."""
+    classes_ (fastml or scikit-learn).
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        Fitted on two features.
+    X : array-like of shape (n_samples, 2)
+        The points to draw (and the extent of the grid).
+    y : array-like of shape (n_samples,), optional
+        Their true classes (the points' colours).
+    feature_names : two str, optional
+        Axis labels.
+    resolution : int, default 300
+        Grid points per axis.
+    ax : matplotlib Axes, optional
+        Draw here; otherwise into a new figure of `figsize` inches.
+    title : str, optional
+        The Axes title (a default names the estimator).
+    path : str or path-like, optional
+        Save the new figure there (PNG at `dpi`).
+    figsize : (float, float)
+        Inches of a new figure.
+    dpi : int, default 100
+        Resolution of the saved picture.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        If X does not have exactly 2 columns.
+
+    Examples
+    --------
+    >>> from fastml import GaussianNB, plot
+    >>> X, y = [[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]], [0, 0, 1, 1]
+    >>> ax = plot.plot_decision_regions(GaussianNB().fit(X, y), X, y, resolution=20)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['0', '1']
+    """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"decision regions need exactly 2 features; X has shape {X.shape} "
@@ -137,19 +211,51 @@ def _class_colors(n):
 def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=False, ax=None, title=None,
                           path=None, figsize=(5.6, 4.8), dpi=100):
     """counts[i, j] = rows of true class labels[i] predicted as labels[j] (normalize=True:
-    each row divided by its total, i.e. per-class recall on the diagonal)."""
+    each row divided by its total, i.e. per-class recall on the diagonal). The counts are
+    `fastml.metrics.confusion_matrix`'s.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+    labels : list, optional
+        Rows / columns in this order (default: the sorted labels of both); rows with a
+        label outside `labels` are left out.
+    normalize : bool, default False
+        Divide each row by its total.
+    ax : matplotlib Axes, optional
+        Draw here; otherwise into a new figure of `figsize` inches.
+    title : str, optional
+        The Axes title (a default names the estimator).
+    path : str or path-like, optional
+        Save the new figure there (PNG at `dpi`).
+    figsize : (float, float)
+        Inches of a new figure.
+    dpi : int, default 100
+        Resolution of the saved picture.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ.
+
+    Examples
+    --------
+    >>> from fastml import plot
+    >>> ax = plot.plot_confusion_matrix(["a", "b", "b"], ["a", "a", "b"])
+    >>> ax.get_title()
+    'confusion matrix (accuracy 0.667)'
+    """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred have different lengths: {len(y_true)} and "
                          f"{len(y_pred)}")
-    if labels is None:
-        labels = _sorted_labels(set(y_true.tolist()) | set(y_pred.tolist()))
-    labels = list(labels)
-    index = {c: k for k, c in enumerate(labels)}
-    counts = np.zeros((len(labels), len(labels)))
-    for t, p in zip(y_true.tolist(), y_pred.tolist()):
-        if t in index and p in index:
-            counts[index[t], index[p]] += 1
+    from .metrics import confusion_matrix, unique_labels
+    labels = unique_labels(y_true, y_pred) if labels is None else list(labels)
+    counts = confusion_matrix(y_true, y_pred, labels).astype(np.float64)
     shown = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1) if normalize else counts
     ax = _axes(ax, figsize)
     image = ax.imshow(shown, cmap="Blues", vmin=0)
@@ -171,19 +277,41 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=False, ax=No
     return ax
 
 
-def _sorted_labels(values):
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=str)
-
-
 # ---------------------------------------------------------------------------- trees
 
 def plot_tree(estimator, *, feature_names=None, ax=None, title=None, path=None,
               figsize=None, dpi=100, **kwargs):
     """Draw a fitted decision tree (fastml.tree.plot_tree). figsize=None sizes the figure from
-    the tree, about an inch per leaf and per level, so big trees stay readable."""
+    the tree, about an inch per leaf and per level, so big trees stay readable.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    feature_names : list of str, optional
+    ax : matplotlib Axes, optional
+        Draw here; otherwise into a new figure of `figsize` inches.
+    title : str, optional
+        The Axes title (a default names the estimator).
+    path : str or path-like, optional
+        Save the new figure there (PNG at `dpi`).
+    figsize : (float, float)
+        Inches of a new figure.
+    dpi : int, default 100
+        Resolution of the saved picture.
+    **kwargs
+        Passed to `fastml.tree.plot_tree`.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> from fastml import DecisionTreeClassifier, plot
+    >>> tree = DecisionTreeClassifier().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    >>> plot.plot_tree(tree).get_title()
+    'DecisionTreeClassifier'
+    """
     from .tree import plot_tree as draw_tree
     if ax is None and figsize is None:
         tree = estimator.tree_
@@ -201,7 +329,33 @@ def plot_tree(estimator, *, feature_names=None, ax=None, title=None, path=None,
 def plot_report(estimator, X, y, *, feature_names=None, title=None, path=None, dpi=100):
     """The pictures that fit the model, side by side: the confusion matrix on (X, y) for a
     classifier (predicted vs true values for a regressor), the decision regions when X has two
-    features, the learning curve when the model has loss_curve_, the tree for a tree."""
+    features, the learning curve when the model has loss_curve_, the tree for a tree.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        True targets of X.
+    feature_names : list of str, optional
+    title : str, optional
+        Names the data (e.g. "test").
+    path : str or path-like, optional
+        Save the figure there (PNG at `dpi`).
+    dpi : int, default 100
+
+    Returns
+    -------
+    matplotlib Figure
+
+    Examples
+    --------
+    >>> from fastml import GaussianNB, plot
+    >>> X, y = [[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]], [0, 0, 1, 1]
+    >>> fig = plot.plot_report(GaussianNB().fit(X, y), X, y, title="train")
+    >>> len(fig.axes) >= 2
+    True
+    """
     y = np.asarray(y)
     panels = []  # (width in panels, draw(ax))
     classifier = getattr(estimator, "_estimator_type", None) == "classifier"
@@ -235,7 +389,8 @@ def _plot_predicted_vs_true(estimator, X, y, ax, title):
     ax.scatter(y, pred, s=14, alpha=0.7, edgecolor="none", label="rows")
     lo, hi = float(min(y.min(), pred.min())), float(max(y.max(), pred.max()))
     ax.plot([lo, hi], [lo, hi], color="black", linewidth=1, label="perfect prediction")
-    rmse = float(np.sqrt(np.mean((y - pred) ** 2)))
+    from .metrics import rmse as root_mean_squared_error
+    rmse = root_mean_squared_error(y, pred)
     ax.set_xlabel("true value")
     ax.set_ylabel("predicted value")
     ax.set_title(f"predicted vs true{f' ({title})' if title else ''}, RMSE {rmse:.3g}")

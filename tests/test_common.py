@@ -202,3 +202,25 @@ def test_dataframe_feature_names_are_recorded_and_checked(cls):
     method = "transform" if est._estimator_type == "transformer" else "predict"
     with pytest.raises(ValueError, match="feature names"):
         getattr(est, method)(frame[["b", "a", "c", "d"]])
+
+
+def _thread_settings():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    return sorted((lib["internal_api"], lib["filepath"], lib["num_threads"])
+                  for lib in threadpoolctl.threadpool_info())
+
+
+def test_eight_threads_predict_like_one_and_leave_thread_settings_alone(cls):
+    """Predicting from 8 threads at once gives one thread's answers, and neither fit nor
+    predict changes the process's BLAS / OpenMP thread settings (issue 12)."""
+    from concurrent.futures import ThreadPoolExecutor
+    before = _thread_settings()
+    est = make(cls)
+    X, y = data_for(est)
+    est.fit(X, y)
+    expected = outputs(est, X)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: outputs(est, X), range(16)))
+    for got in results:
+        assert_same_outputs(expected, got)
+    assert _thread_settings() == before

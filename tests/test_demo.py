@@ -27,3 +27,16 @@ def test_demo_needs_no_optional_dependency(tmp_path):
                          timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "Naive Bayes" in out.stdout and "Decision trees" in out.stdout
+
+
+def test_demos_do_not_import_the_cli():
+    # The report writer lives in fastml._report; the demos and the CLI both use it.
+    import ast
+    import pathlib
+    import fastml
+    root = pathlib.Path(fastml.__file__).parent
+    for path in root.glob("*/_demo.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert "cli" not in (node.module or "").split("."), f"{path} imports the CLI"
+    from fastml._report import Report, timed_fit  # noqa: F401

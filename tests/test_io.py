@@ -6,6 +6,7 @@ import io
 import json
 import os
 import pickle
+import re
 import struct
 
 import numpy as np
@@ -224,7 +225,7 @@ def test_classes_outside_fastml_are_refused(good_bytes, evil_class):
 
 def test_a_fastml_class_that_is_not_an_estimator_cannot_be_the_estimator(good_bytes):
     def edit(header):
-        header["root"]["class"] = "fastml.exceptions:ModelFileError"
+        header["root"]["class"] = "fastml.tree._classes:Tree"  # allowed, but not an estimator
     with pytest.raises(ModelFileError, match="not a fastml estimator"):
         from_bytes(rewrite_header(good_bytes, edit))
 
@@ -522,10 +523,17 @@ def test_a_function_in_fitted_state_is_refused():
 
     def as_kernel(header):
         header["root"]["params"]["items"] = [
-            [k, {"$": "function", "name": "fastml.io:save"} if k == "kernel" else v]
+            [k, {"$": "function", "name": "fastml.losses:hinge_loss"} if k == "kernel" else v]
             for k, v in header["root"]["params"]["items"]]
     # as a parameter the name is allowed, but the model was fit with the rbf kernel
     refused(rewrite_header(to_bytes(est), as_kernel), match="kernel parameter does not match")
+
+    def outside_allowlist(header):
+        as_kernel(header)
+        for item in header["root"]["params"]["items"]:
+            if item[0] == "kernel":
+                item[1]["name"] = "fastml.io:save"
+    refused(rewrite_header(to_bytes(est), outside_allowlist), match="ALLOWED_MODULES")
 
     def in_state(header):
         header["root"]["state"]["items"].append(
@@ -547,7 +555,7 @@ def test_private_functions_are_neither_saved_nor_loaded(good_bytes):
 
     def edit(header):
         header["root"]["params"]["items"][0][1] = {"$": "function",
-                                                   "name": "fastml.plot:_save"}
+                                                   "name": "fastml.losses:_sigmoid"}
     refused(rewrite_header(good_bytes, edit), match="not a public fastml function")
 
 
@@ -606,3 +614,112 @@ def test_fitted_models_pass_their_own_state_check(name_cls):
         assert check is not None
         check(est)  # unfitted: nothing to check
         check(est.fit(X, y))
+
+
+# ---------------------------------------------------------------- issue 12: model-file hardening
+
+def test_load_never_imports_fastml_main_and_importing_it_runs_nothing(good_bytes):
+    import subprocess
+    import sys
+    for edit in (lambda h: h["root"].update({"class": "fastml.__main__:main"}),
+                 lambda h: h["root"].update({"class": "fastml.__main__:BaseEstimator"}),
+                 lambda h: h["root"]["params"]["items"][0].__setitem__(
+                     1, {"$": "function", "name": "fastml.__main__:main"})):
+        refused(rewrite_header(good_bytes, edit), match="ALLOWED_MODULES")
+    code = ("import sys; sys.argv = ['host', 'demo']\n"
+            "import fastml.__main__\n"
+            "print('still here')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout == "still here\n", out.stdout + out.stderr
+
+
+def test_every_saved_estimator_stays_within_the_allowlist():
+    from fastml.io import ALLOWED_MODULES
+    for name, cls in fastml.all_estimators():
+        est = cls()
+        data = to_bytes(est.fit(*data_for(est)))
+        header_len = struct.unpack_from("<8sHQ", data)[2]
+        names = re.findall(r'"(?:class|name)": "([\w.]+):', data[18:18 + header_len].decode())
+        assert names and set(names) <= ALLOWED_MODULES, (name, set(names) - ALLOWED_MODULES)
+
+
+def _nested(depth):
+    value = {"$": "list", "items": []}
+    for _ in range(depth):
+        value = {"$": "list", "items": [value]}
+    return value
+
+
+@pytest.mark.parametrize("edit", [
+    pytest.param(lambda h: h["root"]["params"]["items"][0].__setitem__(1, _nested(150)),
+                 id="nesting above the limit"),
+    pytest.param(lambda h: h["arrays"][0].update({"shape": [2**62, 2**62]}), id="huge shape"),
+    pytest.param(lambda h: h["arrays"][0].update({"dtype": "<U99999999999999999999"}),
+                 id="huge dtype"),
+    pytest.param(lambda h: h["arrays"][0].update({"shape": [True]}), id="bool shape"),
+    pytest.param(lambda h: h["root"].update({"params": {"$": "dict", "items": [[1]]}}),
+                 id="short pair"),
+    pytest.param(lambda h: h["root"].update({"state": {"$": "dict", "items": [[{"$": "list",
+                 "items": []}, 1]]}}), id="unhashable key"),
+    pytest.param(lambda h: h["root"].update({"params": {"$": "object_array", "shape": [10**30],
+                                                        "items": []}}), id="object shape"),
+    pytest.param(lambda h: h["root"].update({"state": {"$": "dict", "items": [
+        ["_rng", {"$": "generator", "bit_generator": "PCG64", "state": 5}]]}}),
+        id="bad generator state"),
+])
+def test_malformed_headers_raise_only_model_file_error(good_bytes, edit):
+    with pytest.raises(ModelFileError):
+        from_bytes(rewrite_header(good_bytes, edit))
+
+
+def test_deep_nesting_raises_model_file_error_not_recursion_error(good_bytes):
+    def edit(header):
+        header["root"]["params"]["items"][0][1] = "DEEP"
+    data = rewrite_header(good_bytes, edit)
+    header_len = struct.unpack_from("<8sHQ", data)[2]
+    deep = '{"$": "list", "items": [' * 100000 + "1" + "]}" * 100000
+    header = data[18:18 + header_len].replace(b'"DEEP"', deep.encode())
+    body = struct.pack("<8sHQ", MAGIC, FORMAT_VERSION, len(header)) + header \
+        + data[18 + header_len:-32]
+    with pytest.raises(ModelFileError, match="nested"):
+        from_bytes(body + hashlib.sha256(body).digest())
+
+
+def test_a_huge_declared_payload_is_refused_before_reading_it(good_bytes):
+    class Reader(io.BytesIO):
+        largest = 0
+
+        def read(self, n=-1):
+            out = super().read(n)
+            Reader.largest = max(Reader.largest, len(out))
+            return out
+
+    def edit(header):
+        header["arrays"][0].update({"shape": [2**40], "nbytes": 8 * 2**40, "dtype": "<f8"})
+    data = rewrite_header(good_bytes, edit)
+    with pytest.raises(ModelFileError, match="array 0"):
+        load(Reader(data))
+    assert Reader.largest < len(data)  # nothing near the declared 8 TB was allocated
+
+    prefix = bytearray(good_bytes[:18])
+    struct.pack_into("<Q", prefix, 10, 2**62)
+    with pytest.raises(ModelFileError, match="header length"):
+        load(io.BytesIO(bytes(prefix) + good_bytes[18:]))
+
+
+def test_a_failed_save_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "model.fastml"
+    target.mkdir()  # os.replace onto a directory fails after the data was written
+    with pytest.raises(OSError):
+        save(fastml.GaussianNB(), target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.fastml"]
+    assert list(target.iterdir()) == []
+
+
+def test_a_save_into_a_missing_folder_names_the_path_given(tmp_path):
+    target = tmp_path / "no" / "model.fastml"
+    with pytest.raises(FileNotFoundError) as info:
+        save(fastml.GaussianNB(), target)
+    assert info.value.filename == str(target)

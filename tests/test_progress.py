@@ -65,3 +65,24 @@ def test_chunks_cover_every_row_once(capsys, no_tqdm):
 def test_track_yields_items_and_counts(capsys, no_tqdm):
     assert list(track(["a", "b", "c"], desc="trees", unit="tree", verbose=1)) == ["a", "b", "c"]
     assert "[trees] 3/3 tree" in capsys.readouterr().err
+
+
+# Library modules that still print their own progress lines; their owners move them onto
+# fastml._progress (issue 10), then the entry goes. Only the CLI writes to stdout itself.
+PRINTS_PENDING = {"linear_model/_svm.py", "linear_model/_perceptron.py"}
+
+
+def test_no_print_in_library_code():
+    import ast
+    import pathlib
+    import fastml
+    root = pathlib.Path(fastml.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "cli.py" or rel in PRINTS_PENDING:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+                offenders.append(f"{rel}:{node.lineno}")
+    assert not offenders, f"print() in library code (use fastml._progress): {offenders}"

@@ -118,3 +118,277 @@ def test_empty_csr_gets_one_explicit_zero():
     out = check_array(sp.csr_matrix((4, 3)), accept_sparse=True)
     assert out.nnz == 1 and out.data[0] == 0.0
     np.testing.assert_array_equal(out.toarray(), np.zeros((4, 3)))
+
+
+# ------------------------------------------------------------ CSR structure (issue 12)
+def _raw_csr(data, indices, indptr, shape):
+    # scipy's constructor does not check index bounds: this is how a bad matrix reaches us.
+    return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices),
+                          np.asarray(indptr)), shape=shape)
+
+
+@pytest.mark.parametrize("indices, indptr, message", [
+    ([0, 5], [0, 1, 2], "column index 5 outside"),
+    ([0, -1], [0, 1, 2], "column index -1 outside"),
+    ([0, 1], [0, 3, 2], "decreasing indptr"),
+    ([0, 1], [1, 1, 2], r"indptr\[0\] = 1"),
+    ([0, 1], [0, 1, 3], r"indptr\[-1\] = 3"),
+])
+def test_malformed_csr_is_refused_naming_the_problem(indices, indptr, message):
+    X = _raw_csr([1.0, 2.0], indices, [0, 1, 2], (2, 3))
+    X.indptr = np.asarray(indptr, dtype=X.indptr.dtype)  # the constructor checks a few only
+    with pytest.raises(ValueError, match=message):
+        check_array(X, accept_sparse=True)
+
+
+def test_int64_indices_are_converted_exactly_or_refused():
+    X = _raw_csr([1.0, 2.0], np.array([0, 2], dtype=np.int64), np.array([0, 1, 2], np.int64),
+                 (2, 3))
+    out = check_array(X, accept_sparse=True)
+    assert out.indices.dtype == np.int32 and out.indptr.dtype == np.int32
+    np.testing.assert_array_equal(out.toarray(), [[1, 0, 0], [0, 0, 2]])
+    wraps = _raw_csr([1.0], np.array([2**32 + 1], dtype=np.int64), np.array([0, 1], np.int64),
+                     (1, 3))  # astype(int32) would make this index 1: silently wrong
+    with pytest.raises(ValueError, match="outside"):
+        check_array(wraps, accept_sparse=True)
+
+
+def test_unsorted_and_duplicate_indices_are_sorted_and_summed_in_a_copy():
+    X = _raw_csr([1.0, 2.0, 3.0], np.array([2, 0, 2], dtype=np.int32),
+                 np.array([0, 3, 3], dtype=np.int32), (2, 3))
+    before = (X.data.copy(), X.indices.copy())
+    out = check_array(X, accept_sparse=True)
+    np.testing.assert_array_equal(out.toarray(), [[2, 0, 4], [0, 0, 0]])
+    assert out.has_canonical_format
+    np.testing.assert_array_equal(X.data, before[0])
+    np.testing.assert_array_equal(X.indices, before[1])
+
+
+def test_valid_csr_is_not_copied():
+    X = sp.random(20, 5, density=0.3, format="csr", random_state=0, dtype=np.float64)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    out = check_array(X, accept_sparse=True)
+    assert out.data is X.data and out.indices is X.indices and out.indptr is X.indptr
+
+
+def test_csc_and_coo_with_bad_indices_are_refused():
+    csc = sp.csc_matrix((np.ones(1), np.array([7]), np.array([0, 1, 1])), shape=(3, 2))
+    with pytest.raises(ValueError, match="row index 7 outside"):
+        check_array(csc, accept_sparse=True)
+    coo = sp.coo_matrix((np.ones(1), (np.array([0]), np.array([1]))), shape=(2, 2))
+    coo.col[0] = 9  # scipy checks at construction only
+    with pytest.raises(ValueError, match="column index outside"):
+        check_array(coo, accept_sparse=True)
+
+
+def test_sgd_estimators_refuse_out_of_range_csr_instead_of_crashing():
+    # Run in a child process: before the check this segfaulted the interpreter.
+    import subprocess
+    import sys
+    code = ("import numpy as np, scipy.sparse as sp, fastml\n"
+            "X = sp.csr_matrix((np.ones(4), np.array([0, 1, 100000, -3]), np.array([0, 1, 2, 3, 4])),"
+            " shape=(4, 2))\n"
+            "y = np.array([0, 1, 0, 1])\n"
+            "for est in (fastml.LogisticRegression(solver='sgd'), fastml.Perceptron()):\n"
+            "    try:\n"
+            "        est.fit(X, y)\n"
+            "    except ValueError as exc:\n"
+            "        assert 'outside' in str(exc), exc\n"
+            "    else:\n"
+            "        raise SystemExit('accepted')\n")
+    import os
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+# ------------------------------------------------------------ sample_weight (issue 12)
+@pytest.mark.parametrize("weight, message", [
+    (-1, "negative"), (-1.0, "negative"), (np.nan, "NaN"), (np.inf, "infinity"),
+    (0, "sums to 0"), (0.0, "sums to 0"), (1 + 2j, "real number"),
+])
+def test_scalar_sample_weight_is_validated_like_an_array(weight, message):
+    with pytest.raises(ValueError, match=message):
+        check_sample_weight(weight, 4)
+
+
+def test_scalar_sample_weight_broadcasts_when_valid():
+    np.testing.assert_array_equal(check_sample_weight(2.5, 3), [2.5, 2.5, 2.5])
+
+
+def test_weights_whose_sum_overflows_get_a_clear_error():
+    with pytest.raises(ValueError, match="sums to more than the largest float64"):
+        check_sample_weight(np.full(4, 1e308), 4)
+    with pytest.raises(ValueError, match="sums to more than"):
+        check_sample_weight(1e308, 4)
+
+
+def test_weights_summing_to_zero_get_a_value_error():
+    with pytest.raises(ValueError, match="sums to 0"):
+        check_sample_weight(np.zeros(3), 3)
+
+
+def test_an_estimator_refuses_a_negative_scalar_weight():
+    import fastml
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    with pytest.raises(ValueError, match="negative"):
+        fastml.LogisticRegression().fit(X, [0, 0, 1, 1], sample_weight=-1)
+
+
+# ------------------------------------------------------------ label types (issue 12)
+@pytest.mark.parametrize("y", [
+    [1, "a", 1, "a"], (1, "1", 2, "2"), np.array([1, "a", 1, "a"], dtype=object),
+    np.array([2.5, "x", 2.5, "x"], dtype=object),
+], ids=["list", "tuple", "object array", "float and str"])
+def test_labels_mixing_numbers_and_text_are_refused_naming_the_types(y):
+    import fastml
+    X = np.arange(4.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match=r"mixes label types \[.*'str'\]"):
+        fastml.GaussianNB().fit(X, y)
+    with pytest.raises(ValueError, match="mixes label types"):
+        check_target(y)
+
+
+def test_labels_of_one_type_are_kept():
+    assert check_target(["b", "a"]).tolist() == ["b", "a"]
+    assert check_target(np.array([1, 2.5], dtype=object)).tolist() == [1, 2.5]
+
+
+# ------------------------------------------------------------ check_param (issue 12)
+from fastml._validation import C_INT_MAX, check_n_jobs, check_param  # noqa: E402
+
+
+@pytest.mark.parametrize("value", [2**31, 99999999999, -(2**31) - 1, np.int64(2**40), 10**400])
+def test_integers_too_large_for_c_are_a_value_error_naming_the_parameter(value):
+    with pytest.raises(ValueError, match="max_depth .*too large"):
+        check_param("max_depth", value, integer=True, low=1)
+
+
+def test_c_int_bound_is_inclusive_and_can_be_lifted():
+    assert check_param("n", C_INT_MAX, integer=True) == C_INT_MAX
+    assert check_param("n", 2**40, integer=True, c_int=False) == 2**40
+
+
+def test_real_parameters_too_large_for_float64_are_a_value_error():
+    with pytest.raises(ValueError, match="alpha = 1000.*too large for a float64"):
+        check_param("alpha", 10**400, low=0)
+
+
+def test_n_jobs_too_large_is_a_value_error():
+    with pytest.raises(ValueError, match="n_jobs"):
+        check_n_jobs(10**20)
+
+
+def test_an_estimator_refuses_a_huge_integer_parameter_with_a_value_error():
+    import fastml
+    X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
+    with pytest.raises(ValueError, match="max_depth"):
+        fastml.DecisionTreeClassifier(max_depth=99999999999).fit(X, y)
+
+
+# ------------------------------------------------------------ CSR structure, property-based
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def raw_csr(draw):
+    n_rows, n_cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(0, 3), min_size=n_rows, max_size=n_rows))
+    nnz = sum(counts)
+    indices = draw(st.lists(st.integers(-2, n_cols + 1) if draw(st.booleans())
+                            else st.integers(0, n_cols - 1), min_size=nnz, max_size=nnz))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    if draw(st.booleans()):  # break the pointer array now and then
+        i = draw(st.integers(0, n_rows))
+        indptr[i] += draw(st.integers(-2, 2))
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    data = draw(st.lists(st.floats(-5, 5), min_size=nnz, max_size=nnz))
+    X = sp.csr_matrix((n_rows, n_cols))
+    # set the arrays directly: scipy's constructor would refuse some of these shapes
+    X.data, X.indices, X.indptr = (np.asarray(data, dtype=np.float64),
+                                   np.asarray(indices, dtype=dtype), indptr.astype(dtype))
+    return X
+
+
+def _dense_or_none(X):
+    """The matrix a CSR structure means (duplicates summed), or None when it is malformed."""
+    n_rows, n_cols = X.shape
+    p, idx = X.indptr, X.indices
+    if len(p) != n_rows + 1 or p[0] != 0 or p[-1] != len(idx) or np.any(np.diff(p) < 0) \
+            or (len(idx) and (idx.min() < 0 or idx.max() >= n_cols)):
+        return None
+    out = np.zeros(X.shape)
+    for r in range(n_rows):
+        for k in range(p[r], p[r + 1]):
+            out[r, idx[k]] += X.data[k]
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw_csr())
+def test_csr_structure_property(X):
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    expected = _dense_or_none(X)
+    if expected is None:
+        with pytest.raises(ValueError):
+            check_array(X, accept_sparse=True)
+    else:
+        out = check_array(X, accept_sparse=True)
+        assert out.indices.dtype == np.int32 and out.has_canonical_format
+        np.testing.assert_allclose(out.toarray(), expected)
+    for a, b in zip(before, (X.data, X.indices, X.indptr)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_negative_random_state_is_a_value_error_naming_it():
+    from fastml._validation import check_random_state
+    with pytest.raises(ValueError, match="random_state must be a non-negative integer"):
+        check_random_state(-5)
+    assert check_random_state(np.int64(3)).integers(100) == np.random.default_rng(3).integers(100)
+
+
+# ------------------------------------------------------------ dense input, property-based
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+@st.composite
+def dense_input(draw):
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.uint64, np.bool_,
+                                  np.complex128, object, "U3"]))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    if dtype is object:
+        values = draw(st.lists(st.one_of(st.floats(), st.integers(-10, 10), st.none(),
+                                         st.text(max_size=2)),
+                               min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+        arr = np.empty(shape, dtype=object)
+        arr.reshape(-1)[:] = values if values else arr.reshape(-1)
+    else:
+        arr = draw(hnp.arrays(dtype, shape))
+    if arr.ndim == 2 and draw(st.booleans()):
+        arr = np.asfortranarray(arr)
+    if arr.ndim == 2 and arr.shape[1] > 1 and draw(st.booleans()):
+        arr = arr[:, ::2]  # a non-contiguous view
+    return arr
+
+
+@settings(max_examples=200, deadline=None)
+@given(dense_input(), st.booleans())
+def test_dense_input_gives_the_documented_array_or_a_clear_error(X, allow_nan):
+    before = X.copy()
+    try:
+        out = check_array(X, allow_nan=allow_nan)
+    except (ValueError, TypeError) as exc:
+        assert str(exc)
+    else:
+        assert out.ndim == 2 and out.flags.c_contiguous and out.dtype in (np.float32, np.float64)
+        assert out.shape == X.shape and out.shape[0] >= 1 and out.shape[1] >= 1
+        assert not np.isinf(out).any()
+        assert allow_nan or not np.isnan(out).any()
+        if X.dtype.kind in "biuf":
+            np.testing.assert_array_equal(out, X.astype(out.dtype))
+    assert X.dtype == before.dtype and X.shape == before.shape
+    assert np.array_equal(X, before, equal_nan=X.dtype.kind in "fc") if X.dtype != object \
+        else all(a is b or a == b or (a != a and b != b) for a, b in
+                 zip(X.ravel().tolist(), before.ravel().tolist()))

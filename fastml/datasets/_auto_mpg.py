@@ -33,6 +33,32 @@ def load_auto_mpg(*, return_X_y=False, as_frame=False, dropna=True):
     horsepower, weight, acceleration, model_year) as float64, y the mpg. Otherwise a Dataset
     with `data` (all columns but mpg: a dict of arrays, or a DataFrame with as_frame=True),
     `target` (mpg), `feature_names` and `DESCR`.
+
+    Parameters
+    ----------
+    return_X_y : bool, default False
+        Return ``(X, y)`` instead of a Dataset.
+    as_frame : bool, default False
+        pandas DataFrame / Series instead of arrays (needs pandas).
+    dropna : bool, default True
+        Leave out the 14 cars whose mpg or horsepower is missing.
+
+    Returns
+    -------
+    Dataset or (X, y)
+        X of shape (392, 6) float64 and y of shape (392,) with return_X_y.
+
+    Raises
+    ------
+    ImportError
+        With as_frame=True when pandas is not installed.
+
+    Examples
+    --------
+    >>> from fastml.datasets import load_auto_mpg
+    >>> X, y = load_auto_mpg(return_X_y=True)
+    >>> X.shape, round(float(y.mean()), 2)
+    ((392, 6), 23.45)
     """
     cols = _read_columns(dropna)
     if return_X_y:

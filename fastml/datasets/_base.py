@@ -4,7 +4,14 @@ import numpy as np
 
 class Dataset(dict):
     """A loaded data set: `data`, `target`, `feature_names`, `target_name`, `DESCR`
-    (keys and attributes both work, as with scikit-learn's Bunch)."""
+    (keys and attributes both work, as with scikit-learn's Bunch).
+
+    Examples
+    --------
+    >>> d = Dataset(target=[1, 2])
+    >>> d.target is d["target"]
+    True
+    """
 
     def __getattr__(self, key):
         try:

@@ -35,7 +35,31 @@ def _discretise(values, cuts, labels):
 def load_lecture_mpg(*, return_X_y=False, as_frame=False):
     """The 392 Auto MPG cars as 000's categorical table: 7 categorical attributes (cut points
     in this module's docstring) and mpg "good"/"bad". With return_X_y: X a (392, 7) object
-    array of strings (or a DataFrame with as_frame), y an object array of "good"/"bad"."""
+    array of strings (or a DataFrame with as_frame), y an object array of "good"/"bad".
+
+    Parameters
+    ----------
+    return_X_y : bool, default False
+        Return ``(X, y)`` instead of a Dataset.
+    as_frame : bool, default False
+        pandas DataFrame / Series instead of arrays (needs pandas).
+
+    Returns
+    -------
+    Dataset or (X, y)
+
+    Raises
+    ------
+    ImportError
+        With as_frame=True when pandas is not installed.
+
+    Examples
+    --------
+    >>> from fastml.datasets import load_lecture_mpg
+    >>> X, y = load_lecture_mpg(return_X_y=True)
+    >>> X.shape, sorted(set(y))
+    ((392, 7), ['bad', 'good'])
+    """
     data = load_auto_mpg()
     raw = data.data
     columns = {

@@ -40,6 +40,31 @@ def load_tax_table(*, return_X_y=False, as_frame=False, drop_tid=None):
 
     `drop_tid=7` removes that row (004's zero-probability example). With return_X_y and no
     frame, X is a (10, 3) object array (strings and floats) and y an array of strings.
+
+    Parameters
+    ----------
+    return_X_y : bool, default False
+        Return ``(X, y)`` instead of a Dataset.
+    as_frame : bool, default False
+        pandas DataFrame / Series instead of arrays (needs pandas).
+    drop_tid : int, optional
+        The Tid (1-10) of a row to leave out.
+
+    Returns
+    -------
+    Dataset or (X, y)
+
+    Raises
+    ------
+    ImportError
+        With as_frame=True when pandas is not installed.
+
+    Examples
+    --------
+    >>> from fastml.datasets import load_tax_table
+    >>> X, y = load_tax_table(return_X_y=True)
+    >>> X.shape, list(y).count("Yes")
+    ((10, 3), 3)
     """
     rows = [r for r in _TAX_ROWS if r[0] != drop_tid]
     columns = {
@@ -54,7 +79,32 @@ def load_tax_table(*, return_X_y=False, as_frame=False, drop_tid=None):
 
 
 def load_x1x2y_table(*, return_X_y=False, as_frame=False):
-    """001's 6-row table of booleans X1, X2 → Y ('T'/'F'): H(Y) = 0.65, IG(X1) = 0.32."""
+    """001's 6-row table of booleans X1, X2 → Y ('T'/'F'): H(Y) = 0.65, IG(X1) = 0.32.
+
+    Parameters
+    ----------
+    return_X_y : bool, default False
+        Return ``(X, y)`` instead of a Dataset.
+    as_frame : bool, default False
+        pandas DataFrame / Series instead of arrays (needs pandas).
+
+    Returns
+    -------
+    Dataset or (X, y)
+        X of shape (6, 2) and y of shape (6,), object arrays of "T" / "F".
+
+    Raises
+    ------
+    ImportError
+        With as_frame=True when pandas is not installed.
+
+    Examples
+    --------
+    >>> from fastml.datasets import load_x1x2y_table
+    >>> X, y = load_x1x2y_table(return_X_y=True)
+    >>> X.shape, sorted(set(y))
+    ((6, 2), ['F', 'T'])
+    """
     columns = {name: np.array([r[j] for r in _X1X2Y_ROWS], dtype=object)
                for j, name in enumerate(["X1", "X2", "Y"])}
     return _table(columns, ["X1", "X2"], "Y", return_X_y=return_X_y, as_frame=as_frame,
@@ -63,7 +113,25 @@ def load_x1x2y_table(*, return_X_y=False, as_frame=False):
 
 def load_xor(*, return_X_y=True):
     """The XOR truth table (000: why "stop when every gain is zero" is wrong):
-    X = [[0,0],[0,1],[1,0],[1,1]], y = [0,1,1,0]."""
+    X = [[0,0],[0,1],[1,0],[1,1]], y = [0,1,1,0].
+
+    Parameters
+    ----------
+    return_X_y : bool, default True
+        Return ``(X, y)``; False gives a Dataset.
+
+    Returns
+    -------
+    (X, y) or Dataset
+        X of shape (4, 2) float64, y of shape (4,) int.
+
+    Examples
+    --------
+    >>> from fastml.datasets import load_xor
+    >>> X, y = load_xor()
+    >>> y.tolist()
+    [0, 1, 1, 0]
+    """
     X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     y = np.array([0, 1, 1, 0])
     if return_X_y:

@@ -48,7 +48,7 @@ def run(report):
 
 
 def run_regressors(report):
-    from ..cli import timed_fit
+    from .._report import timed_fit
     _, mpg = load_auto_mpg(return_X_y=True)
     X_train, X_test, y_train, y_test = standardized_split(mpg, stratify=False)
     report.section("Regression (001, 004): predict a car's mpg",
@@ -70,7 +70,7 @@ def run_regressors(report):
 
 def run_classifiers(report):
     import scipy.optimize  # noqa: F401  (imported here so its import time is not a fit time)
-    from ..cli import timed_fit
+    from .._report import timed_fit
     X_train, X_test, y_train, y_test = mpg_classification()
     report.section(f"Linear classifiers: is a car's mpg good (>= {GOOD_MPG:g})?",
                    f"Auto MPG, {len(y_train)} train / {len(y_test)} test cars, 6 numeric "

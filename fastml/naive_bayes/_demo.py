@@ -36,7 +36,7 @@ def tax_table(report):
 
 
 def auto_mpg(report):
-    from ..cli import timed_fit
+    from .._report import timed_fit
     data = load_auto_mpg(dropna=False)      # plain arrays: the demo needs no pandas
     known = ~np.isnan(data.target)
     names = [c for c in data.feature_names if c != "name"]

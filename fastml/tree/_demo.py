@@ -14,7 +14,7 @@ GOOD_MPG = 25.0
 
 def run(report):
     import scipy.stats  # noqa: F401  (imported here so its import time is not a fit time)
-    from ..cli import timed_fit
+    from .._report import timed_fit
     lecture = load_lecture_mpg()            # plain arrays: the demo needs no pandas
     names = lecture.feature_names
     X = np.column_stack([lecture.data[c] for c in names])

@@ -1,0 +1,135 @@
+"""fastml.metrics against scikit-learn's definitions, and the one rule for unseen labels."""
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+from fastml import metrics
+
+
+@pytest.fixture
+def classification():
+    rng = np.random.default_rng(0)
+    y = rng.choice(np.array(["a", "b", "c"]), size=200)
+    proba = rng.dirichlet(np.ones(3), size=200)
+    pred = np.array(["a", "b", "c"])[proba.argmax(axis=1)]
+    w = rng.uniform(0.1, 3.0, size=200)
+    return y, pred, proba, w
+
+
+def test_classification_metrics_match_sklearn(classification):
+    y, pred, proba, w = classification
+    assert metrics.accuracy_score(y, pred) == pytest.approx(skm.accuracy_score(y, pred))
+    assert metrics.accuracy_score(y, pred, sample_weight=w) == pytest.approx(
+        skm.accuracy_score(y, pred, sample_weight=w))
+    assert metrics.log_loss(y, proba, ["a", "b", "c"]) == pytest.approx(
+        skm.log_loss(y, proba, labels=["a", "b", "c"]), rel=1e-12)
+    assert metrics.log_loss(y, proba, labels=["a", "b", "c"], sample_weight=w) == \
+        pytest.approx(skm.log_loss(y, proba, labels=["a", "b", "c"], sample_weight=w), rel=1e-12)
+    np.testing.assert_array_equal(metrics.confusion_matrix(y, pred), skm.confusion_matrix(y, pred))
+    np.testing.assert_allclose(metrics.confusion_matrix(y, pred, ["c", "a"], sample_weight=w),
+                               skm.confusion_matrix(y, pred, labels=["c", "a"], sample_weight=w))
+
+
+def test_binary_log_loss_from_one_column():
+    y, p = [0, 1, 1], np.array([0.1, 0.7, 0.4])
+    assert metrics.log_loss(y, p, [0, 1]) == pytest.approx(skm.log_loss(y, p), rel=1e-12)
+
+
+def test_log_loss_refuses_a_label_unseen_at_fit_naming_it():
+    # The rule (scikit-learn's): a true label outside `classes` is an error, not "p = 0".
+    with pytest.raises(ValueError, match=r"not among the classes \[0, 1\]: \[7\]"):
+        metrics.log_loss([0, 7, 1], [[0.5, 0.5]] * 3, [0, 1])
+    with pytest.raises(ValueError, match="expected"):
+        metrics.log_loss([0, 1], [[0.5, 0.5]] * 2, [0, 1, 2])
+
+
+def test_log_loss_clips_at_eps():
+    assert metrics.log_loss([0], [[0.0, 1.0]], [0, 1]) == pytest.approx(-np.log(1e-15))
+
+
+def test_confusion_matrix_keeps_mixed_label_types_apart():
+    # numpy would turn [1, "1"] into two equal strings; the metric must not.
+    counts = metrics.confusion_matrix(np.array([1, "1"], dtype=object),
+                                      np.array([1, 1], dtype=object), [1, "1"])
+    np.testing.assert_array_equal(counts, [[1, 0], [1, 0]])
+
+
+def test_regression_metrics_match_sklearn():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=(50, 2))
+    pred = y + rng.normal(scale=0.3, size=y.shape)
+    w = rng.uniform(0.5, 2.0, size=50)
+    assert metrics.r2_score(y, pred) == pytest.approx(skm.r2_score(y, pred), rel=1e-12)
+    assert metrics.r2_score(y[:, 0], pred[:, 0], sample_weight=w) == pytest.approx(
+        skm.r2_score(y[:, 0], pred[:, 0], sample_weight=w), rel=1e-12)
+    assert metrics.mean_squared_error(y, pred) == pytest.approx(
+        skm.mean_squared_error(y, pred), rel=1e-12)
+    assert metrics.rmse(y[:, 0], pred[:, 0]) == pytest.approx(
+        np.sqrt(skm.mean_squared_error(y[:, 0], pred[:, 0])), rel=1e-12)
+
+
+def test_r2_of_a_constant_target_is_finite():
+    assert metrics.r2_score([3.0, 3.0], [3.0, 3.0]) == 1.0
+    assert metrics.r2_score([3.0, 3.0], [3.0, 4.0]) == 0.0
+    assert skm.r2_score([3.0, 3.0], [3.0, 4.0]) == 0.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: metrics.accuracy_score([], []),
+    lambda: metrics.log_loss([], np.zeros((0, 2)), [0, 1]),
+    lambda: metrics.r2_score([], []),
+    lambda: metrics.accuracy_score([1, 2], [1, 2], sample_weight=[0, 0]),
+    lambda: metrics.accuracy_score([1, 2], [1]),
+], ids=["empty accuracy", "empty log-loss", "empty r2", "zero weights", "lengths"])
+def test_degenerate_input_is_a_value_error_not_nan_or_zero_division(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_train_test_split_checks_its_arguments():
+    from fastml.model_selection import train_test_split
+    X, y = np.arange(20).reshape(10, 2), np.arange(10)
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        train_test_split(X, y[:5])
+    for bad in (True, float("nan"), 1.5, -0.2, "0.3", None):
+        with pytest.raises(ValueError, match="test_size"):
+            train_test_split(X, y, test_size=bad)
+    X_train, X_test, _, _ = train_test_split(X, y, test_size=np.float32(0.3), random_state=0)
+    assert len(X_test) == 3 and len(X_train) == 7
+
+
+# ------------------------------------------------------------ property-based, against scikit-learn
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def labelled(draw):
+    n_classes = draw(st.integers(2, 4))
+    classes = draw(st.sampled_from([list(range(n_classes)), [f"c{k}" for k in range(n_classes)]]))
+    n = draw(st.integers(1, 30))
+    codes = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
+    pred = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
+    raw = np.array(draw(st.lists(st.floats(0.001, 1.0), min_size=n * n_classes,
+                                 max_size=n * n_classes))).reshape(n, n_classes)
+    weights = np.array(draw(st.lists(st.floats(0.1, 10.0), min_size=n, max_size=n)))
+    pick = np.array(classes, dtype=object if isinstance(classes[0], str) else None)
+    return (pick[codes], pick[pred], raw / raw.sum(axis=1, keepdims=True), classes, weights)
+
+
+@settings(max_examples=100, deadline=None)
+@given(labelled())
+def test_classification_metrics_agree_with_sklearn(case):
+    y, pred, proba, classes, w = case
+    assert metrics.log_loss(y, proba, classes, sample_weight=w) == pytest.approx(
+        skm.log_loss(y, proba, labels=classes, sample_weight=w), rel=1e-9)
+    np.testing.assert_array_equal(metrics.confusion_matrix(y, pred, classes),
+                                  skm.confusion_matrix(y, pred, labels=classes))
+    assert metrics.accuracy_score(y, pred, sample_weight=w) == pytest.approx(
+        skm.accuracy_score(y, pred, sample_weight=w), rel=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3)), min_size=2, max_size=30))
+def test_r2_agrees_with_sklearn(pairs):
+    y, pred = np.array(pairs).T
+    assert metrics.r2_score(y, pred) == pytest.approx(skm.r2_score(y, pred), rel=1e-9, abs=1e-9)
