@@ -30,6 +30,7 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
+from .._core._moments import merge_moments
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
                            check_sample_weight, check_target, state_array, state_count)
@@ -39,25 +40,6 @@ SMOOTHING = ("laplace", "m-estimate", "none")
 
 class ZeroProbabilityWarning(UserWarning):
     """Some rows have probability 0 under every class, so their posterior is undefined."""
-
-
-def _chan_merge(a, b):
-    """Moments (n, shift, mean, m2) of the union of two samples (Chan, Golub & LeVeque 1979).
-
-    Means are relative to their shift (true mean = shift + mean), as the kernel returns them,
-    so data far from 0 merge without cancellation; the result keeps a's shift where a has
-    data. Arrays of any (matching) shape."""
-    n_a, shift_a, mean_a, m2_a = a
-    n_b, shift_b, mean_b, m2_b = b
-    n = n_a + n_b
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(n > 0, n_b / np.where(n > 0, n, 1.0), 0.0)
-    delta = (shift_b - shift_a) + (mean_b - mean_a)
-    merged_mean = mean_a + delta * frac
-    merged_m2 = m2_a + m2_b + delta * delta * n_a * frac
-    a_empty = n_a <= 0
-    return (n, np.where(a_empty, shift_b, shift_a), np.where(a_empty, mean_b, merged_mean),
-            np.where(a_empty, m2_b, merged_m2))
 
 
 def _rows(X, mask):
@@ -160,13 +142,13 @@ class _GaussianPart:
     def accumulate(self, X, y, sw, n_threads):
         chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
         _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
-        self.moments = _chan_merge(self.moments, chunk)
+        self.moments = merge_moments(self.moments, chunk)
 
     def finalize(self, ddof, var_smoothing):
         # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
         total = tuple(m[0] for m in self.moments)
         for k in range(1, self.moments[0].shape[0]):
-            total = _chan_merge(total, tuple(m[k] for m in self.moments))
+            total = merge_moments(total, tuple(m[k] for m in self.moments))
         n_all, m2_all = total[0], total[3]
         counts, shift, mean, m2 = self.moments
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -11,11 +11,12 @@
 # of the non-missing values, in one read of X: a block of BLOCK rows is summed (pass 1), then
 # its deviations from its own rounded mean c are summed while it is still in cache (pass 2:
 # the corrected two-pass M2 = sum w (x-c)^2 - (sum w (x-c))^2 / n), and the block is merged
-# into the running moments by Chan's formula
+# into the running moments by Chan's formula (fastml/_core/_moments.pxd, the one copy)
 #     n = na + nb, delta = mb - ma, mean = ma + delta nb / n, M2 = M2a + M2b + delta^2 na nb / n,
 # with means kept relative to a shift (the first block's center), so delta is a difference of
 # small numbers even for data far from 0 (values around 1e6 with unit spread keep M2 to 1e-15
-# instead of 1e-11). The same merge joins threads here and partial_fit chunks in Python.
+# instead of 1e-11). The same merge joins threads here, and partial_fit chunks and
+# classes in naive_bayes/_classes.py (through _moments.merge_moments).
 # Invariant: (n, shift + mean, M2)[k, j] describe exactly the blocks merged so far.
 #
 # Predict: out[i, k] += sum_j table[offset_j + code_ij, k] (categorical, a gather: the K values
@@ -28,6 +29,7 @@ from libc.string cimport memset
 from cython cimport floating
 
 from .._core._encode cimport UNSEEN_CODE
+from .._core._moments cimport chan_merge
 
 cdef enum:
     BLOCK = 256        # rows per moment block: 256 x 100 float64 = 200 KB, stays in L2
@@ -69,26 +71,6 @@ def count_categories(const int[:, ::1] codes, const long long[::1] y, const doub
             for idx in range(size):
                 counts[idx // width, idx % width] += tab[idx]
     free(tables)
-
-
-cdef inline void chan_merge(double *n, double *shift, double *mean, double *m2, double nb,
-                            double shift_b, double mean_b, double m2b) noexcept nogil:
-    """(n, shift, mean, m2) <- the moments of the union with (nb, shift_b, mean_b, m2b).
-
-    Means are relative to their shift (the true mean is shift + mean), so deltas between
-    means of data far from 0 are differences of small numbers, computed without cancellation
-    (shift_b - shift is exact when the shifts are within a factor 2 of each other)."""
-    cdef double na = n[0], tot, delta
-    if nb <= 0:
-        return
-    if na <= 0:
-        n[0], shift[0], mean[0], m2[0] = nb, shift_b, mean_b, m2b
-        return
-    tot = na + nb
-    delta = (shift_b - shift[0]) + (mean_b - mean[0])
-    mean[0] += delta * (nb / tot)
-    m2[0] += m2b + delta * delta * (na * nb / tot)
-    n[0] = tot
 
 
 cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
