@@ -32,11 +32,11 @@ import numbers
 
 import numpy as np
 
+# MISSING / UNSEEN: the kernels' codes (declared once, in _core/_encode.pxd)
+from ._core._encode import MISSING, UNSEEN, encode_int, int_levels_present
 from ._validation import _check_finite, _is_pandas_frame, _is_sparse, check_array, \
     feature_names_of, state_count
 
-MISSING = -1
-UNSEEN = -2
 FLOAT_UNSEEN = -1.0  # TabularEncoder's code for an unseen level (missing is NaN there)
 MAX_INT_RANGE = 1 << 22  # widest integer column encoded through a dense lookup table
 
@@ -391,7 +391,6 @@ def _as_kernel_ints(X):
 def _int_matrix_levels(X):
     """Sorted distinct values per column of an integer matrix (one compiled pass when the
     columns' ranges are narrow, np.unique otherwise)."""
-    from ._core import _encode
     Xk = _as_kernel_ints(X)
     lo = Xk.min(axis=0).astype(np.int64)
     widths = Xk.max(axis=0).astype(np.int64) - lo + 1
@@ -399,14 +398,13 @@ def _int_matrix_levels(X):
         return [np.unique(Xk[:, j]) for j in range(Xk.shape[1])]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     present = np.zeros(offsets[-1], dtype=np.uint8)
-    _encode.int_levels_present(Xk, lo, offsets, present)
+    int_levels_present(Xk, lo, offsets, present)
     return [lo[j] + np.flatnonzero(present[offsets[j]:offsets[j + 1]])
             for j in range(Xk.shape[1])]
 
 
 def _encode_int_matrix(X, categories, n_threads=1):
     """Codes of an integer matrix through a dense lookup table over each vocabulary's range."""
-    from ._core import _encode
     Xk = _as_kernel_ints(X)
     lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
     widths = np.array([c[-1] - c[0] + 1 if len(c) else 0 for c in categories], dtype=np.int64)
@@ -418,7 +416,7 @@ def _encode_int_matrix(X, categories, n_threads=1):
     for j, c in enumerate(categories):
         lut[offsets[j] + (c - lo[j])] = np.arange(len(c), dtype=np.int32)
     codes = np.empty(Xk.shape, dtype=np.int32)
-    _encode.encode_int(Xk, lo, offsets, lut, codes, n_threads)
+    encode_int(Xk, lo, offsets, lut, codes, n_threads)
     return codes
 
 

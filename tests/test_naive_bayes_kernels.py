@@ -164,3 +164,30 @@ def test_chan_merge_is_one_formula_for_every_caller():
     merged = a.merge(b)
     Xc = X - np.average(X, axis=0, weights=w)
     np.testing.assert_allclose(merged.Sxx, (Xc * w[:, None]).T @ Xc, rtol=1e-9)
+
+
+def test_kernels_check_shapes_at_entry():
+    """_core's contract: a def kernel refuses arrays whose shapes its loops would overrun."""
+    codes = np.zeros((4, 2), dtype=np.int32)
+    y, sw = np.zeros(4, dtype=np.int64), np.ones(4)
+    offsets = np.array([0, 2, 5], dtype=np.int64)
+    with pytest.raises(ValueError, match="y has 3 rows"):
+        _nb.count_categories(codes, y[:3], sw, offsets, np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="counts has 4 columns"):
+        _nb.count_categories(codes, y, sw, offsets, np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="offsets"):
+        _nb.categorical_jll(codes, np.zeros((5, 2)), offsets[:2], np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="out must be"):
+        _nb.categorical_jll(codes, np.zeros((5, 2)), offsets, np.zeros((3, 2)))
+    X = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="m2 must be"):
+        _nb.gaussian_moments(X, y, sw, *[np.zeros((2, 3))] * 3, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="b must be"):
+        _nb.gaussian_jll(X, np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((1, 3)),
+                         np.zeros((4, 2)))
+
+
+def test_tabular_codes_are_the_kernels():
+    from fastml import _tabular
+    from fastml._core import _encode
+    assert (_tabular.MISSING, _tabular.UNSEEN) == (_encode.MISSING, _encode.UNSEEN) == (-1, -2)

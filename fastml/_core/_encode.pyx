@@ -6,13 +6,16 @@
 # code. offsets[j] is where column j's slice of the table starts, so all columns share one
 # table; a value outside the column's slice is a level never seen at fit (UNSEEN).
 from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t
 
-ctypedef fused int_t:
-    int
-    long long
+from ._typedefs cimport index_t
+
+ctypedef fused int_t:     # the integer matrices _tabular.py passes (it converts the others)
+    int32_t
+    int64_t
 
 cdef enum:
-    PRED_CHUNK = 1024  # rows per parallel task
+    PRED_CHUNK = 1024  # rows per parallel task: enough work to hide the scheduling
 
 # The codes of a missing cell and of a level never seen at fit, declared in _encode.pxd for the
 # kernels and exported here for fastml/_tabular.py.
@@ -20,8 +23,8 @@ MISSING = MISSING_CODE
 UNSEEN = UNSEEN_CODE
 
 
-def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
-                       const long long[::1] offsets, unsigned char[::1] present):
+def int_levels_present(const int_t[:, ::1] X, const int64_t[::1] lo,
+                       const index_t[::1] offsets, unsigned char[::1] present):
     """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell (lo[j] = min of column j)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
     with nogil:
@@ -30,13 +33,13 @@ def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
                 present[offsets[j] + (X[i, j] - lo[j])] = 1
 
 
-def encode_int(const int_t[:, ::1] X, const long long[::1] lo, const long long[::1] offsets,
+def encode_int(const int_t[:, ::1] X, const int64_t[::1] lo, const index_t[::1] offsets,
                const int[::1] lut, int[:, ::1] out, int n_threads=1):
     """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when that is inside column j's range
     (offsets[j] .. offsets[j + 1]), else UNSEEN: integer levels to codes in one pass."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], chunk, i, j
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
-    cdef long long v
+    cdef int64_t v
     with nogil:
         for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
