@@ -465,3 +465,26 @@ def test_sklearn_check_estimator(cls):
 def test_unhashable_category_is_a_clear_error():
     with pytest.raises(TypeError, match="holds a dict"):
         CategoricalNB().fit(np.array([[{}], ["a"]], dtype=object), [0, 1])
+
+
+@pytest.mark.parametrize("module", ["fastml.naive_bayes._classes", "fastml._core._moments"])
+def test_docstring_examples_run(module):
+    """The Examples sections are doctests: each prints what the code returns."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_public_api_has_numpydoc_sections():
+    import inspect
+    from fastml.naive_bayes import _classes
+    for cls in (CategoricalNB, GaussianNB, NaiveBayes):
+        doc = inspect.getdoc(cls)
+        for section in ("Parameters", "Attributes", "Examples"):
+            assert f"{section}\n---" in doc, (cls.__name__, section)
+        for name in ("fit", "partial_fit", "predict", "predict_proba", "predict_log_proba",
+                     "predict_joint_log_proba"):
+            doc = inspect.getdoc(getattr(cls, name))
+            assert "Parameters\n---" in doc and "Returns\n---" in doc, (cls.__name__, name)
+    assert "Examples\n---" in inspect.getdoc(_classes.ZeroProbabilityWarning)

@@ -39,7 +39,25 @@ SMOOTHING = ("laplace", "m-estimate", "none")
 
 
 class ZeroProbabilityWarning(UserWarning):
-    """Some rows have probability 0 under every class, so their posterior is undefined."""
+    """Some rows have probability 0 under every class, so their posterior is undefined.
+
+    Raised by the predict methods of `CategoricalNB` / `NaiveBayes` with smoothing="none"
+    (and of any model whose densities underflow to 0); those rows are predicted from the
+    class priors.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from fastml import CategoricalNB
+    >>> model = CategoricalNB(smoothing="none").fit(np.array([["a"], ["b"]]), [0, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model.predict(np.array([["c"]])).tolist()
+    [0]
+    >>> caught[0].category.__name__
+    'ZeroProbabilityWarning'
+    """
 
 
 def _rows(X, mask):
@@ -191,14 +209,44 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     # --- fitting
     def fit(self, X, y, sample_weight=None):
-        """Learn class counts and per-class attribute statistics from X, y."""
+        """Learn class counts and per-class attribute statistics from X, y.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+            The attributes (see the class docstring for the kinds each model reads); None /
+            NaN cells are missing and ignored.
+        y : array-like, shape (n_samples,)
+            Class labels (at least 2 distinct).
+        sample_weight : array-like (n_samples,), float or None
+            Non-negative weights; a row of weight w counts as w rows.
+
+        Returns
+        -------
+        self
+            The fitted estimator. If fit raises, the estimator is left unfitted.
+        """
         for name in ("class_count_", "classes_", "_parts"):
             self.__dict__.pop(name, None)
         return self._fit(X, y, None, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Add a chunk of rows to the statistics (the first call may list all `classes`; the
-        result after all chunks equals `fit` on all rows)."""
+        """Add a chunk of rows to the statistics; after all chunks the model equals `fit` on
+        all rows (to rounding: the moments are merged by Chan's formula).
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            One chunk, as in `fit`. Categorical vocabularies grow with new levels.
+        classes : array-like or None
+            All the classes the stream will hold. May be given on the first call (then later
+            chunks may miss some classes); later calls must give the same classes or None.
+
+        Returns
+        -------
+        self
+            The updated estimator. A chunk that raises leaves the model exactly as it was.
+        """
         return self._fit(X, y, classes, sample_weight)
 
     def _fit(self, X, y, classes, sample_weight):
@@ -278,8 +326,18 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     # --- prediction
     def predict_joint_log_proba(self, X):
-        """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k), shape
-        (n_samples, n_classes); missing cells are skipped; -inf where a probability is 0."""
+        """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+            Missing cells are skipped (their attribute adds nothing).
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            -inf where a probability is 0 (smoothing="none").
+        """
         self._check_is_fitted("class_count_")
         X = self._check_X(X, reset=False)
         out = np.zeros((X.shape[0], len(self.classes_)))
@@ -290,8 +348,18 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return out
 
     def predict_log_proba(self, X):
-        """log P(y = k | x), shape (n_samples, n_classes) (see the module note for rows with
-        probability 0 under every class)."""
+        """log P(y = k | x), normalized in log space.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            A row with probability 0 under every class gets the log class priors (and a
+            ZeroProbabilityWarning; see the module note).
+        """
         jll = self.predict_joint_log_proba(X)
         top = jll.max(axis=1)
         undefined = top == -np.inf
@@ -304,11 +372,32 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return jll
 
     def predict_proba(self, X):
-        """P(y = k | x), shape (n_samples, n_classes), rows summing to 1."""
+        """P(y = k | x).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            Rows sum to 1; columns follow `classes_`.
+        """
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
-        """The class with the largest posterior probability."""
+        """The class with the largest posterior probability.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples,)
+            Labels from `classes_`; a row with probability 0 under every class gets the
+            a-priori most probable class (with a ZeroProbabilityWarning).
+        """
         jll = self.predict_joint_log_proba(X)
         best = np.argmax(jll, axis=1)
         undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
@@ -345,6 +434,8 @@ class _SmoothingParams:
 
 
 class _GaussianParams:
+    """Validation of the Gaussian estimators' variance parameters."""
+
     def _check_gaussian(self):
         check_param("ddof", self.ddof, low=0.0)
         check_param("var_smoothing", self.var_smoothing, low=0.0)
@@ -378,12 +469,38 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
 
     Attributes
     ----------
-    classes_, class_count_ (n_classes,), class_prior_, class_log_prior_,
-    categories_ : list of n_features arrays, the levels of each attribute,
-    n_categories_ : (n_features,), category_count_ : list of (n_classes, v_j) weighted counts,
-    feature_log_prob_ : list of (n_classes, v_j) log P(X_j = level | y),
-    unseen_log_prob_ : (n_classes, n_features) log P of a level unseen at fit,
-    n_features_in_, feature_names_in_ (DataFrame input).
+    classes_ : ndarray (n_classes,)
+        The sorted class labels.
+    class_count_ : ndarray (n_classes,)
+        Weighted number of rows per class.
+    class_prior_, class_log_prior_ : ndarray (n_classes,)
+        P(y = k) (estimated, or `priors`) and its log.
+    categories_ : list of n_features arrays
+        The sorted levels of each attribute.
+    n_categories_ : ndarray (n_features,)
+        The number of levels v_j of each attribute.
+    category_count_ : list of (n_classes, v_j) arrays
+        Weighted counts of each level per class.
+    feature_log_prob_ : list of (n_classes, v_j) arrays
+        log P(X_j = level | y).
+    unseen_log_prob_ : ndarray (n_classes, n_features)
+        log P of a level unseen at fit.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
+
+    Examples
+    --------
+    Lecture 004's Refund attribute alone, with Laplace smoothing:
+
+    >>> import numpy as np
+    >>> from fastml import CategoricalNB
+    >>> X = np.array([["Yes"], ["No"], ["No"], ["Yes"], ["No"], ["No"]])
+    >>> y = ["No", "No", "No", "No", "Yes", "Yes"]
+    >>> model = CategoricalNB().fit(X, y)
+    >>> np.exp(model.feature_log_prob_[0]).round(3).tolist()  # levels ["No", "Yes"]
+    [[0.5, 0.5], [0.75, 0.25]]
+    >>> model.predict(np.array([["Yes"]])).tolist()
+    ['No']
     """
 
     def __init__(self, smoothing="laplace", alpha=1.0, m=1.0, p=None, priors=None,
@@ -455,10 +572,32 @@ class GaussianNB(_GaussianParams, _BaseNB):
 
     Attributes
     ----------
-    classes_, class_count_, class_prior_, class_log_prior_,
-    theta_ : (n_classes, n_features) means, var_ : (n_classes, n_features) variances including
-    epsilon_ (NaN where a class has no value of an attribute; it then adds nothing),
-    feature_count_ : (n_classes, n_features) weighted counts of non-missing values, epsilon_.
+    classes_, class_count_, class_prior_, class_log_prior_
+        As in CategoricalNB.
+    theta_ : ndarray (n_classes, n_features)
+        Per-class means (NaN where a class has no value of an attribute; it then adds
+        nothing to that class's likelihood).
+    var_ : ndarray (n_classes, n_features)
+        Per-class variances, epsilon_ included (NaN like theta_).
+    feature_count_ : ndarray (n_classes, n_features)
+        Weighted counts of the non-missing values.
+    epsilon_ : float
+        The variance floor added to every variance.
+    n_features_in_ : int
+
+    Examples
+    --------
+    Lecture 004's taxable income (in K) given Evade = No has sample variance 2975:
+
+    >>> import numpy as np
+    >>> from fastml import GaussianNB
+    >>> income = [125, 100, 70, 120, 95, 60, 220, 85, 75, 90]
+    >>> evade = ["No", "No", "No", "No", "Yes", "No", "No", "Yes", "No", "Yes"]
+    >>> model = GaussianNB().fit(np.reshape(income, (-1, 1)), evade)
+    >>> model.theta_[:, 0].round(6).tolist(), model.var_[:, 0].round(3).tolist()
+    ([110.0, 90.0], [2975.0, 25.0])
+    >>> model.predict([[120.0]]).tolist()
+    ['No']
     """
 
     def __init__(self, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
@@ -508,12 +647,30 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
 
     Attributes
     ----------
-    categorical_features_ : (n_features,) bool mask of the categorical columns,
-    categories_, n_categories_, category_count_, feature_log_prob_, unseen_log_prob_ : as in
-    CategoricalNB, for the categorical columns in order,
-    theta_, var_, feature_count_, epsilon_ : as in GaussianNB, for the real columns in order,
-    classes_, class_count_, class_prior_, class_log_prior_, n_features_in_,
-    feature_names_in_ (DataFrame input).
+    categorical_features_ : ndarray (n_features,) of bool
+        Which columns are categorical.
+    categories_, n_categories_, category_count_, feature_log_prob_, unseen_log_prob_
+        As in CategoricalNB, for the categorical columns in order.
+    theta_, var_, feature_count_, epsilon_
+        As in GaussianNB, for the real columns in order.
+    classes_, class_count_, class_prior_, class_log_prior_, n_features_in_
+        As in CategoricalNB.
+    feature_names_in_ : ndarray of str (DataFrame input only)
+
+    Examples
+    --------
+    Lecture 004's tax table (Refund, Marital Status, Taxable Income) without smoothing:
+
+    >>> import numpy as np
+    >>> from fastml import NaiveBayes
+    >>> from fastml.datasets import load_tax_table
+    >>> X, y = load_tax_table(return_X_y=True)
+    >>> model = NaiveBayes(smoothing="none").fit(X, y)
+    >>> model.categorical_features_.tolist()
+    [True, True, False]
+    >>> x = np.array([["No", "Married", 120.0]], dtype=object)
+    >>> model.predict(x).tolist()
+    ['No']
     """
 
     def __init__(self, categorical_features="auto", smoothing="laplace", alpha=1.0, m=1.0,
