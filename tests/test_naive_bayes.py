@@ -488,3 +488,101 @@ def test_public_api_has_numpydoc_sections():
             doc = inspect.getdoc(getattr(cls, name))
             assert "Parameters\n---" in doc and "Returns\n---" in doc, (cls.__name__, name)
     assert "Examples\n---" in inspect.getdoc(_classes.ZeroProbabilityWarning)
+
+
+# ------------------------------------------------------------- refused calls change nothing
+def fitted_state(model):
+    """Everything fit learned, as plain values (arrays copied)."""
+    import copy
+    return {k: copy.deepcopy(v) for k, v in vars(model).items()
+            if k.endswith("_") and k not in ("_parts",)}
+
+
+def assert_states_equal(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, list):
+            assert len(va) == len(vb) and all(np.array_equal(x, y) for x, y in zip(va, vb)), k
+        elif isinstance(va, np.ndarray):
+            np.testing.assert_array_equal(va, vb, err_msg=k)
+        else:
+            assert va == vb or (va != va and vb != vb), k
+
+
+def bad_chunks(X, y):
+    """Chunks partial_fit must refuse (each after validation has begun)."""
+    inf_real = X[:5].copy()
+    inf_real[0, 1] = np.inf                                   # a real column with infinity
+    words_real = X[:5].copy()
+    words_real[1, 3] = "many"                                 # a real column with a string
+    return [(inf_real, y[:5], None), (words_real, y[:5], None),
+            (X[:5], np.array(["a", "b", "zzz", "a", "a"], dtype=object), None),
+            (X[:3], y[:3], [1e308, 1e308, 1e308])]
+
+
+def test_refused_partial_fit_chunk_leaves_the_model_as_it_was():
+    """Issue 12: a refused chunk used to add its class counts. Now each refusal leaves every
+    fitted attribute unchanged, and streaming on gives exactly fit's model."""
+    X, y = mixed_data()
+    model = NaiveBayes(categorical_features=[0, 2]).partial_fit(X[:300], y[:300],
+                                                                classes=["a", "b", "c"])
+    before, proba = fitted_state(model), model.predict_proba(X)
+    for Xb, yb, wb in bad_chunks(X, y):
+        with pytest.raises((ValueError, TypeError)):
+            model.partial_fit(Xb, yb, sample_weight=wb)
+        assert_states_equal(fitted_state(model), before)
+        np.testing.assert_array_equal(model.predict_proba(X), proba)
+    model.partial_fit(X[300:], y[300:])
+    assert_same_model(model, NaiveBayes(categorical_features=[0, 2]).fit(X, y))
+
+
+def test_failed_fit_leaves_the_estimator_unfitted():
+    from fastml.exceptions import NotFittedError
+    X, y = mixed_data()
+    model = NaiveBayes(categorical_features=[0, 2]).fit(X, y)
+    Xb = X.copy()
+    Xb[-1, 1] = np.inf                                        # found after the labels
+    with pytest.raises(ValueError, match="infinity"):
+        model.fit(Xb, y)
+    assert not [k for k in vars(model) if k.endswith("_")]
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def test_column_without_values_and_zero_weights_are_clear_errors():
+    """Not ZeroDivisionError: say what is missing."""
+    empty_column = np.array([[None, "a"], [None, "b"], [np.nan, "a"]], dtype=object)
+    with pytest.raises(ValueError, match="categorical column 0 has no values"):
+        CategoricalNB().fit(empty_column, [0, 1, 1])
+    with pytest.raises(ValueError, match="column 1 has no values"):  # its value has weight 0
+        CategoricalNB().fit(np.array([["a", None], ["b", "c"]], dtype=object), [0, 1],
+                            sample_weight=[1.0, 0.0])
+    for weight in (0.0, [0.0, 0.0]):
+        with pytest.raises(ValueError, match="zero|sums to 0"):
+            CategoricalNB().fit(np.array([["a"], ["b"]]), [0, 1], sample_weight=weight)
+    # a later chunk where the column is empty is fine: its levels are known
+    model = CategoricalNB().partial_fit(np.array([["a"], ["b"]], dtype=object), [0, 1])
+    model.partial_fit(np.array([[None]], dtype=object), [1])
+    assert model.class_count_.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("make", [lambda: GaussianNB(), lambda: CategoricalNB(),
+                                  lambda: NaiveBayes()])
+def test_huge_weights_are_refused_not_turned_into_inf(make):
+    """Weights of 1e308 each sum past float64: refused with a clear message (the counts would
+    be inf and the probabilities NaN), whether in one call or across partial_fit chunks."""
+    X = np.array([[1.0], [2.0], [3.0]]) if isinstance(make(), GaussianNB) else \
+        np.array([["a"], ["b"], ["a"]], dtype=object)
+    with pytest.raises(ValueError, match="largest float64"):
+        make().fit(X, [0, 1, 1], sample_weight=[1e308] * 3)
+    model = make().partial_fit(X[:1], [0], classes=[0, 1], sample_weight=[1e308])
+    with pytest.raises(ValueError, match="overflowed float64"):
+        model.partial_fit(X[1:2], [1], sample_weight=[1e308])
+    assert model.class_count_.tolist() == [1e308, 0.0]
+
+
+def test_values_whose_variance_overflows_are_refused():
+    X = np.array([[1e155], [-1e155], [3e155], [0.0]])
+    with pytest.raises(ValueError, match="variances overflowed"):
+        GaussianNB().fit(X, [0, 1, 1, 0])

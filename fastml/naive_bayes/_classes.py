@@ -24,6 +24,7 @@ returns -inf for every class, predict_proba / predict_log_proba return the class
 row (the data are treated as saying nothing), predict returns the a-priori most probable class,
 and a ZeroProbabilityWarning says how many rows this happened to. Smoothing avoids it.
 """
+import copy
 import warnings
 
 import numpy as np
@@ -60,6 +61,29 @@ class ZeroProbabilityWarning(UserWarning):
     """
 
 
+def _check_total_weight(sw):
+    """sw, unless its total is 0 (nothing to estimate from) or overflows float64."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sw))
+    if not total > 0:
+        raise ValueError("sample_weight sums to 0: there is nothing to estimate the class "
+                         "probabilities from")
+    if not np.isfinite(total):
+        raise ValueError(f"sample_weight sums to more than the largest float64 "
+                         f"({np.finfo(np.float64).max:.3g}); refusing rather than computing "
+                         f"infinite counts: divide sample_weight by a constant")
+    return sw
+
+
+def _check_finite_statistics(what, *arrays):
+    """Refuse statistics that overflowed float64 (they would give inf / NaN probabilities).
+    The call is refused as a whole, so the model keeps its previous state."""
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise ValueError(f"{what} overflowed float64 (sample weights or values too large); "
+                         f"refusing rather than predicting from inf / NaN: divide "
+                         f"sample_weight by a constant, or rescale X")
+
+
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
 
@@ -78,6 +102,12 @@ class _CategoricalPart:
         # a row of weight 0 is not there: its levels do not join the vocabulary
         moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
         self.counts = self._relaid(old_levels, moved)
+        empty = np.flatnonzero(self.n_categories == 0)
+        if len(empty):
+            raise ValueError(f"categorical column {self.encoder.columns_[empty[0]]} has no "
+                             f"values (every cell missing, or in a row of weight 0): there "
+                             f"is nothing to estimate its probabilities from; drop it or "
+                             f"fit on rows where it has values")
         codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)
@@ -161,6 +191,7 @@ class _GaussianPart:
         chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
         _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
         self.moments = merge_moments(self.moments, chunk)
+        _check_finite_statistics("the means and variances", *self.moments)
 
     def finalize(self, ddof, var_smoothing):
         # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
@@ -226,8 +257,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self
             The fitted estimator. If fit raises, the estimator is left unfitted.
         """
-        for name in ("class_count_", "classes_", "_parts"):
-            self.__dict__.pop(name, None)
+        self._forget_fit()
         return self._fit(X, y, None, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -249,7 +279,23 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         """
         return self._fit(X, y, classes, sample_weight)
 
+    def _forget_fit(self):
+        """Drop everything fit learned (attributes ending in "_", and the parts)."""
+        for name in [k for k in self.__dict__ if k.endswith("_") or k == "_parts"]:
+            del self.__dict__[name]
+
     def _fit(self, X, y, classes, sample_weight):
+        """All or nothing: a call that raises leaves the estimator exactly as it was before
+        the call (unfitted, for fit), so a refused chunk does not leave its class counts."""
+        before = copy.deepcopy(self.__dict__)
+        try:
+            return self._accumulate(X, y, classes, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _accumulate(self, X, y, classes, sample_weight):
         self._check_params()
         first = not hasattr(self, "class_count_")
         X = self._check_X(X, reset=first)
@@ -258,7 +304,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X and y have different numbers of samples: X has {X.shape[0]}, "
                              f"y has {y.shape[0]}")
         codes = self._labels(y, classes, first)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = _check_total_weight(check_sample_weight(sample_weight, X.shape[0]))
         K = len(self.classes_)
         if first:
             self.class_count_ = np.zeros(K)
@@ -267,6 +313,9 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         threads = check_n_jobs(self.n_jobs)
         for part, data in zip(self._parts, self._part_data(X)):
             part.accumulate(data, codes, sw, threads)
+        # every count below (per class, level or attribute) sums a subset of these weights
+        with np.errstate(over="ignore"):
+            _check_finite_statistics("the class counts", self.class_count_.sum())
         self._finalize()
         return self
 
