@@ -586,3 +586,69 @@ def test_values_whose_variance_overflows_are_refused():
     X = np.array([[1e155], [-1e155], [3e155], [0.0]])
     with pytest.raises(ValueError, match="variances overflowed"):
         GaussianNB().fit(X, [0, 1, 1, 0])
+
+
+# ----------------------------------------------- shared variances and the logistic form (002)
+def gaussian_blobs(n=600, K=3, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, size=n)
+    X = rng.normal(size=(n, d)) * [1.0, 2.0, 0.5, 3.0][:d] + y[:, None] * [1.0, -0.5, 0.3, 0.0][:d]
+    return X, y
+
+
+@pytest.mark.parametrize("ddof", [1, 0])
+def test_shared_variance_is_the_pooled_within_class_variance(ddof):
+    X, y = gaussian_blobs()
+    X[::7, 1] = np.nan                                     # missing cells are not counted
+    model = GaussianNB(variance="shared", ddof=ddof, var_smoothing=0).fit(X, y)
+    for j in range(X.shape[1]):
+        keep = ~np.isnan(X[:, j])
+        ss = sum(((X[keep & (y == k), j] - X[keep & (y == k), j].mean()) ** 2).sum()
+                 for k in range(3))
+        pooled = ss / (keep.sum() - ddof * 3)              # n - K for ddof=1: unbiased
+        np.testing.assert_allclose(model.var_[:, j], pooled, rtol=1e-12)
+    streamed = GaussianNB(variance="shared", ddof=ddof, var_smoothing=0)
+    for idx in chunks(len(y), 5, seed=3):
+        streamed.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
+    assert_same_model(model, streamed)
+
+
+def test_to_logistic_binary_is_002s_formula():
+    """002: P(Y=1|x) = 1 / (1 + exp(w0 + sum_i w_i x_i)) with w_i = (mu_i0 - mu_i1) / s_i^2 and
+    w0 = ln((1 - theta) / theta) + sum_i (mu_i1^2 - mu_i0^2) / (2 s_i^2)."""
+    X, y = gaussian_blobs(K=2)
+    gnb = GaussianNB(variance="shared").fit(X, y)
+    lr = gnb.to_logistic()
+    mu, s2, theta = gnb.theta_, gnb.var_[0], gnb.class_prior_[1]
+    w = (mu[0] - mu[1]) / s2
+    w0 = np.log((1 - theta) / theta) + np.sum((mu[1] ** 2 - mu[0] ** 2) / (2 * s2))
+    np.testing.assert_allclose(lr.coef_, [-w], rtol=1e-12)
+    np.testing.assert_allclose(lr.intercept_, [-w0], rtol=1e-12)
+    np.testing.assert_allclose(lr.predict_proba(X)[:, 1], 1 / (1 + np.exp(w0 + X @ w)),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(lr.predict_proba(X), gnb.predict_proba(X), rtol=0, atol=1e-10)
+    assert (lr.predict(X) == gnb.predict(X)).all()
+
+
+def test_to_logistic_multiclass_softmax_equals_the_model():
+    X, y = gaussian_blobs(K=4, seed=1)
+    labels = np.array(["w", "x", "y", "z"])[y]
+    gnb = GaussianNB(variance="shared", priors=[0.1, 0.2, 0.3, 0.4]).fit(X, labels)
+    lr = gnb.to_logistic()
+    assert lr.coef_.shape == (4, 4) and lr.classes_.tolist() == ["w", "x", "y", "z"]
+    Z = np.random.default_rng(9).normal(size=(300, 4)) * 4
+    np.testing.assert_allclose(lr.predict_proba(Z), gnb.predict_proba(Z), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(lr.predict_log_proba(Z), gnb.predict_log_proba(Z),
+                               rtol=1e-10, atol=1e-10)
+    assert (lr.predict(Z) == gnb.predict(Z)).all()
+
+
+def test_to_logistic_refuses_quadratic_boundaries():
+    X, y = gaussian_blobs(K=2)
+    with pytest.raises(ValueError, match="variance='shared'"):
+        GaussianNB().fit(X, y).to_logistic()
+    X[y == 0, 2] = np.nan                                  # class 0 never sees attribute 2
+    with pytest.raises(ValueError, match="class 0 has no value of attribute 2"):
+        GaussianNB(variance="shared").fit(X, y).to_logistic()
+    with pytest.raises(ValueError, match="variance"):
+        GaussianNB(variance="pooled").fit(X, y)

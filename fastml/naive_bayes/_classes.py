@@ -193,7 +193,11 @@ class _GaussianPart:
         self.moments = merge_moments(self.moments, chunk)
         _check_finite_statistics("the means and variances", *self.moments)
 
-    def finalize(self, ddof, var_smoothing):
+    def finalize(self, ddof, var_smoothing, shared=False):
+        """Means, variances and the kernel's tables from the moments. shared: one variance
+        per attribute for all classes, the within-class M2 pooled over the classes with
+        n - ddof * K degrees of freedom (K = the classes with values of that attribute;
+        ddof=1 gives the unbiased pooled variance, denominator n - K)."""
         # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
         total = tuple(m[0] for m in self.moments)
         for k in range(1, self.moments[0].shape[0]):
@@ -204,9 +208,14 @@ class _GaussianPart:
             total_var = np.where(n_all > 0, m2_all / np.where(n_all > 0, n_all, 1.0), 0.0)
             widest = float(total_var.max()) if total_var.size else 0.0
             self.epsilon = var_smoothing * (widest if widest > 0 else 1.0)
-            dof = counts - ddof
-            var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
-        seen = counts > 0
+            seen = counts > 0
+            if shared:
+                dof = counts.sum(axis=0) - ddof * seen.sum(axis=0)
+                var = np.broadcast_to(np.where(dof > 0, m2.sum(axis=0) / np.where(
+                    dof > 0, dof, 1.0), 0.0), counts.shape)
+            else:
+                dof = counts - ddof
+                var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
         self.n = counts
         self.var = np.maximum(var + self.epsilon, np.finfo(np.float64).tiny)
         self.theta = np.where(seen, shift + mean, np.nan)
@@ -600,16 +609,24 @@ def _set_gaussian_attributes(est, part):
     est.feature_count_ = part.n
 
 
+VARIANCES = ("per_class", "shared")
+
+
 class GaussianNB(_GaussianParams, _BaseNB):
     """Naive Bayes with a normal density per class and attribute (lecture 004; 002's
     Gaussian naive Bayes).
 
     Parameters
     ----------
+    variance : "per_class" (default) or "shared"
+        "per_class": a variance per class and attribute (004). "shared": one variance per
+        attribute for all classes, the within-class sums of squares pooled (002's
+        class-independent sigma_i; its model is a logistic regression, see `to_logistic`).
     ddof : float, default 1
         The variance is M2 / (n - ddof): 1 gives 004's sample variance (2975 for income given
         No), 0 the maximum-likelihood variance (scikit-learn's). When n <= ddof the variance
-        is 0 before the floor.
+        is 0 before the floor. "shared" pools with n - ddof * K (K classes): ddof=1 is the
+        unbiased pooled variance, denominator n - K.
     var_smoothing : float, default 1e-9
         epsilon_ = var_smoothing * (the largest variance of an attribute over all rows, with
         an n denominator; 1 if every attribute is constant) is added to every variance.
@@ -649,7 +666,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
     ['No']
     """
 
-    def __init__(self, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
+    def __init__(self, variance="per_class", ddof=1, var_smoothing=1e-9, priors=None,
+                 n_jobs=None):
+        self.variance = variance
         self.ddof = ddof
         self.var_smoothing = var_smoothing
         self.priors = priors
@@ -658,9 +677,72 @@ class GaussianNB(_GaussianParams, _BaseNB):
     def _check_params(self):
         super()._check_params()
         self._check_gaussian()
+        check_param("variance", self.variance, choices=VARIANCES)
 
     def _check_X(self, X, reset):
         return check_array(X, allow_nan=True, estimator=self, reset=reset)
+
+    def to_logistic(self):
+        """The logistic regression this model is (002: Gaussian naive Bayes with variances
+        shared by the classes has exactly logistic regression's form).
+
+        With one variance sigma_j^2 per attribute, log P(y = k | x) is, up to a term common
+        to all classes, log pi_k + sum_j (mu_kj x_j - mu_kj^2 / 2) / sigma_j^2: linear in x.
+        Two classes give 002's slide with the signs of fastml's convention (P(classes_[1] | x)
+        = sigmoid(w . x + b)): w_j = -w_j(002) = (mu_1j - mu_0j) / sigma_j^2 and
+        b = -w_0(002) = log(pi_1 / pi_0) - sum_j (mu_1j^2 - mu_0j^2) / (2 sigma_j^2).
+        More classes give the softmax form, each class relative to classes_[0].
+
+        Returns
+        -------
+        LogisticRegression
+            Fitted (coef_, intercept_, classes_, n_features_in_ set; nothing is trained):
+            its predict_proba equals this model's on data without missing cells.
+
+        Raises
+        ------
+        ValueError
+            With variance="per_class" (the log-odds are then quadratic in x), or when a
+            class has no value of some attribute (that attribute then adds a term to the
+            other classes only, which is not linear either).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml import GaussianNB
+        >>> X = np.array([[0.0], [2.0], [4.0], [6.0]])
+        >>> gnb = GaussianNB(variance="shared").fit(X, [0, 0, 1, 1])
+        >>> lr = gnb.to_logistic()
+        >>> lr.coef_.round(6).tolist(), lr.intercept_.round(6).tolist()
+        ([[2.0]], [-6.0])
+        >>> bool(np.allclose(lr.predict_proba(X), gnb.predict_proba(X), rtol=0, atol=1e-12))
+        True
+        """
+        from ..linear_model import LogisticRegression
+        self._check_is_fitted("class_count_")
+        if self.variance != "shared":
+            raise ValueError(
+                "to_logistic needs GaussianNB(variance='shared'): with per-class variances "
+                "the log-odds are quadratic in x, so no logistic regression equals this "
+                "model (002: only GNB with class-independent variances is linear)")
+        unseen = np.argwhere(np.isnan(self.theta_))
+        if len(unseen):
+            k, j = unseen[0]
+            raise ValueError(f"class {self.classes_[k].tolist()!r} has no value of attribute "
+                             f"{j}, so this model's log-odds are not linear in x; fit on data "
+                             f"where every class has values of every attribute")
+        delta = self.theta_ - self.theta_[0]                  # each class minus classes_[0]
+        coef = delta / self.var_[0]
+        intercept = (self.class_log_prior_ - self.class_log_prior_[0]) - (
+            delta * (self.theta_ + self.theta_[0]) / (2.0 * self.var_[0])).sum(axis=1)
+        if len(self.classes_) == 2:                           # one vector, for classes_[1]
+            coef, intercept = coef[1:], intercept[1:]
+        lr = LogisticRegression()
+        lr.coef_, lr.intercept_ = np.ascontiguousarray(coef), np.ascontiguousarray(intercept)
+        lr.classes_, lr.n_features_in_ = self.classes_.copy(), self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            lr.feature_names_in_ = self.feature_names_in_.copy()
+        return lr
 
     def _make_parts(self, X, n_classes):
         return [_GaussianPart(n_classes, X.shape[1])]
@@ -673,7 +755,8 @@ class GaussianNB(_GaussianParams, _BaseNB):
 
     def _finalize_parts(self):
         part = self._parts[0]
-        part.finalize(float(self.ddof), float(self.var_smoothing))
+        part.finalize(float(self.ddof), float(self.var_smoothing),
+                      shared=self.variance == "shared")
         _set_gaussian_attributes(self, part)
 
 
