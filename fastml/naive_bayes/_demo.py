@@ -43,12 +43,6 @@ def tax_table(report):
 
 
 def auto_mpg(report):
-    """Gaussian, categorical and mixed naive Bayes on the Auto MPG cars (is mpg good?).
-
-    Parameters
-    ----------
-    report : the demo's report writer (fastml demo passes it); this adds its section(s).
-    """
     from ..cli import timed_fit
     data = load_auto_mpg(dropna=False)      # plain arrays: the demo needs no pandas
     known = ~np.isnan(data.target)
