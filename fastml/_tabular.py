@@ -355,12 +355,10 @@ class CategoryEncoder:
         return self
 
     def partial_fit(self, X, name="X"):
-        moved = []
-        for t, levels in enumerate(self._levels_of(X, name)):
-            union, where = merge_levels(self.categories_[t], levels)
-            self.categories_[t] = union
-            moved.append(where)
-        return moved
+        merged = [merge_levels(old, new)
+                  for old, new in zip(self.categories_, self._levels_of(X, name))]
+        self.categories_ = [union for union, _ in merged]   # a new list: all or nothing
+        return [where for _, where in merged]
 
     def _selected(self, X):
         # a whole integer matrix is used as is: a fancy-indexed copy of 10^7 cells costs more

@@ -516,7 +516,11 @@ def bad_chunks(X, y):
     inf_real[0, 1] = np.inf                                   # a real column with infinity
     words_real = X[:5].copy()
     words_real[1, 3] = "many"                                 # a real column with a string
+    new_level_then_overflow = X[:5].copy()                    # refused by the Gaussian part,
+    new_level_then_overflow[2, 0] = "purple"                  # after the categorical part
+    new_level_then_overflow[:2, 1] = [1e300, -1e300]          # grew its vocabulary
     return [(inf_real, y[:5], None), (words_real, y[:5], None),
+            (new_level_then_overflow, y[:5], None),
             (X[:5], np.array(["a", "b", "zzz", "a", "a"], dtype=object), None),
             (X[:3], y[:3], [1e308, 1e308, 1e308])]
 

@@ -98,6 +98,9 @@ class _CategoricalPart:
         self.counts = np.zeros((n_classes, 0))
 
     def accumulate(self, X, y, sw, n_threads):
+        """Add a chunk. Writes only into arrays it creates (the copied part's old ones may be
+        restored by _BaseNB._fit)."""
+        self.encoder = copy.copy(self.encoder)   # partial_fit replaces its vocabulary list
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
         # a row of weight 0 is not there: its levels do not join the vocabulary
         moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
@@ -110,7 +113,7 @@ class _CategoricalPart:
                              f"fit on rows where it has values")
         codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
-        _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)
+        _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
 
     @property
     def n_categories(self):
@@ -295,8 +298,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, classes, sample_weight):
         """All or nothing: a call that raises leaves the estimator exactly as it was before
-        the call (unfitted, for fit), so a refused chunk does not leave its class counts."""
-        before = copy.deepcopy(self.__dict__)
+        the call (unfitted, for fit), so a refused chunk does not leave its class counts.
+
+        Restoring the attribute dict is enough because a call never writes into an array or
+        object it found: it works on shallow copies of the parts and replaces arrays (see
+        `_accumulate`), so no deep copy of large vocabularies is made per chunk."""
+        before = dict(self.__dict__)
         try:
             return self._accumulate(X, y, classes, sample_weight)
         except BaseException:
@@ -318,10 +325,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         if first:
             self.class_count_ = np.zeros(K)
             self._parts = self._make_parts(X, K)
-        self.class_count_ += np.bincount(codes, weights=sw, minlength=K)
+        self.class_count_ = self.class_count_ + np.bincount(codes, weights=sw, minlength=K)
         threads = check_n_jobs(self.n_jobs)
-        for part, data in zip(self._parts, self._part_data(X)):
+        parts = [copy.copy(part) for part in self._parts]   # see _fit: the old ones stay
+        for part, data in zip(parts, self._part_data(X)):
             part.accumulate(data, codes, sw, threads)
+        self._parts = parts
         # every count below (per class, level or attribute) sums a subset of these weights
         with np.errstate(over="ignore"):
             _check_finite_statistics("the class counts", self.class_count_.sum())
