@@ -244,3 +244,38 @@ def test_dense_encoding_kernel_is_exact_at_the_int64_edges():
     out = np.empty((5, 1), dtype=np.int32)
     encode_int(X, lo, offsets, lut, out, 1)
     assert out[:, 0].tolist() == [UNSEEN, UNSEEN, 3, 0, UNSEEN]
+
+
+def test_integer_columns_of_any_range_encode_like_np_unique():
+    """Property (issue 12): any int64 / uint64 matrix, narrow or spanning the whole type,
+    gets np.unique's vocabularies and codes, and values outside them are UNSEEN."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    def matrices(dtype):
+        info = np.iinfo(dtype)
+        edges = st.sampled_from([info.min, info.min + 1, -1 if info.min else 0, 0, 1,
+                                 info.max - 1, info.max])
+        values = st.one_of(edges, st.integers(info.min, info.max), st.integers(-3, 3).map(
+            lambda v: max(info.min, v)))
+        return hnp.arrays(dtype, hnp.array_shapes(min_dims=2, max_dims=2, max_side=12),
+                          elements=values)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from([np.int64, np.uint64, np.int32, np.int8]).flatmap(
+        lambda dt: st.tuples(matrices(dt), matrices(dt))))
+    def check(pair):
+        X, Z = pair
+        if Z.shape[1] != X.shape[1]:
+            Z = np.resize(Z, (Z.shape[0], X.shape[1]))
+        enc = CategoryEncoder(range(X.shape[1])).fit(X)
+        codes = enc.transform(Z)
+        for j in range(X.shape[1]):
+            levels = np.unique(X[:, j])
+            np.testing.assert_array_equal(enc.categories_[j], levels)
+            pos = np.searchsorted(levels, Z[:, j])
+            found = (pos < len(levels)) & (levels[np.minimum(pos, len(levels) - 1)] == Z[:, j])
+            np.testing.assert_array_equal(codes[:, j], np.where(found, pos, UNSEEN))
+
+    check()
