@@ -25,8 +25,9 @@ the attribute can take). `CategoryEncoder.partial_fit` grows the vocabularies wi
 reports where each old level moved, so count tables can follow.
 
 Integer matrices take a compiled path (one pass: level -> code through a lookup table), so a
-(10^6, 20) integer matrix is encoded in tens of milliseconds; a pandas categorical column maps
-its few categories once and gathers by the column's own codes.
+(10^6, 20) integer matrix is encoded in tens of milliseconds; columns whose ranges are wide
+(hashed ids anywhere in int64 or uint64) are sorted per column instead, exactly; a pandas
+categorical column maps its few categories once and gathers by the column's own codes.
 """
 import numbers
 

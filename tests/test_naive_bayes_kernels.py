@@ -1,6 +1,6 @@
-"""The naive Bayes kernels (fastml/naive_bayes/_nb_fast.pyx) against obviously-right numpy versions, on
-random inputs with missing cells, several thread counts and both float types; and the tabular
-encoder they are fed by."""
+"""The naive Bayes kernels (fastml/naive_bayes/_nb_fast.pyx) against obviously-right numpy
+versions, on random inputs with missing cells, several thread counts and both float types; the
+tabular encoder they are fed by; and Chan's merge (fastml/_core/_moments.pxd)."""
 import numpy as np
 import pytest
 

@@ -484,7 +484,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         warnings.warn(
             f"{int(undefined.sum())} row(s) have probability 0 under every class ({cause}), "
             f"so their posterior is undefined (lecture 004: naive Bayes cannot classify "
-            f"them); predicting from the class priors for them. {advice}", ZeroProbabilityWarning, stacklevel=3)
+            f"them); predicting from the class priors for them. {advice}",
+            ZeroProbabilityWarning, stacklevel=3)
 
 
 class _SmoothingParams:
