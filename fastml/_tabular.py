@@ -263,6 +263,8 @@ def merge_levels(old, new):
     was no old vocabulary)."""
     if old is None:
         return new, None
+    if not (codes_for(new, old) == UNSEEN).any():  # nothing new (most chunks of a stream)
+        return old, np.arange(len(old), dtype=np.int64)
     both_ints = old.dtype.kind in "biu" and new.dtype.kind in "biu"
     exact = _exact_ints(old, new) if both_ints else None
     if exact is not None:
@@ -305,7 +307,7 @@ def codes_for(values, levels):
         pos = np.searchsorted(levels, values)
         pos_c = np.minimum(pos, len(levels) - 1)
         return np.where(levels[pos_c] == values, pos_c, UNSEEN).astype(np.int32)
-    lookup = {v: i for i, v in enumerate(levels.tolist())}
+    lookup = dict(zip(levels.tolist(), range(len(levels))))
     return np.fromiter((lookup.get(v, UNSEEN) for v in values.tolist()), dtype=np.int32,
                        count=len(values))
 
