@@ -25,20 +25,23 @@ the attribute can take). `CategoryEncoder.partial_fit` grows the vocabularies wi
 reports where each old level moved, so count tables can follow.
 
 Integer matrices take a compiled path (one pass: level -> code through a lookup table), so a
-(10^6, 20) integer matrix is encoded in tens of milliseconds; a pandas categorical column maps
-its few categories once and gathers by the column's own codes.
+(10^6, 20) integer matrix is encoded in tens of milliseconds; columns whose ranges are wide
+(hashed ids anywhere in int64 or uint64) are sorted per column instead, exactly; a pandas
+categorical column maps its few categories once and gathers by the column's own codes.
 """
 import numbers
 
 import numpy as np
 
+# MISSING / UNSEEN: the kernels' codes (declared once, in _core/_encode.pxd)
+from ._core._encode import MISSING, UNSEEN, encode_int, int_levels_present
 from ._validation import _check_finite, _is_pandas_frame, _is_sparse, check_array, \
     feature_names_of, state_count
 
-MISSING = -1
-UNSEEN = -2
 FLOAT_UNSEEN = -1.0  # TabularEncoder's code for an unseen level (missing is NaN there)
-MAX_INT_RANGE = 1 << 22  # widest integer column encoded through a dense lookup table
+# The widest range of integers (summed over the columns) encoded through a dense lookup table
+# (4 bytes a value: 16 MB); wider ranges, such as hashed int64 ids, are sorted instead.
+MAX_INT_RANGE = 1 << 22
 
 
 # ----------------------------------------------------------------------------- the table
@@ -242,14 +245,33 @@ def _numeric_levels(levels):
     return levels.dtype.kind in "biuf"
 
 
+def _exact_ints(a, b):
+    """a and b in one integer dtype that holds both exactly, or None when there is none
+    (int64 values below 0 with uint64 values above 2**63 - 1: numpy would use float64)."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    if dtype.kind in "biu":
+        return a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    for dtype in (np.int64, np.uint64):
+        info = np.iinfo(dtype)
+        if all(v.size == 0 or (v.min() >= info.min and v.max() <= info.max) for v in (a, b)):
+            return a.astype(dtype), b.astype(dtype)
+    return None
+
+
 def merge_levels(old, new):
     """Sorted union of two vocabularies and where each old level went in it (None if there
     was no old vocabulary)."""
     if old is None:
         return new, None
-    if _numeric_levels(old) and _numeric_levels(new):
+    if not (codes_for(new, old) == UNSEEN).any():  # nothing new (most chunks of a stream)
+        return old, np.arange(len(old), dtype=np.int64)
+    both_ints = old.dtype.kind in "biu" and new.dtype.kind in "biu"
+    exact = _exact_ints(old, new) if both_ints else None
+    if exact is not None:
+        union = np.union1d(*exact)
+    elif _numeric_levels(old) and _numeric_levels(new) and not both_ints:
         union = np.union1d(old, new)
-    else:
+    else:  # Python objects compare exactly (ints of any size, strings, mixes)
         union = sorted_levels(np.concatenate([old.astype(object), new.astype(object)]))
     return union, codes_for(old, union).astype(np.int64)
 
@@ -278,13 +300,26 @@ def codes_for(values, levels):
     """int32 codes of `values` (no missing among them) in the vocabulary `levels`."""
     if len(levels) == 0:
         return np.full(len(values), UNSEEN, dtype=np.int32)
+    if levels.dtype.kind in "biu" and values.dtype.kind in "biu" and \
+            values.dtype != levels.dtype:
+        return _int_codes_for(values, levels)
     if _numeric_levels(levels) and values.dtype.kind in "biuf":
         pos = np.searchsorted(levels, values)
         pos_c = np.minimum(pos, len(levels) - 1)
         return np.where(levels[pos_c] == values, pos_c, UNSEEN).astype(np.int32)
-    lookup = {v: i for i, v in enumerate(levels.tolist())}
+    lookup = dict(zip(levels.tolist(), range(len(levels))))
     return np.fromiter((lookup.get(v, UNSEEN) for v in values.tolist()), dtype=np.int32,
                        count=len(values))
+
+
+def _int_codes_for(values, levels):
+    """codes_for for integer values and levels of different dtypes: values the levels' dtype
+    cannot hold are unseen, the others are compared in that dtype (exactly, not as float64)."""
+    info = np.iinfo(levels.dtype)
+    fits = (values >= info.min) & (values <= info.max)
+    codes = np.full(len(values), UNSEEN, dtype=np.int32)
+    codes[fits] = codes_for(values[fits].astype(levels.dtype), levels)
+    return codes
 
 
 def column_codes(col, levels, name="X"):
@@ -323,12 +358,10 @@ class CategoryEncoder:
         return self
 
     def partial_fit(self, X, name="X"):
-        moved = []
-        for t, levels in enumerate(self._levels_of(X, name)):
-            union, where = merge_levels(self.categories_[t], levels)
-            self.categories_[t] = union
-            moved.append(where)
-        return moved
+        merged = [merge_levels(old, new)
+                  for old, new in zip(self.categories_, self._levels_of(X, name))]
+        self.categories_ = [union for union, _ in merged]   # a new list: all or nothing
+        return [where for _, where in merged]
 
     def _selected(self, X):
         # a whole integer matrix is used as is: a fancy-indexed copy of 10^7 cells costs more
@@ -377,48 +410,65 @@ class CategoryEncoder:
 
 # ------------------------------------------------------------- the compiled integer path
 def _as_kernel_ints(X):
-    """An integer matrix as C-contiguous int32 or int64 (the kernels' two integer types)."""
+    """An integer matrix as C-contiguous int32 or int64 (the kernels' two integer types), or
+    uint64 when it holds values above 2**63 - 1 (those are sorted, never seen by a kernel)."""
     if X.dtype == np.bool_ or X.dtype.itemsize < 4 or (X.dtype.kind == "u" and
                                                         X.dtype.itemsize == 4):
         return np.ascontiguousarray(X, dtype=np.int64)
     if X.dtype.itemsize == 4:
         return np.ascontiguousarray(X, dtype=np.int32)
     if X.dtype.kind == "u" and X.size and X.max() > np.iinfo(np.int64).max:
-        raise ValueError("integer categories above 2**63 - 1 are not supported")
+        return X
     return np.ascontiguousarray(X, dtype=np.int64)
 
 
+def _dense_layout(lo, hi):
+    """Offsets of each column's slice of one dense lookup table over [lo_j, hi_j], or None
+    when the summed width is above MAX_INT_RANGE. The widths are Python ints: hi - lo of
+    int64 columns overflows int64 (e.g. [-2**63, 2**63 - 1])."""
+    widths = [int(h) - int(l) + 1 for l, h in zip(lo, hi)]
+    if sum(widths) > MAX_INT_RANGE:
+        return None
+    return np.concatenate([[0], np.cumsum(widths, dtype=np.int64)]).astype(np.int64)
+
+
 def _int_matrix_levels(X):
-    """Sorted distinct values per column of an integer matrix (one compiled pass when the
-    columns' ranges are narrow, np.unique otherwise)."""
-    from ._core import _encode
+    """Sorted distinct values per column of an integer matrix: one compiled pass when the
+    columns' ranges are narrow, a sort per column otherwise (wide or sparse ids)."""
     Xk = _as_kernel_ints(X)
-    lo = Xk.min(axis=0).astype(np.int64)
-    widths = Xk.max(axis=0).astype(np.int64) - lo + 1
-    if widths.sum() > MAX_INT_RANGE:
+    offsets = None
+    if Xk.dtype != np.uint64:
+        lo = Xk.min(axis=0).astype(np.int64)
+        offsets = _dense_layout(lo, Xk.max(axis=0))
+    if offsets is None:
         return [np.unique(Xk[:, j]) for j in range(Xk.shape[1])]
-    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     present = np.zeros(offsets[-1], dtype=np.uint8)
-    _encode.int_levels_present(Xk, lo, offsets, present)
+    int_levels_present(Xk, lo, offsets, present)
     return [lo[j] + np.flatnonzero(present[offsets[j]:offsets[j + 1]])
             for j in range(Xk.shape[1])]
 
 
 def _encode_int_matrix(X, categories, n_threads=1):
-    """Codes of an integer matrix through a dense lookup table over each vocabulary's range."""
-    from ._core import _encode
+    """Codes of an integer matrix: through a dense lookup table over each vocabulary's range
+    when the ranges are narrow and int64 holds them, else by binary search per column."""
     Xk = _as_kernel_ints(X)
-    lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
-    widths = np.array([c[-1] - c[0] + 1 if len(c) else 0 for c in categories], dtype=np.int64)
-    if widths.sum() > MAX_INT_RANGE:
-        return np.column_stack([codes_for(Xk[:, j], categories[j])
-                                for j in range(Xk.shape[1])]).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    int64 = np.iinfo(np.int64)
+    offsets = None
+    if Xk.dtype != np.uint64 and all(len(c) == 0 or (c[0] >= int64.min and c[-1] <= int64.max)
+                                     for c in categories):
+        lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
+        offsets = _dense_layout(lo, [c[-1] if len(c) else int(l) - 1
+                                     for c, l in zip(categories, lo)])
+    if offsets is None:
+        codes = np.empty(Xk.shape, dtype=np.int32)
+        for j in range(Xk.shape[1]):
+            codes[:, j] = codes_for(Xk[:, j], categories[j])
+        return codes
     lut = np.full(offsets[-1], UNSEEN, dtype=np.int32)
     for j, c in enumerate(categories):
-        lut[offsets[j] + (c - lo[j])] = np.arange(len(c), dtype=np.int32)
+        lut[offsets[j] + (c.astype(np.int64) - lo[j])] = np.arange(len(c), dtype=np.int32)
     codes = np.empty(Xk.shape, dtype=np.int32)
-    _encode.encode_int(Xk, lo, offsets, lut, codes, n_threads)
+    encode_int(Xk, lo, offsets, lut, codes, n_threads)
     return codes
 
 

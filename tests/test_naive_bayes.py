@@ -465,3 +465,194 @@ def test_sklearn_check_estimator(cls):
 def test_unhashable_category_is_a_clear_error():
     with pytest.raises(TypeError, match="holds a dict"):
         CategoricalNB().fit(np.array([[{}], ["a"]], dtype=object), [0, 1])
+
+
+@pytest.mark.parametrize("module", ["fastml.naive_bayes._classes", "fastml._core._moments"])
+def test_docstring_examples_run(module):
+    """The Examples sections are doctests: each prints what the code returns."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_public_api_has_numpydoc_sections():
+    import inspect
+    from fastml.naive_bayes import _classes
+    for cls in (CategoricalNB, GaussianNB, NaiveBayes):
+        doc = inspect.getdoc(cls)
+        for section in ("Parameters", "Attributes", "Examples"):
+            assert f"{section}\n---" in doc, (cls.__name__, section)
+        for name in ("fit", "partial_fit", "predict", "predict_proba", "predict_log_proba",
+                     "predict_joint_log_proba"):
+            doc = inspect.getdoc(getattr(cls, name))
+            assert "Parameters\n---" in doc and "Returns\n---" in doc, (cls.__name__, name)
+    assert "Examples\n---" in inspect.getdoc(_classes.ZeroProbabilityWarning)
+
+
+# ------------------------------------------------------------- refused calls change nothing
+def fitted_state(model):
+    """Everything fit learned, as plain values (arrays copied)."""
+    import copy
+    return {k: copy.deepcopy(v) for k, v in vars(model).items()
+            if k.endswith("_") and k not in ("_parts",)}
+
+
+def assert_states_equal(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, list):
+            assert len(va) == len(vb) and all(np.array_equal(x, y) for x, y in zip(va, vb)), k
+        elif isinstance(va, np.ndarray):
+            np.testing.assert_array_equal(va, vb, err_msg=k)
+        else:
+            assert va == vb or (va != va and vb != vb), k
+
+
+def bad_chunks(X, y):
+    """Chunks partial_fit must refuse (each after validation has begun)."""
+    inf_real = X[:5].copy()
+    inf_real[0, 1] = np.inf                                   # a real column with infinity
+    words_real = X[:5].copy()
+    words_real[1, 3] = "many"                                 # a real column with a string
+    new_level_then_overflow = X[:5].copy()                    # refused by the Gaussian part,
+    new_level_then_overflow[2, 0] = "purple"                  # after the categorical part
+    new_level_then_overflow[:2, 1] = [1e300, -1e300]          # grew its vocabulary
+    return [(inf_real, y[:5], None), (words_real, y[:5], None),
+            (new_level_then_overflow, y[:5], None),
+            (X[:5], np.array(["a", "b", "zzz", "a", "a"], dtype=object), None),
+            (X[:3], y[:3], [1e308, 1e308, 1e308])]
+
+
+def test_refused_partial_fit_chunk_leaves_the_model_as_it_was():
+    """Issue 12: a refused chunk used to add its class counts. Now each refusal leaves every
+    fitted attribute unchanged, and streaming on gives exactly fit's model."""
+    X, y = mixed_data()
+    model = NaiveBayes(categorical_features=[0, 2]).partial_fit(X[:300], y[:300],
+                                                                classes=["a", "b", "c"])
+    before, proba = fitted_state(model), model.predict_proba(X)
+    for Xb, yb, wb in bad_chunks(X, y):
+        with pytest.raises((ValueError, TypeError)):
+            model.partial_fit(Xb, yb, sample_weight=wb)
+        assert_states_equal(fitted_state(model), before)
+        np.testing.assert_array_equal(model.predict_proba(X), proba)
+    model.partial_fit(X[300:], y[300:])
+    assert_same_model(model, NaiveBayes(categorical_features=[0, 2]).fit(X, y))
+
+
+def test_failed_fit_leaves_the_estimator_unfitted():
+    from fastml.exceptions import NotFittedError
+    X, y = mixed_data()
+    model = NaiveBayes(categorical_features=[0, 2]).fit(X, y)
+    Xb = X.copy()
+    Xb[-1, 1] = np.inf                                        # found after the labels
+    with pytest.raises(ValueError, match="infinity"):
+        model.fit(Xb, y)
+    assert not [k for k in vars(model) if k.endswith("_")]
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def test_column_without_values_and_zero_weights_are_clear_errors():
+    """Not ZeroDivisionError: say what is missing."""
+    empty_column = np.array([[None, "a"], [None, "b"], [np.nan, "a"]], dtype=object)
+    with pytest.raises(ValueError, match="categorical column 0 has no values"):
+        CategoricalNB().fit(empty_column, [0, 1, 1])
+    with pytest.raises(ValueError, match="column 1 has no values"):  # its value has weight 0
+        CategoricalNB().fit(np.array([["a", None], ["b", "c"]], dtype=object), [0, 1],
+                            sample_weight=[1.0, 0.0])
+    for weight in (0.0, [0.0, 0.0]):
+        with pytest.raises(ValueError, match="zero|sums to 0"):
+            CategoricalNB().fit(np.array([["a"], ["b"]]), [0, 1], sample_weight=weight)
+    # a later chunk where the column is empty is fine: its levels are known
+    model = CategoricalNB().partial_fit(np.array([["a"], ["b"]], dtype=object), [0, 1])
+    model.partial_fit(np.array([[None]], dtype=object), [1])
+    assert model.class_count_.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("make", [lambda: GaussianNB(), lambda: CategoricalNB(),
+                                  lambda: NaiveBayes()])
+def test_huge_weights_are_refused_not_turned_into_inf(make):
+    """Weights of 1e308 each sum past float64: refused with a clear message (the counts would
+    be inf and the probabilities NaN), whether in one call or across partial_fit chunks."""
+    X = np.array([[1.0], [2.0], [3.0]]) if isinstance(make(), GaussianNB) else \
+        np.array([["a"], ["b"], ["a"]], dtype=object)
+    with pytest.raises(ValueError, match="largest float64"):
+        make().fit(X, [0, 1, 1], sample_weight=[1e308] * 3)
+    model = make().partial_fit(X[:1], [0], classes=[0, 1], sample_weight=[1e308])
+    with pytest.raises(ValueError, match="overflowed float64"):
+        model.partial_fit(X[1:2], [1], sample_weight=[1e308])
+    assert model.class_count_.tolist() == [1e308, 0.0]
+
+
+def test_values_whose_variance_overflows_are_refused():
+    X = np.array([[1e155], [-1e155], [3e155], [0.0]])
+    with pytest.raises(ValueError, match="variances overflowed"):
+        GaussianNB().fit(X, [0, 1, 1, 0])
+
+
+# ----------------------------------------------- shared variances and the logistic form (002)
+def gaussian_blobs(n=600, K=3, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, size=n)
+    X = rng.normal(size=(n, d)) * [1.0, 2.0, 0.5, 3.0][:d] + y[:, None] * [1.0, -0.5, 0.3, 0.0][:d]
+    return X, y
+
+
+@pytest.mark.parametrize("ddof", [1, 0])
+def test_shared_variance_is_the_pooled_within_class_variance(ddof):
+    X, y = gaussian_blobs()
+    X[::7, 1] = np.nan                                     # missing cells are not counted
+    model = GaussianNB(variance="shared", ddof=ddof, var_smoothing=0).fit(X, y)
+    for j in range(X.shape[1]):
+        keep = ~np.isnan(X[:, j])
+        ss = sum(((X[keep & (y == k), j] - X[keep & (y == k), j].mean()) ** 2).sum()
+                 for k in range(3))
+        pooled = ss / (keep.sum() - ddof * 3)              # n - K for ddof=1: unbiased
+        np.testing.assert_allclose(model.var_[:, j], pooled, rtol=1e-12)
+    streamed = GaussianNB(variance="shared", ddof=ddof, var_smoothing=0)
+    for idx in chunks(len(y), 5, seed=3):
+        streamed.partial_fit(X[idx], y[idx], classes=[0, 1, 2])
+    assert_same_model(model, streamed)
+
+
+def test_to_logistic_binary_is_002s_formula():
+    """002: P(Y=1|x) = 1 / (1 + exp(w0 + sum_i w_i x_i)) with w_i = (mu_i0 - mu_i1) / s_i^2 and
+    w0 = ln((1 - theta) / theta) + sum_i (mu_i1^2 - mu_i0^2) / (2 s_i^2)."""
+    X, y = gaussian_blobs(K=2)
+    gnb = GaussianNB(variance="shared").fit(X, y)
+    lr = gnb.to_logistic()
+    mu, s2, theta = gnb.theta_, gnb.var_[0], gnb.class_prior_[1]
+    w = (mu[0] - mu[1]) / s2
+    w0 = np.log((1 - theta) / theta) + np.sum((mu[1] ** 2 - mu[0] ** 2) / (2 * s2))
+    np.testing.assert_allclose(lr.coef_, [-w], rtol=1e-12)
+    np.testing.assert_allclose(lr.intercept_, [-w0], rtol=1e-12)
+    np.testing.assert_allclose(lr.predict_proba(X)[:, 1], 1 / (1 + np.exp(w0 + X @ w)),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(lr.predict_proba(X), gnb.predict_proba(X), rtol=0, atol=1e-10)
+    assert (lr.predict(X) == gnb.predict(X)).all()
+
+
+def test_to_logistic_multiclass_softmax_equals_the_model():
+    X, y = gaussian_blobs(K=4, seed=1)
+    labels = np.array(["w", "x", "y", "z"])[y]
+    gnb = GaussianNB(variance="shared", priors=[0.1, 0.2, 0.3, 0.4]).fit(X, labels)
+    lr = gnb.to_logistic()
+    assert lr.coef_.shape == (4, 4) and lr.classes_.tolist() == ["w", "x", "y", "z"]
+    Z = np.random.default_rng(9).normal(size=(300, 4)) * 4
+    np.testing.assert_allclose(lr.predict_proba(Z), gnb.predict_proba(Z), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(lr.predict_log_proba(Z), gnb.predict_log_proba(Z),
+                               rtol=1e-10, atol=1e-10)
+    assert (lr.predict(Z) == gnb.predict(Z)).all()
+
+
+def test_to_logistic_refuses_quadratic_boundaries():
+    X, y = gaussian_blobs(K=2)
+    with pytest.raises(ValueError, match="variance='shared'"):
+        GaussianNB().fit(X, y).to_logistic()
+    X[y == 0, 2] = np.nan                                  # class 0 never sees attribute 2
+    with pytest.raises(ValueError, match="class 0 has no value of attribute 2"):
+        GaussianNB(variance="shared").fit(X, y).to_logistic()
+    with pytest.raises(ValueError, match="variance"):
+        GaussianNB(variance="pooled").fit(X, y)

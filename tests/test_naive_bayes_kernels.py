@@ -1,6 +1,6 @@
-"""The naive Bayes kernels (fastml/naive_bayes/_nb_fast.pyx) against obviously-right numpy versions, on
-random inputs with missing cells, several thread counts and both float types; and the tabular
-encoder they are fed by."""
+"""The naive Bayes kernels (fastml/naive_bayes/_nb_fast.pyx) against obviously-right numpy
+versions, on random inputs with missing cells, several thread counts and both float types; the
+tabular encoder they are fed by; and Chan's merge (fastml/_core/_moments.pxd)."""
 import numpy as np
 import pytest
 
@@ -128,3 +128,66 @@ def test_object_encoding_and_missing():
     moved = enc.partial_fit(np.array([["0", 0, "w"]], dtype=object))
     assert [c.tolist() for c in enc.categories_] == [["0", "a", "b"], ["w", "x"]]
     assert [m.tolist() for m in moved] == [[1, 2], [1]]
+
+
+def test_chan_merge_is_one_formula_for_every_caller():
+    """merge_moments (naive Bayes' chunks and classes) and merge_factors (LinearStats.merge)
+    share _core/_moments.pxd's formula; both give numpy's moments of the union, for data far
+    from 0 too (the shift keeps the deltas small)."""
+    from fastml._core._moments import merge_factors, merge_moments
+    from fastml.linear_model._regression import LinearStats
+    rng = np.random.default_rng(5)
+    xa, xb = 1e6 + rng.normal(size=300), 1e6 + 0.5 + rng.normal(size=200)
+    wa, wb = rng.uniform(0.5, 2, 300), rng.uniform(0.5, 2, 200)
+
+    def moments(x, w, shift):  # x - 1e6 is exact, so the reference has no cancellation
+        mu = np.average(x - 1e6, weights=w)
+        return tuple(np.array([v]) for v in (w.sum(), shift, mu - (shift - 1e6),
+                                             np.sum(w * (x - 1e6 - mu) ** 2)))
+
+    n, shift, mean, m2 = merge_moments(moments(xa, wa, 1e6), moments(xb, wb, 1e6 + 0.5))
+    x, w = np.concatenate([xa, xb]), np.concatenate([wa, wb])
+    mu = np.average(x - 1e6, weights=w)
+    np.testing.assert_allclose(n, w.sum(), rtol=1e-15)
+    np.testing.assert_allclose(shift + mean, 1e6 + mu, rtol=1e-15)
+    np.testing.assert_allclose(m2, np.sum(w * (x - 1e6 - mu) ** 2), rtol=1e-13)
+    # an empty side leaves the other exactly as it was
+    empty = tuple(np.zeros(1) for _ in range(4))
+    assert merge_moments(empty, moments(xb, wb, 7.0))[1:3] == (np.array([7.0]),
+                                                               moments(xb, wb, 7.0)[2])
+    assert merge_factors(2.0, 6.0) == (8.0, 0.75, 1.5)
+    assert merge_factors(0.0, 6.0) == (6.0, 1.0, 0.0)
+    # LinearStats.merge applies the same factors with outer products
+    X = np.column_stack([x, rng.normal(size=500)])
+    a = LinearStats.from_data(np.ascontiguousarray(X[:300]), x[:300] * 0 + 1, wa)
+    b = LinearStats.from_data(np.ascontiguousarray(X[300:]), x[300:] * 0 + 1, wb)
+    merged = a.merge(b)
+    Xc = X - np.average(X, axis=0, weights=w)
+    np.testing.assert_allclose(merged.Sxx, (Xc * w[:, None]).T @ Xc, rtol=1e-9)
+
+
+def test_kernels_check_shapes_at_entry():
+    """_core's contract: a def kernel refuses arrays whose shapes its loops would overrun."""
+    codes = np.zeros((4, 2), dtype=np.int32)
+    y, sw = np.zeros(4, dtype=np.int64), np.ones(4)
+    offsets = np.array([0, 2, 5], dtype=np.int64)
+    with pytest.raises(ValueError, match="y has 3 rows"):
+        _nb.count_categories(codes, y[:3], sw, offsets, np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="counts has 4 columns"):
+        _nb.count_categories(codes, y, sw, offsets, np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="offsets"):
+        _nb.categorical_jll(codes, np.zeros((5, 2)), offsets[:2], np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="out must be"):
+        _nb.categorical_jll(codes, np.zeros((5, 2)), offsets, np.zeros((3, 2)))
+    X = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="m2 must be"):
+        _nb.gaussian_moments(X, y, sw, *[np.zeros((2, 3))] * 3, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="b must be"):
+        _nb.gaussian_jll(X, np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((1, 3)),
+                         np.zeros((4, 2)))
+
+
+def test_tabular_codes_are_the_kernels():
+    from fastml import _tabular
+    from fastml._core import _encode
+    assert (_tabular.MISSING, _tabular.UNSEEN) == (_encode.MISSING, _encode.UNSEEN) == (-1, -2)

@@ -166,3 +166,116 @@ def test_cli_reader_uses_the_same_missing_rule_and_vocabulary():
     col = table([["b", None, "a", "b"]])[0]
     assert io_missing(col).tolist() == [False, True, False, False]
     assert _vocabulary(col) == ["a", "b"]
+
+
+# ------------------------------------------------------- integer ranges beyond int64 arithmetic
+WIDE = [np.array([[-(2**62), 0], [2**62 + 2**61, 6917529027641081859]]),  # issue 12's crash
+        np.array([[-2**63, 1], [2**63 - 1, 2], [0, 3]])]                 # the whole int64 range
+
+
+@pytest.mark.parametrize("X", WIDE)
+def test_integer_columns_spanning_int64_encode_every_path(X):
+    """A range wider than int64 arithmetic (hi - lo overflows) crashed or corrupted the heap in
+    every estimator that encodes integer categories; it takes the sort path now."""
+    import fastml
+    from fastml.info import information_gain_table
+    y = np.arange(len(X)) % 2
+    enc = CategoryEncoder(range(X.shape[1])).fit(X)
+    for j in range(X.shape[1]):
+        np.testing.assert_array_equal(enc.categories_[j], np.unique(X[:, j]))
+    np.testing.assert_array_equal(enc.transform(X), np.argsort(np.argsort(X, axis=0), axis=0))
+    for model in (fastml.CategoricalNB(), fastml.NaiveBayes(categorical_features="all"),
+                  fastml.DecisionTreeClassifier(categorical_features="all"),
+                  fastml.RandomForestClassifier(n_estimators=5, categorical_features="all",
+                                                bootstrap=False, random_state=0)):
+        assert model.fit(X, y).predict(X).tolist() == y.tolist(), type(model).__name__
+    text = str(information_gain_table(X, y, categorical_features="all"))
+    assert "x0" in text and "x1" in text
+
+
+def wide_ids(rng, n, dtype):
+    info = np.iinfo(dtype)
+    pool = rng.integers(info.min, info.max, size=(max(2, n // 4), 3), dtype=dtype,
+                        endpoint=True)
+    rows = rng.integers(0, len(pool), size=(n, 3))      # each id repeats about 4 times
+    return np.ascontiguousarray(np.take_along_axis(pool, rows, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_hashed_ids_match_unique_codes(dtype):
+    """Realistic hashed ids (wide, sparse ranges) are encoded by sorting: the same codes as
+    np.unique's inverse, unseen ids included, for int64 and uint64 alike."""
+    rng = np.random.default_rng(0)
+    for trial in range(5):
+        X = wide_ids(rng, 400, dtype)
+        X[:, 2] = X[:, 2] % 7                             # a narrow column beside wide ones
+        enc = CategoryEncoder(range(3)).fit(X)
+        Z = np.concatenate([X[:50], wide_ids(rng, 50, dtype)])
+        codes = enc.transform(Z)
+        for j in range(3):
+            levels = np.unique(X[:, j])
+            np.testing.assert_array_equal(enc.categories_[j], levels)
+            np.testing.assert_array_equal(codes[:50, j], np.unique(X[:, j], return_inverse=True)
+                                          [1][:50])
+            seen = np.isin(Z[:, j], levels)
+            assert (codes[~seen, j] == UNSEEN).all()
+
+
+def test_int64_and_uint64_chunks_merge_exactly():
+    """Vocabularies of int64 and uint64 chunks merge without float64 rounding (numpy's
+    common type for the pair): 2**63 + 1 and 2**63 stay two levels."""
+    enc = CategoryEncoder([0])
+    enc.partial_fit(np.array([[2**63], [2**63 + 1]], dtype=np.uint64))
+    enc.partial_fit(np.array([[-5], [2**62]], dtype=np.int64))
+    assert enc.categories_[0].tolist() == [-5, 2**62, 2**63, 2**63 + 1]
+    codes = enc.transform(np.array([[2**63 + 1], [5], [2**63 + 2]], dtype=np.uint64))
+    assert codes[:, 0].tolist() == [3, UNSEEN, UNSEEN]
+    assert enc.transform(np.array([[2**62], [-6]]))[:, 0].tolist() == [1, UNSEEN]
+
+
+def test_dense_encoding_kernel_is_exact_at_the_int64_edges():
+    """encode_int measures x - lo in uint64 (the signed difference of far-apart values is
+    undefined in C, which the sanitizer build reports): the edges of int64 map exactly."""
+    from fastml._core._encode import encode_int
+    lo = np.array([2**63 - 4], dtype=np.int64)
+    offsets = np.array([0, 4], dtype=np.int64)
+    lut = np.arange(4, dtype=np.int32)
+    X = np.array([[-2**63 + 1], [-2**63], [2**63 - 1], [2**63 - 4], [0]], dtype=np.int64)
+    out = np.empty((5, 1), dtype=np.int32)
+    encode_int(X, lo, offsets, lut, out, 1)
+    assert out[:, 0].tolist() == [UNSEEN, UNSEEN, 3, 0, UNSEEN]
+
+
+def test_integer_columns_of_any_range_encode_like_np_unique():
+    """Property (issue 12): any int64 / uint64 matrix, narrow or spanning the whole type,
+    gets np.unique's vocabularies and codes, and values outside them are UNSEEN."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    def matrices(dtype):
+        info = np.iinfo(dtype)
+        edges = st.sampled_from([info.min, info.min + 1, -1 if info.min else 0, 0, 1,
+                                 info.max - 1, info.max])
+        values = st.one_of(edges, st.integers(info.min, info.max), st.integers(-3, 3).map(
+            lambda v: max(info.min, v)))
+        return hnp.arrays(dtype, hnp.array_shapes(min_dims=2, max_dims=2, max_side=12),
+                          elements=values)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from([np.int64, np.uint64, np.int32, np.int8]).flatmap(
+        lambda dt: st.tuples(matrices(dt), matrices(dt))))
+    def check(pair):
+        X, Z = pair
+        if Z.shape[1] != X.shape[1]:
+            Z = np.resize(Z, (Z.shape[0], X.shape[1]))
+        enc = CategoryEncoder(range(X.shape[1])).fit(X)
+        codes = enc.transform(Z)
+        for j in range(X.shape[1]):
+            levels = np.unique(X[:, j])
+            np.testing.assert_array_equal(enc.categories_[j], levels)
+            pos = np.searchsorted(levels, Z[:, j])
+            found = (pos < len(levels)) & (levels[np.minimum(pos, len(levels) - 1)] == Z[:, j])
+            np.testing.assert_array_equal(codes[:, j], np.where(found, pos, UNSEEN))
+
+    check()

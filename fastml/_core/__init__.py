@@ -6,6 +6,8 @@
 - ``_typedefs.pxd``: the one integer type for counts and indices (int64 on every platform).
 - ``_encode.pyx`` / ``_encode.pxd``: integer categorical columns to codes, for ``_tabular.py``,
   and the MISSING / UNSEEN codes that every categorical kernel reads.
+- ``_moments.pyx`` / ``_moments.pxd``: Chan's merge of weighted (n, mean, M2), the one copy used
+  by the naive Bayes kernel, naive Bayes' ``partial_fit`` and ``LinearStats.merge``.
 
 Each family keeps its own kernels beside its driver: ``linear_model/*_fast.pyx``,
 ``tree/_builder_fast.pyx``, ``naive_bayes/_nb_fast.pyx``.

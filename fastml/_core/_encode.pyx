@@ -6,13 +6,16 @@
 # code. offsets[j] is where column j's slice of the table starts, so all columns share one
 # table; a value outside the column's slice is a level never seen at fit (UNSEEN).
 from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
-ctypedef fused int_t:
-    int
-    long long
+from ._typedefs cimport index_t
+
+ctypedef fused int_t:     # the integer matrices _tabular.py passes (it converts the others)
+    int32_t
+    int64_t
 
 cdef enum:
-    PRED_CHUNK = 1024  # rows per parallel task
+    PRED_CHUNK = 1024  # rows per parallel task: enough work to hide the scheduling
 
 # The codes of a missing cell and of a level never seen at fit, declared in _encode.pxd for the
 # kernels and exported here for fastml/_tabular.py.
@@ -20,29 +23,43 @@ MISSING = MISSING_CODE
 UNSEEN = UNSEEN_CODE
 
 
-def int_levels_present(const int_t[:, ::1] X, const long long[::1] lo,
-                       const long long[::1] offsets, unsigned char[::1] present):
-    """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell (lo[j] = min of column j)."""
+cdef inline uint64_t distance(int64_t x, int64_t lo) noexcept nogil:
+    """x - lo for x >= lo, exact over the whole int64 range (as uint64: the signed difference
+    overflows when x and lo are far apart, which C leaves undefined)."""
+    return <uint64_t> x - <uint64_t> lo
+
+
+def int_levels_present(const int_t[:, ::1] X, const int64_t[::1] lo,
+                       const index_t[::1] offsets, unsigned char[::1] present):
+    """present[offsets[j] + X[i, j] - lo[j]] = 1 for every cell. Trusted: lo[j] = min of
+    column j and max - min < offsets[j + 1] - offsets[j] (checked in Python ints)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if lo.shape[0] != d or offsets.shape[0] != d + 1 or present.shape[0] < offsets[d]:
+        raise ValueError("lo, offsets and present do not match X's columns")
     with nogil:
         for i in range(n):
             for j in range(d):
-                present[offsets[j] + (X[i, j] - lo[j])] = 1
+                present[offsets[j] + <index_t> distance(X[i, j], lo[j])] = 1
 
 
-def encode_int(const int_t[:, ::1] X, const long long[::1] lo, const long long[::1] offsets,
+def encode_int(const int_t[:, ::1] X, const int64_t[::1] lo, const index_t[::1] offsets,
                const int[::1] lut, int[:, ::1] out, int n_threads=1):
-    """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when that is inside column j's range
-    (offsets[j] .. offsets[j + 1]), else UNSEEN: integer levels to codes in one pass."""
+    """out[i, j] = lut[offsets[j] + X[i, j] - lo[j]] when X[i, j] is inside column j's range
+    [lo[j], lo[j] + offsets[j + 1] - offsets[j]), else UNSEEN: integer levels to codes in one
+    pass. Any int64 value is safe (the distance to lo is taken in uint64)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], chunk, i, j
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
-    cdef long long v
+    cdef uint64_t v
+    if lo.shape[0] != d or offsets.shape[0] != d + 1 or lut.shape[0] < offsets[d]:
+        raise ValueError("lo, offsets and lut do not match X's columns")
+    if out.shape[0] != n or out.shape[1] != d:
+        raise ValueError(f"out must be ({n}, {d}); got ({out.shape[0]}, {out.shape[1]})")
     with nogil:
         for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for j in range(d):
-                    v = X[i, j] - lo[j]
-                    if v >= 0 and v < offsets[j + 1] - offsets[j]:
-                        out[i, j] = lut[offsets[j] + v]
+                    v = distance(X[i, j], lo[j])
+                    if X[i, j] >= lo[j] and v < <uint64_t> (offsets[j + 1] - offsets[j]):
+                        out[i, j] = lut[offsets[j] + <index_t> v]
                     else:
                         out[i, j] = UNSEEN_CODE

@@ -89,12 +89,11 @@ class LinearStats:
         if self.Sxy.shape != other.Sxy.shape:
             raise ValueError(f"cannot merge statistics of shapes {self.Sxy.shape} and "
                              f"{other.Sxy.shape} (features x targets)")
-        Wa, Wb = self.weight, other.weight
-        W = Wa + Wb
+        from .._core._moments import merge_factors  # Chan's merge, one copy for all callers
+        W, frac_b, f = merge_factors(self.weight, other.weight)
         dx, dy = other.x_mean - self.x_mean, other.y_mean - self.y_mean
-        f = Wa * Wb / W
         return LinearStats(W, self.n_samples + other.n_samples,
-                           self.x_mean + dx * (Wb / W), self.y_mean + dy * (Wb / W),
+                           self.x_mean + dx * frac_b, self.y_mean + dy * frac_b,
                            self.Sxx + other.Sxx + f * np.outer(dx, dx),
                            self.Sxy + other.Sxy + f * np.outer(dx, dy),
                            self.Syy + other.Syy + f * np.outer(dy, dy))

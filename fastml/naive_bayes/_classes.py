@@ -24,12 +24,14 @@ returns -inf for every class, predict_proba / predict_log_proba return the class
 row (the data are treated as saying nothing), predict returns the a-priori most probable class,
 and a ZeroProbabilityWarning says how many rows this happened to. Smoothing avoids it.
 """
+import copy
 import warnings
 
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
+from .._core._moments import merge_moments
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
                            check_sample_weight, check_target, state_array, state_count)
@@ -38,26 +40,48 @@ SMOOTHING = ("laplace", "m-estimate", "none")
 
 
 class ZeroProbabilityWarning(UserWarning):
-    """Some rows have probability 0 under every class, so their posterior is undefined."""
+    """Some rows have probability 0 under every class, so their posterior is undefined.
+
+    Raised by the predict methods of `CategoricalNB` / `NaiveBayes` with smoothing="none"
+    (and of any model whose densities underflow to 0); those rows are predicted from the
+    class priors.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from fastml import CategoricalNB
+    >>> model = CategoricalNB(smoothing="none").fit(np.array([["a"], ["b"]]), [0, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model.predict(np.array([["c"]])).tolist()
+    [0]
+    >>> caught[0].category.__name__
+    'ZeroProbabilityWarning'
+    """
 
 
-def _chan_merge(a, b):
-    """Moments (n, shift, mean, m2) of the union of two samples (Chan, Golub & LeVeque 1979).
+def _check_total_weight(sw):
+    """sw, unless its total is 0 (nothing to estimate from) or overflows float64."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sw))
+    if not total > 0:
+        raise ValueError("sample_weight sums to 0: there is nothing to estimate the class "
+                         "probabilities from")
+    if not np.isfinite(total):
+        raise ValueError(f"sample_weight sums to more than the largest float64 "
+                         f"({np.finfo(np.float64).max:.3g}); refusing rather than computing "
+                         f"infinite counts: divide sample_weight by a constant")
+    return sw
 
-    Means are relative to their shift (true mean = shift + mean), as the kernel returns them,
-    so data far from 0 merge without cancellation; the result keeps a's shift where a has
-    data. Arrays of any (matching) shape."""
-    n_a, shift_a, mean_a, m2_a = a
-    n_b, shift_b, mean_b, m2_b = b
-    n = n_a + n_b
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(n > 0, n_b / np.where(n > 0, n, 1.0), 0.0)
-    delta = (shift_b - shift_a) + (mean_b - mean_a)
-    merged_mean = mean_a + delta * frac
-    merged_m2 = m2_a + m2_b + delta * delta * n_a * frac
-    a_empty = n_a <= 0
-    return (n, np.where(a_empty, shift_b, shift_a), np.where(a_empty, mean_b, merged_mean),
-            np.where(a_empty, m2_b, merged_m2))
+
+def _check_finite_statistics(what, *arrays):
+    """Refuse statistics that overflowed float64 (they would give inf / NaN probabilities).
+    The call is refused as a whole, so the model keeps its previous state."""
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise ValueError(f"{what} overflowed float64 (sample weights or values too large); "
+                         f"refusing rather than predicting from inf / NaN: divide "
+                         f"sample_weight by a constant, or rescale X")
 
 
 def _rows(X, mask):
@@ -74,13 +98,22 @@ class _CategoricalPart:
         self.counts = np.zeros((n_classes, 0))
 
     def accumulate(self, X, y, sw, n_threads):
+        """Add a chunk. Writes only into arrays it creates (the copied part's old ones may be
+        restored by _BaseNB._fit)."""
+        self.encoder = copy.copy(self.encoder)   # partial_fit replaces its vocabulary list
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
         # a row of weight 0 is not there: its levels do not join the vocabulary
         moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
         self.counts = self._relaid(old_levels, moved)
+        empty = np.flatnonzero(self.n_categories == 0)
+        if len(empty):
+            raise ValueError(f"categorical column {self.encoder.columns_[empty[0]]} has no "
+                             f"values (every cell missing, or in a row of weight 0): there "
+                             f"is nothing to estimate its probabilities from; drop it or "
+                             f"fit on rows where it has values")
         codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
-        _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)
+        _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
 
     @property
     def n_categories(self):
@@ -160,22 +193,32 @@ class _GaussianPart:
     def accumulate(self, X, y, sw, n_threads):
         chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
         _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
-        self.moments = _chan_merge(self.moments, chunk)
+        self.moments = merge_moments(self.moments, chunk)
+        _check_finite_statistics("the means and variances", *self.moments)
 
-    def finalize(self, ddof, var_smoothing):
+    def finalize(self, ddof, var_smoothing, shared=False):
+        """Means, variances and the kernel's tables from the moments. shared: one variance
+        per attribute for all classes, the within-class M2 pooled over the classes with
+        n - ddof * K degrees of freedom (K = the classes with values of that attribute;
+        ddof=1 gives the unbiased pooled variance, denominator n - K)."""
         # the floor is relative to the widest attribute over all classes (ddof 0, as np.var)
         total = tuple(m[0] for m in self.moments)
         for k in range(1, self.moments[0].shape[0]):
-            total = _chan_merge(total, tuple(m[k] for m in self.moments))
+            total = merge_moments(total, tuple(m[k] for m in self.moments))
         n_all, m2_all = total[0], total[3]
         counts, shift, mean, m2 = self.moments
         with np.errstate(divide="ignore", invalid="ignore"):
             total_var = np.where(n_all > 0, m2_all / np.where(n_all > 0, n_all, 1.0), 0.0)
             widest = float(total_var.max()) if total_var.size else 0.0
             self.epsilon = var_smoothing * (widest if widest > 0 else 1.0)
-            dof = counts - ddof
-            var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
-        seen = counts > 0
+            seen = counts > 0
+            if shared:
+                dof = counts.sum(axis=0) - ddof * seen.sum(axis=0)
+                var = np.broadcast_to(np.where(dof > 0, m2.sum(axis=0) / np.where(
+                    dof > 0, dof, 1.0), 0.0), counts.shape)
+            else:
+                dof = counts - ddof
+                var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
         self.n = counts
         self.var = np.maximum(var + self.epsilon, np.finfo(np.float64).tiny)
         self.theta = np.where(seen, shift + mean, np.nan)
@@ -209,17 +252,66 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     # --- fitting
     def fit(self, X, y, sample_weight=None):
-        """Learn class counts and per-class attribute statistics from X, y."""
-        for name in ("class_count_", "classes_", "_parts"):
-            self.__dict__.pop(name, None)
+        """Learn class counts and per-class attribute statistics from X, y.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+            The attributes (see the class docstring for the kinds each model reads); None /
+            NaN cells are missing and ignored.
+        y : array-like, shape (n_samples,)
+            Class labels (at least 2 distinct).
+        sample_weight : array-like (n_samples,), float or None
+            Non-negative weights; a row of weight w counts as w rows.
+
+        Returns
+        -------
+        self
+            The fitted estimator. If fit raises, the estimator is left unfitted.
+        """
+        self._forget_fit()
         return self._fit(X, y, None, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Add a chunk of rows to the statistics (the first call may list all `classes`; the
-        result after all chunks equals `fit` on all rows)."""
+        """Add a chunk of rows to the statistics; after all chunks the model equals `fit` on
+        all rows (to rounding: the moments are merged by Chan's formula).
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            One chunk, as in `fit`. Categorical vocabularies grow with new levels.
+        classes : array-like or None
+            All the classes the stream will hold. May be given on the first call (then later
+            chunks may miss some classes); later calls must give the same classes or None.
+
+        Returns
+        -------
+        self
+            The updated estimator. A chunk that raises leaves the model exactly as it was.
+        """
         return self._fit(X, y, classes, sample_weight)
 
+    def _forget_fit(self):
+        """Drop everything fit learned (attributes ending in "_", and the parts)."""
+        for name in [k for k in self.__dict__ if k.endswith("_") or k == "_parts"]:
+            del self.__dict__[name]
+
     def _fit(self, X, y, classes, sample_weight):
+        """All or nothing: a call that raises leaves the estimator exactly as it was before
+        the call (unfitted, for fit), so a refused chunk does not leave its class counts.
+
+        Restoring the attribute dict is enough because a call never writes into an array or
+        object it found: it works on shallow copies of the parts and replaces arrays (see
+        `_accumulate`), so no deep copy of large vocabularies is made per chunk."""
+        before = dict(self.__dict__)
+        try:
+            return self._accumulate(X, y, classes, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _accumulate(self, X, y, classes, sample_weight):
         self._check_params()
         first = not hasattr(self, "class_count_")
         X = self._check_X(X, reset=first)
@@ -228,15 +320,20 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X and y have different numbers of samples: X has {X.shape[0]}, "
                              f"y has {y.shape[0]}")
         codes = self._labels(y, classes, first)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = _check_total_weight(check_sample_weight(sample_weight, X.shape[0]))
         K = len(self.classes_)
         if first:
             self.class_count_ = np.zeros(K)
             self._parts = self._make_parts(X, K)
-        self.class_count_ += np.bincount(codes, weights=sw, minlength=K)
+        self.class_count_ = self.class_count_ + np.bincount(codes, weights=sw, minlength=K)
         threads = check_n_jobs(self.n_jobs)
-        for part, data in zip(self._parts, self._part_data(X)):
+        parts = [copy.copy(part) for part in self._parts]   # see _fit: the old ones stay
+        for part, data in zip(parts, self._part_data(X)):
             part.accumulate(data, codes, sw, threads)
+        self._parts = parts
+        # every count below (per class, level or attribute) sums a subset of these weights
+        with np.errstate(over="ignore"):
+            _check_finite_statistics("the class counts", self.class_count_.sum())
         self._finalize()
         return self
 
@@ -296,8 +393,18 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     # --- prediction
     def predict_joint_log_proba(self, X):
-        """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k), shape
-        (n_samples, n_classes); missing cells are skipped; -inf where a probability is 0."""
+        """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+            Missing cells are skipped (their attribute adds nothing).
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            -inf where a probability is 0 (smoothing="none").
+        """
         self._check_is_fitted("class_count_")
         X = self._check_X(X, reset=False)
         out = np.zeros((X.shape[0], len(self.classes_)))
@@ -308,8 +415,18 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return out
 
     def predict_log_proba(self, X):
-        """log P(y = k | x), shape (n_samples, n_classes) (see the module note for rows with
-        probability 0 under every class)."""
+        """log P(y = k | x), normalized in log space.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            A row with probability 0 under every class gets the log class priors (and a
+            ZeroProbabilityWarning; see the module note).
+        """
         jll = self.predict_joint_log_proba(X)
         top = jll.max(axis=1)
         undefined = top == -np.inf
@@ -322,11 +439,32 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return jll
 
     def predict_proba(self, X):
-        """P(y = k | x), shape (n_samples, n_classes), rows summing to 1."""
+        """P(y = k | x).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_classes)
+            Rows sum to 1; columns follow `classes_`.
+        """
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
-        """The class with the largest posterior probability."""
+        """The class with the largest posterior probability.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray, shape (n_samples,)
+            Labels from `classes_`; a row with probability 0 under every class gets the
+            a-priori most probable class (with a ZeroProbabilityWarning).
+        """
         jll = self.predict_joint_log_proba(X)
         best = np.argmax(jll, axis=1)
         undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
@@ -346,7 +484,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         warnings.warn(
             f"{int(undefined.sum())} row(s) have probability 0 under every class ({cause}), "
             f"so their posterior is undefined (lecture 004: naive Bayes cannot classify "
-            f"them); predicting from the class priors for them. {advice}", ZeroProbabilityWarning, stacklevel=3)
+            f"them); predicting from the class priors for them. {advice}",
+            ZeroProbabilityWarning, stacklevel=3)
 
 
 class _SmoothingParams:
@@ -363,6 +502,8 @@ class _SmoothingParams:
 
 
 class _GaussianParams:
+    """Validation of the Gaussian estimators' variance parameters."""
+
     def _check_gaussian(self):
         check_param("ddof", self.ddof, low=0.0)
         check_param("var_smoothing", self.var_smoothing, low=0.0)
@@ -396,12 +537,38 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
 
     Attributes
     ----------
-    classes_, class_count_ (n_classes,), class_prior_, class_log_prior_,
-    categories_ : list of n_features arrays, the levels of each attribute,
-    n_categories_ : (n_features,), category_count_ : list of (n_classes, v_j) weighted counts,
-    feature_log_prob_ : list of (n_classes, v_j) log P(X_j = level | y),
-    unseen_log_prob_ : (n_classes, n_features) log P of a level unseen at fit,
-    n_features_in_, feature_names_in_ (DataFrame input).
+    classes_ : ndarray (n_classes,)
+        The sorted class labels.
+    class_count_ : ndarray (n_classes,)
+        Weighted number of rows per class.
+    class_prior_, class_log_prior_ : ndarray (n_classes,)
+        P(y = k) (estimated, or `priors`) and its log.
+    categories_ : list of n_features arrays
+        The sorted levels of each attribute.
+    n_categories_ : ndarray (n_features,)
+        The number of levels v_j of each attribute.
+    category_count_ : list of (n_classes, v_j) arrays
+        Weighted counts of each level per class.
+    feature_log_prob_ : list of (n_classes, v_j) arrays
+        log P(X_j = level | y).
+    unseen_log_prob_ : ndarray (n_classes, n_features)
+        log P of a level unseen at fit.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
+
+    Examples
+    --------
+    Lecture 004's Refund attribute alone, with Laplace smoothing:
+
+    >>> import numpy as np
+    >>> from fastml import CategoricalNB
+    >>> X = np.array([["Yes"], ["No"], ["No"], ["Yes"], ["No"], ["No"]])
+    >>> y = ["No", "No", "No", "No", "Yes", "Yes"]
+    >>> model = CategoricalNB().fit(X, y)
+    >>> np.exp(model.feature_log_prob_[0]).round(3).tolist()  # levels ["No", "Yes"]
+    [[0.5, 0.5], [0.75, 0.25]]
+    >>> model.predict(np.array([["Yes"]])).tolist()
+    ['No']
     """
 
     def __init__(self, smoothing="laplace", alpha=1.0, m=1.0, p=None, priors=None,
@@ -452,16 +619,24 @@ def _set_gaussian_attributes(est, part):
     est.feature_count_ = part.n
 
 
+VARIANCES = ("per_class", "shared")
+
+
 class GaussianNB(_GaussianParams, _BaseNB):
     """Naive Bayes with a normal density per class and attribute (lecture 004; 002's
     Gaussian naive Bayes).
 
     Parameters
     ----------
+    variance : "per_class" (default) or "shared"
+        "per_class": a variance per class and attribute (004). "shared": one variance per
+        attribute for all classes, the within-class sums of squares pooled (002's
+        class-independent sigma_i; its model is a logistic regression, see `to_logistic`).
     ddof : float, default 1
         The variance is M2 / (n - ddof): 1 gives 004's sample variance (2975 for income given
         No), 0 the maximum-likelihood variance (scikit-learn's). When n <= ddof the variance
-        is 0 before the floor.
+        is 0 before the floor. "shared" pools with n - ddof * K (K classes): ddof=1 is the
+        unbiased pooled variance, denominator n - K.
     var_smoothing : float, default 1e-9
         epsilon_ = var_smoothing * (the largest variance of an attribute over all rows, with
         an n denominator; 1 if every attribute is constant) is added to every variance.
@@ -473,13 +648,37 @@ class GaussianNB(_GaussianParams, _BaseNB):
 
     Attributes
     ----------
-    classes_, class_count_, class_prior_, class_log_prior_,
-    theta_ : (n_classes, n_features) means, var_ : (n_classes, n_features) variances including
-    epsilon_ (NaN where a class has no value of an attribute; it then adds nothing),
-    feature_count_ : (n_classes, n_features) weighted counts of non-missing values, epsilon_.
+    classes_, class_count_, class_prior_, class_log_prior_
+        As in CategoricalNB.
+    theta_ : ndarray (n_classes, n_features)
+        Per-class means (NaN where a class has no value of an attribute; it then adds
+        nothing to that class's likelihood).
+    var_ : ndarray (n_classes, n_features)
+        Per-class variances, epsilon_ included (NaN like theta_).
+    feature_count_ : ndarray (n_classes, n_features)
+        Weighted counts of the non-missing values.
+    epsilon_ : float
+        The variance floor added to every variance.
+    n_features_in_ : int
+
+    Examples
+    --------
+    Lecture 004's taxable income (in K) given Evade = No has sample variance 2975:
+
+    >>> import numpy as np
+    >>> from fastml import GaussianNB
+    >>> income = [125, 100, 70, 120, 95, 60, 220, 85, 75, 90]
+    >>> evade = ["No", "No", "No", "No", "Yes", "No", "No", "Yes", "No", "Yes"]
+    >>> model = GaussianNB().fit(np.reshape(income, (-1, 1)), evade)
+    >>> model.theta_[:, 0].round(6).tolist(), model.var_[:, 0].round(3).tolist()
+    ([110.0, 90.0], [2975.0, 25.0])
+    >>> model.predict([[120.0]]).tolist()
+    ['No']
     """
 
-    def __init__(self, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
+    def __init__(self, variance="per_class", ddof=1, var_smoothing=1e-9, priors=None,
+                 n_jobs=None):
+        self.variance = variance
         self.ddof = ddof
         self.var_smoothing = var_smoothing
         self.priors = priors
@@ -488,9 +687,72 @@ class GaussianNB(_GaussianParams, _BaseNB):
     def _check_params(self):
         super()._check_params()
         self._check_gaussian()
+        check_param("variance", self.variance, choices=VARIANCES)
 
     def _check_X(self, X, reset):
         return check_array(X, allow_nan=True, estimator=self, reset=reset)
+
+    def to_logistic(self):
+        """The logistic regression this model is (002: Gaussian naive Bayes with variances
+        shared by the classes has exactly logistic regression's form).
+
+        With one variance sigma_j^2 per attribute, log P(y = k | x) is, up to a term common
+        to all classes, log pi_k + sum_j (mu_kj x_j - mu_kj^2 / 2) / sigma_j^2: linear in x.
+        Two classes give 002's slide with the signs of fastml's convention (P(classes_[1] | x)
+        = sigmoid(w . x + b)): w_j = -w_j(002) = (mu_1j - mu_0j) / sigma_j^2 and
+        b = -w_0(002) = log(pi_1 / pi_0) - sum_j (mu_1j^2 - mu_0j^2) / (2 sigma_j^2).
+        More classes give the softmax form, each class relative to classes_[0].
+
+        Returns
+        -------
+        LogisticRegression
+            Fitted (coef_, intercept_, classes_, n_features_in_ set; nothing is trained):
+            its predict_proba equals this model's on data without missing cells.
+
+        Raises
+        ------
+        ValueError
+            With variance="per_class" (the log-odds are then quadratic in x), or when a
+            class has no value of some attribute (that attribute then adds a term to the
+            other classes only, which is not linear either).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml import GaussianNB
+        >>> X = np.array([[0.0], [2.0], [4.0], [6.0]])
+        >>> gnb = GaussianNB(variance="shared").fit(X, [0, 0, 1, 1])
+        >>> lr = gnb.to_logistic()
+        >>> lr.coef_.round(6).tolist(), lr.intercept_.round(6).tolist()
+        ([[2.0]], [-6.0])
+        >>> bool(np.allclose(lr.predict_proba(X), gnb.predict_proba(X), rtol=0, atol=1e-12))
+        True
+        """
+        from ..linear_model import LogisticRegression
+        self._check_is_fitted("class_count_")
+        if self.variance != "shared":
+            raise ValueError(
+                "to_logistic needs GaussianNB(variance='shared'): with per-class variances "
+                "the log-odds are quadratic in x, so no logistic regression equals this "
+                "model (002: only GNB with class-independent variances is linear)")
+        unseen = np.argwhere(np.isnan(self.theta_))
+        if len(unseen):
+            k, j = unseen[0]
+            raise ValueError(f"class {self.classes_[k].tolist()!r} has no value of attribute "
+                             f"{j}, so this model's log-odds are not linear in x; fit on data "
+                             f"where every class has values of every attribute")
+        delta = self.theta_ - self.theta_[0]                  # each class minus classes_[0]
+        coef = delta / self.var_[0]
+        intercept = (self.class_log_prior_ - self.class_log_prior_[0]) - (
+            delta * (self.theta_ + self.theta_[0]) / (2.0 * self.var_[0])).sum(axis=1)
+        if len(self.classes_) == 2:                           # one vector, for classes_[1]
+            coef, intercept = coef[1:], intercept[1:]
+        lr = LogisticRegression()
+        lr.coef_, lr.intercept_ = np.ascontiguousarray(coef), np.ascontiguousarray(intercept)
+        lr.classes_, lr.n_features_in_ = self.classes_.copy(), self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            lr.feature_names_in_ = self.feature_names_in_.copy()
+        return lr
 
     def _make_parts(self, X, n_classes):
         return [_GaussianPart(n_classes, X.shape[1])]
@@ -503,7 +765,8 @@ class GaussianNB(_GaussianParams, _BaseNB):
 
     def _finalize_parts(self):
         part = self._parts[0]
-        part.finalize(float(self.ddof), float(self.var_smoothing))
+        part.finalize(float(self.ddof), float(self.var_smoothing),
+                      shared=self.variance == "shared")
         _set_gaussian_attributes(self, part)
 
 
@@ -526,12 +789,30 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
 
     Attributes
     ----------
-    categorical_features_ : (n_features,) bool mask of the categorical columns,
-    categories_, n_categories_, category_count_, feature_log_prob_, unseen_log_prob_ : as in
-    CategoricalNB, for the categorical columns in order,
-    theta_, var_, feature_count_, epsilon_ : as in GaussianNB, for the real columns in order,
-    classes_, class_count_, class_prior_, class_log_prior_, n_features_in_,
-    feature_names_in_ (DataFrame input).
+    categorical_features_ : ndarray (n_features,) of bool
+        Which columns are categorical.
+    categories_, n_categories_, category_count_, feature_log_prob_, unseen_log_prob_
+        As in CategoricalNB, for the categorical columns in order.
+    theta_, var_, feature_count_, epsilon_
+        As in GaussianNB, for the real columns in order.
+    classes_, class_count_, class_prior_, class_log_prior_, n_features_in_
+        As in CategoricalNB.
+    feature_names_in_ : ndarray of str (DataFrame input only)
+
+    Examples
+    --------
+    Lecture 004's tax table (Refund, Marital Status, Taxable Income) without smoothing:
+
+    >>> import numpy as np
+    >>> from fastml import NaiveBayes
+    >>> from fastml.datasets import load_tax_table
+    >>> X, y = load_tax_table(return_X_y=True)
+    >>> model = NaiveBayes(smoothing="none").fit(X, y)
+    >>> model.categorical_features_.tolist()
+    [True, True, False]
+    >>> x = np.array([["No", "Married", 120.0]], dtype=object)
+    >>> model.predict(x).tolist()
+    ['No']
     """
 
     def __init__(self, categorical_features="auto", smoothing="laplace", alpha=1.0, m=1.0,

@@ -13,6 +13,13 @@ GOOD_MPG = 23.0  # the linear models' demo uses the same split of the cars
 
 
 def tax_table(report):
+    """Lecture 004's tax table: the slide's estimates, its prediction for X = (No, Divorced,
+    120K), and the zero-probability row once record 7 is deleted.
+
+    Parameters
+    ----------
+    report : the demo's report writer (fastml demo passes it); this adds its section(s).
+    """
     report.section("Naive Bayes on lecture 004's tax table",
                    "10 rows: Refund, Marital Status (categorical), Taxable Income (real)")
     X, y = load_tax_table(return_X_y=True)
@@ -68,5 +75,11 @@ def auto_mpg(report):
 
 
 def run(report):
+    """Naive Bayes' part of `fastml demo`: both sections.
+
+    Parameters
+    ----------
+    report : the demo's report writer (fastml demo passes it); this adds its section(s).
+    """
     tax_table(report)
     auto_mpg(report)

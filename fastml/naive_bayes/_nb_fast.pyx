@@ -11,11 +11,12 @@
 # of the non-missing values, in one read of X: a block of BLOCK rows is summed (pass 1), then
 # its deviations from its own rounded mean c are summed while it is still in cache (pass 2:
 # the corrected two-pass M2 = sum w (x-c)^2 - (sum w (x-c))^2 / n), and the block is merged
-# into the running moments by Chan's formula
+# into the running moments by Chan's formula (fastml/_core/_moments.pxd, the one copy)
 #     n = na + nb, delta = mb - ma, mean = ma + delta nb / n, M2 = M2a + M2b + delta^2 na nb / n,
 # with means kept relative to a shift (the first block's center), so delta is a difference of
 # small numbers even for data far from 0 (values around 1e6 with unit spread keep M2 to 1e-15
-# instead of 1e-11). The same merge joins threads here and partial_fit chunks in Python.
+# instead of 1e-11). The same merge joins threads here, and partial_fit chunks and
+# classes in naive_bayes/_classes.py (through _moments.merge_moments).
 # Invariant: (n, shift + mean, M2)[k, j] describe exactly the blocks merged so far.
 #
 # Predict: out[i, k] += sum_j table[offset_j + code_ij, k] (categorical, a gather: the K values
@@ -23,15 +24,25 @@
 # (Gaussian, a = -log(2 pi var)/2, b = 1/(2 var)), skipping missing cells; rows in parallel
 # chunks, so the (n, K) result is exact whatever the thread count.
 from cython.parallel cimport prange
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from cython cimport floating
 
+from .._core._csrc cimport fastml_check_index
 from .._core._encode cimport UNSEEN_CODE
+from .._core._moments cimport chan_merge
+from .._core._typedefs cimport index_t
 
 cdef enum:
-    BLOCK = 256        # rows per moment block: 256 x 100 float64 = 200 KB, stays in L2
-    PRED_CHUNK = 1024  # rows per prediction task
+    # Rows per moment block: 256 rows x 100 float64 attributes = 200 KB, so pass 2 re-reads
+    # the block from L2 instead of memory.
+    BLOCK = 256
+    # Rows per prediction task: enough work per task to hide the scheduling, small enough to
+    # balance threads on a few thousand rows.
+    PRED_CHUNK = 1024
+    # A fitting thread gets at least this many rows: below it, starting the thread and merging
+    # its private table cost more than the counting it saves.
+    MIN_ROWS_PER_THREAD = 4096
 
 
 cdef inline Py_ssize_t split(Py_ssize_t n, int parts, int t) noexcept nogil:
@@ -39,59 +50,81 @@ cdef inline Py_ssize_t split(Py_ssize_t n, int parts, int t) noexcept nogil:
     return (n * t) // parts
 
 
-def count_categories(const int[:, ::1] codes, const long long[::1] y, const double[::1] sw,
-                     const long long[::1] offsets, double[:, ::1] counts, int n_threads=1):
+cdef inline int fit_threads(Py_ssize_t n_rows, int n_threads) noexcept nogil:
+    """Threads for a fitting reduction over n_rows (see MIN_ROWS_PER_THREAD)."""
+    return max(1, min(n_threads, <int> (n_rows // MIN_ROWS_PER_THREAD) + 1))
+
+
+# The shape checks every kernel makes at entry (_core's contract: O(1), before any loop).
+cdef inline void check_rows(str name, Py_ssize_t got, Py_ssize_t n) except *:
+    if got != n:
+        raise ValueError(f"{name} has {got} rows; the kernel was given {n}")
+
+
+cdef inline void check_shape(str name, Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows,
+                             Py_ssize_t want_cols) except *:
+    if rows != want_rows or cols != want_cols:
+        raise ValueError(f"{name} must be ({want_rows}, {want_cols}); got ({rows}, {cols})")
+
+
+# ------------------------------------------------------------------------ categorical counts
+cdef struct CountScratch:
+    double *tables      # one private (n_classes, width) count table per thread
+    Py_ssize_t size     # n_classes * width: the length of one table
+    int n_threads
+
+
+cdef int count_scratch_init(CountScratch *s, int n_threads, Py_ssize_t size) except -1:
+    s.n_threads, s.size = n_threads, size
+    s.tables = <double *> calloc(n_threads * size, sizeof(double))
+    if s.tables == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef void count_scratch_free(CountScratch *s) noexcept:
+    free(s.tables)
+    s.tables = NULL
+
+
+def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double[::1] sw,
+                     const index_t[::1] offsets, double[:, ::1] counts, int n_threads=1):
     """counts[y_i, offsets[j] + codes[i, j]] += sw[i] for every non-missing cell (code >= 0).
 
-    counts has shape (n_classes, offsets[d]); it is added to, not reset."""
+    counts has shape (n_classes, offsets[d]); it is added to, not reset. Trusted values
+    (_core's contract): 0 <= y_i < n_classes and codes[i, j] < offsets[j + 1] - offsets[j]."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1]
-    cdef Py_ssize_t width = counts.shape[1], size = counts.shape[0] * counts.shape[1]
-    cdef Py_ssize_t i, j, idx, lo, hi
-    cdef int t, T = max(1, min(n_threads, <int> (n // 4096) + 1))
-    cdef int c
-    cdef double *tables = <double *> calloc(T * size, sizeof(double))
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("offsets", offsets.shape[0], d + 1)
+    if counts.shape[1] != offsets[d]:
+        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+    cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo, hi
+    cdef CountScratch s
+    cdef int t, c
     cdef double *tab
-    if tables == NULL:
-        raise MemoryError()
+    count_scratch_init(&s, fit_threads(n, n_threads), counts.shape[0] * width)
     with nogil:
-        for t in prange(T, num_threads=T, schedule="static"):
-            tab = tables + t * size
-            lo = split(n, T, t)
-            hi = split(n, T, t + 1)
+        for t in prange(s.n_threads, num_threads=s.n_threads, schedule="static"):
+            tab = s.tables + t * s.size
+            lo = split(n, s.n_threads, t)
+            hi = split(n, s.n_threads, t + 1)
             for i in range(lo, hi):
                 idx = y[i] * width
                 for j in range(d):
                     c = codes[i, j]
                     if c >= 0:
+                        fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
-        for t in range(T):
-            tab = tables + t * size
-            for idx in range(size):
+        for t in range(s.n_threads):
+            tab = s.tables + t * s.size
+            for idx in range(s.size):
                 counts[idx // width, idx % width] += tab[idx]
-    free(tables)
+    count_scratch_free(&s)
 
 
-cdef inline void chan_merge(double *n, double *shift, double *mean, double *m2, double nb,
-                            double shift_b, double mean_b, double m2b) noexcept nogil:
-    """(n, shift, mean, m2) <- the moments of the union with (nb, shift_b, mean_b, m2b).
-
-    Means are relative to their shift (the true mean is shift + mean), so deltas between
-    means of data far from 0 are differences of small numbers, computed without cancellation
-    (shift_b - shift is exact when the shifts are within a factor 2 of each other)."""
-    cdef double na = n[0], tot, delta
-    if nb <= 0:
-        return
-    if na <= 0:
-        n[0], shift[0], mean[0], m2[0] = nb, shift_b, mean_b, m2b
-        return
-    tot = na + nb
-    delta = (shift_b - shift[0]) + (mean_b - mean[0])
-    mean[0] += delta * (nb / tot)
-    m2[0] += m2b + delta * delta * (na * nb / tot)
-    n[0] = tot
-
-
-cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
+# ------------------------------------------------------------------------- Gaussian moments
+cdef void moments_range(const floating[:, ::1] X, const index_t[::1] y, const double[::1] sw,
                         Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t K, double *acc,
                         double *blk, unsigned char *seen) noexcept nogil:
     """Merge rows lo..hi into acc = (n, shift, mean, m2) (4 arrays of K x d) block by block;
@@ -117,6 +150,7 @@ cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const 
         stop = min(start + BLOCK, hi)
         for i in range(start, stop):          # pass 1: count and sum of the block
             k = y[i]
+            fastml_check_index(k, K)          # base = k d indexes the K x d pointer tables
             w = sw[i]
             base = k * d
             if not seen[k]:
@@ -162,31 +196,58 @@ cdef void moments_range(const floating[:, ::1] X, const long long[::1] y, const 
         start = stop
 
 
-def gaussian_moments(const floating[:, ::1] X, const long long[::1] y, const double[::1] sw,
+cdef struct MomentScratch:
+    # per thread: the accumulators (n, shift, mean, m2: 4 K d doubles), then the block's
+    # scratch (n, center, d1, d2: 4 K d), and K flags "class seen in this block"
+    double *buf
+    unsigned char *seen
+    Py_ssize_t kd       # K * d: the length of one table
+    int n_threads
+
+
+cdef int moment_scratch_init(MomentScratch *s, int n_threads, Py_ssize_t K,
+                             Py_ssize_t d) except -1:
+    s.n_threads, s.kd = n_threads, K * d
+    s.buf = <double *> calloc(n_threads * 8 * s.kd, sizeof(double))
+    s.seen = <unsigned char *> calloc(n_threads * K, 1)
+    if s.buf == NULL or s.seen == NULL:
+        moment_scratch_free(s)
+        raise MemoryError()
+    return 0
+
+
+cdef void moment_scratch_free(MomentScratch *s) noexcept:
+    free(s.buf)
+    free(s.seen)
+    s.buf, s.seen = NULL, NULL
+
+
+def gaussian_moments(const floating[:, ::1] X, const index_t[::1] y, const double[::1] sw,
                      double[:, ::1] n, double[:, ::1] shift, double[:, ::1] mean,
                      double[:, ::1] m2, int n_threads=1):
     """Weighted count, mean and M2 per class (rows) and attribute (columns) of the non-NaN
     values of X, written to n, shift, mean, m2 (each (n_classes, d), overwritten): the mean
-    of the values is shift + mean (0 + 0 where n = 0)."""
+    of the values is shift + mean (0 + 0 where n = 0). Trusted: 0 <= y_i < n_classes."""
     cdef Py_ssize_t N = X.shape[0], d = X.shape[1], K = n.shape[0], kd = K * d, idx
-    cdef int t, T = max(1, min(n_threads, <int> (N // 4096) + 1))
-    # per thread: the accumulators (4 K d), the block scratch (4 K d) and K seen flags
-    cdef double *buf = <double *> calloc(T * 8 * kd, sizeof(double))
-    cdef unsigned char *seen = <unsigned char *> calloc(T * K, 1)
+    check_rows("y", y.shape[0], N)
+    check_rows("sw", sw.shape[0], N)
+    check_shape("shift", shift.shape[0], shift.shape[1], K, d)
+    check_shape("mean", mean.shape[0], mean.shape[1], K, d)
+    check_shape("m2", m2.shape[0], m2.shape[1], K, d)
+    cdef MomentScratch s
+    cdef int t, T
     cdef double *p
     cdef double *q
-    if buf == NULL or seen == NULL:
-        free(buf)
-        free(seen)
-        raise MemoryError()
+    moment_scratch_init(&s, fit_threads(N, n_threads), K, d)
+    T = s.n_threads
     with nogil:
         for t in prange(T, num_threads=T, schedule="static"):
-            p = buf + t * 8 * kd
+            p = s.buf + t * 8 * kd
             moments_range(X, y, sw, split(N, T, t), split(N, T, t + 1), K, p, p + 4 * kd,
-                          seen + t * K)
-        p = buf                               # thread 0's moments absorb the others, in order
+                          s.seen + t * K)
+        p = s.buf                             # thread 0's moments absorb the others, in order
         for t in range(1, T):
-            q = buf + t * 8 * kd
+            q = s.buf + t * 8 * kd
             for idx in range(kd):
                 chan_merge(p + idx, p + kd + idx, p + 2 * kd + idx, p + 3 * kd + idx,
                            q[idx], q[kd + idx], q[2 * kd + idx], q[3 * kd + idx])
@@ -195,17 +256,21 @@ def gaussian_moments(const floating[:, ::1] X, const long long[::1] y, const dou
             shift[idx // d, idx % d] = p[kd + idx]
             mean[idx // d, idx % d] = p[2 * kd + idx]
             m2[idx // d, idx % d] = p[3 * kd + idx]
-    free(buf)
-    free(seen)
+    moment_scratch_free(&s)
 
 
+# ------------------------------------------------------------------------------- prediction
 def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
-                    const long long[::1] offsets, double[:, ::1] out, int n_threads=1):
+                    const index_t[::1] offsets, double[:, ::1] out, int n_threads=1):
     """out[i, k] += sum over non-missing j of table[offsets[j] + codes[i, j], k].
 
     Each attribute's block of rows in `table` holds its v_j levels and then one row for a level
-    unseen at fit (code UNSEEN); a missing cell (code -1) adds nothing."""
+    unseen at fit (code UNSEEN); a missing cell (code MISSING) adds nothing. Trusted: a code
+    c >= 0 of column j is below offsets[j + 1] - offsets[j] - 1."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1], K = table.shape[1]
+    check_rows("offsets", offsets.shape[0], d + 1)
+    check_rows("table", table.shape[0], offsets[d])
+    check_shape("out", out.shape[0], out.shape[1], n, K)
     cdef Py_ssize_t chunk, i, j, k, row
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
     cdef int c
@@ -258,6 +323,10 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
                  const double[:, ::1] b, double[:, ::1] out, int n_threads=1):
     """out[i, k] += sum over non-NaN j of a[k, j] - b[k, j] (X[i, j] - mean[k, j])^2."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = mean.shape[0]
+    check_shape("mean", mean.shape[0], mean.shape[1], K, d)
+    check_shape("a", a.shape[0], a.shape[1], K, d)
+    check_shape("b", b.shape[0], b.shape[1], K, d)
+    check_shape("out", out.shape[0], out.shape[1], n, K)
     cdef Py_ssize_t chunk, i, k
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
     with nogil:
