@@ -108,3 +108,15 @@ def test_high_degree_on_unscaled_x_stays_accurate():
         model = PolynomialRegression(6).fit(x, y)
     np.testing.assert_allclose(model.predict(x), y, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(np.r_[model.intercept_, model.coef_], w, rtol=1e-5, atol=1e-7)
+
+
+def test_n_jobs_follows_check_n_jobs_and_gives_the_same_output():
+    # issue 10: one n_jobs rule (None = 1, -1 = every core); threads never change the result.
+    X = np.random.default_rng(0).normal(size=(3000, 4))
+    one = PolynomialFeatures(3, n_jobs=None).fit_transform(X)
+    for n_jobs in (1, 2, -1):
+        np.testing.assert_array_equal(PolynomialFeatures(3, n_jobs=n_jobs).fit_transform(X), one)
+    model = PolynomialRegression(2, n_jobs=2).fit(X, X[:, 0] ** 2)
+    assert model.features_.n_jobs == 2
+    with pytest.raises(ValueError, match="n_jobs"):
+        PolynomialFeatures(2, n_jobs=0).fit(X)

@@ -376,3 +376,39 @@ def test_sklearn_check_estimator():
             results = check_estimator(est, on_fail=None)
         failed = {r["check_name"] for r in results if r["status"] == "failed"}
         assert failed == expected, (est, failed ^ expected)
+
+
+# ---------------------------------------------------------------- threads (issue 10, 12)
+
+def _record_kernel_threads(monkeypatch):
+    """Wrap the Gram kernel: record (fastml threads, BLAS threads during the call)."""
+    from fastml._threads import blas_threads
+    from fastml.linear_model import _regression
+    calls = []
+    kernel = _regression._linreg.gram_accumulate
+
+    def spy(*args):
+        calls.append((args[-1], blas_threads()))
+        return kernel(*args)
+    monkeypatch.setattr(_regression._linreg, "gram_accumulate", spy)
+    return calls
+
+
+def test_n_jobs_none_is_one_fastml_thread_and_leaves_blas_alone(monkeypatch):
+    # One rule (check_n_jobs): None = 1 thread of fastml's own; BLAS keeps its own setting.
+    from fastml._threads import blas_threads
+    calls = _record_kernel_threads(monkeypatch)
+    before = blas_threads()
+    X, y = problem(n=20000, d=8, seed=18)
+    LinearRegression().fit(X, y)
+    assert calls == [(1, before)]
+
+
+def test_n_jobs_limits_blas_only_inside_the_call(monkeypatch):
+    from threadpoolctl import threadpool_info
+    calls = _record_kernel_threads(monkeypatch)
+    before = threadpool_info()
+    X, y = problem(n=20000, d=8, seed=18)
+    LinearRegression(n_jobs=2).fit(X, y)
+    assert calls == [(2, 1)]  # two row-splitting threads, BLAS on one thread inside
+    assert threadpool_info() == before  # the process's BLAS setting is restored

@@ -2,13 +2,16 @@
 y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M; with several features, on every monomial of
 total degree <= M)."""
 import itertools
-import os
 
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from . import _polynomial_fast as _poly
-from .._validation import check_array, check_param, state_array, state_count
+from .._validation import check_array, check_n_jobs, check_param, state_array, state_count
+
+# Output values per thread below which another thread costs more than it saves (starting
+# an OpenMP team is ~10 us; one output value is ~1 ns): small inputs run on one thread.
+MIN_VALUES_PER_THREAD = 1_000_000
 
 
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
@@ -25,6 +28,9 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         Only products of distinct features (x0 x1, not x0^2).
     include_bias : bool, default True
         Include the constant column 1 (leave it out when the model fits its own intercept).
+    n_jobs : int or None, default None
+        Threads for `transform` (`fastml._validation.check_n_jobs`: None = 1, -1 = every
+        core); fewer when the output is small. No scikit-learn counterpart.
 
     Attributes: powers_ (n_output_features_, n_features_in_) exponent of each input feature in
     each output column, n_output_features_, n_features_in_, feature_names_in_.
@@ -32,14 +38,16 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
     _estimator_type = "transformer"
 
-    def __init__(self, degree=2, interaction_only=False, include_bias=True):
+    def __init__(self, degree=2, interaction_only=False, include_bias=True, n_jobs=None):
         self.degree = degree
         self.interaction_only = interaction_only
         self.include_bias = include_bias
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
         """Learn the number of input features and list the output terms."""
         check_param("degree", self.degree, low=0, integer=True)
+        check_n_jobs(self.n_jobs)
         X = check_array(X, estimator=self, reset=True)
         terms = self._terms(X.shape[1])
         if not terms:
@@ -81,8 +89,8 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         self._check_is_fitted("powers_")
         X = check_array(X, estimator=self, reset=False)
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
-        work = X.shape[0] * self.n_output_features_
-        threads = max(1, min(os.cpu_count() or 1, work // 1_000_000))
+        values = X.shape[0] * self.n_output_features_
+        threads = max(1, min(check_n_jobs(self.n_jobs), values // MIN_VALUES_PER_THREAD))
         _poly.poly_expand(X, self._parent, self._feature, out, threads)
         return out
 

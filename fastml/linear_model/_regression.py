@@ -19,6 +19,7 @@ from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, available_if
+from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_count)
@@ -155,39 +156,19 @@ def min_norm_solve(A, B):
     return Vk @ ((Vk.T @ B) / evals[keep][:, None]), int(keep.sum())
 
 
-_BLAS_CONTROLLER = None
-
-
-def _blas_controller():
-    """threadpoolctl's controller (created once), or None without threadpoolctl."""
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _BLAS_CONTROLLER = ThreadpoolController().select(user_api="blas")
-        except Exception:  # not installed, or no BLAS it can drive
-            _BLAS_CONTROLLER = False
-    return _BLAS_CONTROLLER or None
-
-
 def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
-    """Run the Gram kernel. With threadpoolctl, threads split the rows (each with its own
-    buffer and Gram matrix) while BLAS runs single-threaded inside them; this is ~1.7x faster
-    on 2 cores than leaving the threads to OpenBLAS's dsyrk, whose output (p x p, p ~ 100) is
-    too small to share well. n_jobs=None uses as many threads as BLAS is set to (so a
-    threadpoolctl limit applies); without threadpoolctl, BLAS does the threading."""
-    blas = _blas_controller()
-    if blas is None:
-        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
-    if n_jobs is None:
-        threads = max([lib.num_threads for lib in blas.lib_controllers] or [1])
-    else:
-        threads = check_n_jobs(n_jobs)
-    threads = max(1, min(threads, -(-X.shape[0] // block_rows)))
+    """Run the Gram kernel on `check_n_jobs(n_jobs)` threads of fastml's own (None = 1).
+
+    One thread leaves the threading to BLAS: dsyrk runs under the process's own BLAS setting.
+    Several threads split the rows, each with its own buffer and Gram matrix, and BLAS is
+    limited to one thread inside them for this call only (`fastml._threads.blas_limit`, restored
+    on exit): the output (p x p, p ~ 100) is too small for BLAS to share well, and splitting the
+    rows is ~1.7x faster on 2 cores than OpenBLAS's threaded dsyrk."""
+    n_blocks = -(-X.shape[0] // block_rows)
+    threads = max(1, min(check_n_jobs(n_jobs), n_blocks))
     if threads == 1:
-        with blas.limit(limits=1):
-            return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
-    with blas.limit(limits=1):
+        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
+    with blas_limit(1):
         return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, threads)
 
 
@@ -352,9 +333,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def _check_params(self):
         check_param("solver", self.solver, choices=SOLVERS)
         check_param("fit_intercept", self.fit_intercept, choices=(True, False))
-        check_param("n_jobs", self.n_jobs, allow_none=True, integer=True)
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs must be None, -1 or a positive integer; got 0")
+        check_n_jobs(self.n_jobs)
         if self.solver == "sgd":
             check_param("max_iter", self.max_iter, low=1, integer=True)
             check_param("tol", self.tol, low=0.0, allow_none=True)
@@ -417,9 +396,10 @@ _SOLVER_DOC = """
     shuffle : bool, default True
     random_state : int, Generator or None (SGD row order)
     verbose : int, default 0
-    n_jobs : int or None
-        Threads forming X^T X ("normal"): None = as many as BLAS is set to use (so a
-        threadpoolctl limit applies), -1 = all cores.
+    n_jobs : int or None, default None
+        fastml's threads forming X^T X ("normal"), as `fastml._validation.check_n_jobs`
+        counts them: None = 1 (BLAS then threads dsyrk under its own setting), -1 = every
+        core. With more than one, BLAS runs single-threaded inside them for the call only.
 
     Attributes: coef_ (n_features,) or (n_targets, n_features), intercept_ (float or
     (n_targets,)), rank_ (rank of the (centered) X: "normal" / "lstsq"), stats_ (the
@@ -520,7 +500,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     solver : "normal" (default), "lstsq" or "sgd"
         As in Ridge. High degrees on an unscaled x make X^T X ill-conditioned: "normal" then
         warns and solves by SVD; scaling x to [-1, 1] first avoids that.
-    n_jobs : int or None
+    n_jobs : int or None, default None
+        Threads of the feature expansion and of X^T X (None = 1, -1 = every core).
 
     Attributes: intercept_ (w0), coef_ (w1..w_M for one feature; in general one weight per
     column of PolynomialFeatures(degree, include_bias=False), in its order), powers_ (the
@@ -544,7 +525,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         X, y = check_X_y(X, y, multi_output=True,
                          estimator=self, reset=True)
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
-                                            include_bias=False).fit(X)
+                                            include_bias=False, n_jobs=self.n_jobs).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
                             solver=self.solver, n_jobs=self.n_jobs)
         self.model_.fit(self.features_.transform(X), y, sample_weight)
