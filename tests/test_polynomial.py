@@ -47,7 +47,7 @@ def test_kernel_threads_do_not_change_the_result():
 def test_kernel_rejects_a_parent_after_its_child():
     X = np.ones((2, 2))
     with pytest.raises(ValueError, match="parent"):
-        _poly.poly_expand(X, np.array([1, -1], dtype=np.intp), np.array([0, 0], dtype=np.intp),
+        _poly.poly_expand(X, np.array([1, -1], dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.empty((2, 2)))
 
 
@@ -120,3 +120,10 @@ def test_n_jobs_follows_check_n_jobs_and_gives_the_same_output():
     assert model.features_.n_jobs == 2
     with pytest.raises(ValueError, match="n_jobs"):
         PolynomialFeatures(2, n_jobs=0).fit(X)
+
+
+def test_docstring_examples_run():
+    import doctest
+    from fastml.linear_model import _polynomial
+    result = doctest.testmod(_polynomial, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -412,3 +412,10 @@ def test_n_jobs_limits_blas_only_inside_the_call(monkeypatch):
     LinearRegression(n_jobs=2).fit(X, y)
     assert calls == [(2, 1)]  # two row-splitting threads, BLAS on one thread inside
     assert threadpool_info() == before  # the process's BLAS setting is restored
+
+
+def test_docstring_examples_run():
+    import doctest
+    from fastml.linear_model import _regression
+    result = doctest.testmod(_regression, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

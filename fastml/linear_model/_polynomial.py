@@ -19,21 +19,43 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
     Column order is scikit-learn's: by degree, then lexicographic in the feature indices
     (x0, x1, x0^2, x0 x1, x1^2 for two features and degree 2). The compiled kernel writes the
-    expanded matrix in one sweep, each column the product of an earlier column and one feature.
+    expanded matrix in one sweep, each column the product of an earlier column and one feature
+    (fastml/linear_model/_polynomial_fast.pyx).
 
     Parameters
     ----------
     degree : int, default 2
+        The largest total degree of a monomial, as in scikit-learn (a (min, max) tuple is not
+        supported).
     interaction_only : bool, default False
-        Only products of distinct features (x0 x1, not x0^2).
+        Only products of distinct features (x0 x1, not x0^2), as in scikit-learn.
     include_bias : bool, default True
-        Include the constant column 1 (leave it out when the model fits its own intercept).
+        Include the constant column 1 (leave it out when the model fits its own intercept), as
+        in scikit-learn.
     n_jobs : int or None, default None
         Threads for `transform` (`fastml._validation.check_n_jobs`: None = 1, -1 = every
         core); fewer when the output is small. No scikit-learn counterpart.
 
-    Attributes: powers_ (n_output_features_, n_features_in_) exponent of each input feature in
-    each output column, n_output_features_, n_features_in_, feature_names_in_.
+    Attributes
+    ----------
+    powers_ : ndarray of shape (n_output_features_, n_features_in_)
+        The exponent of each input feature in each output column.
+    n_output_features_ : int
+        The number of output columns.
+    n_features_in_ : int
+        The number of input features.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame given to `fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import PolynomialFeatures
+    >>> X = np.array([[2.0, 3.0]])
+    >>> PolynomialFeatures(degree=2).fit_transform(X)
+    array([[1., 2., 3., 4., 6., 9.]])
+    >>> PolynomialFeatures(degree=2).fit(X).get_feature_names_out().tolist()
+    ['1', 'x0', 'x1', 'x0^2', 'x0 x1', 'x1^2']
     """
 
     _estimator_type = "transformer"
@@ -45,7 +67,17 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
-        """Learn the number of input features and list the output terms."""
+        """Learn the number of input features and list the output terms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : PolynomialFeatures
+        """
         check_param("degree", self.degree, low=0, integer=True)
         check_n_jobs(self.n_jobs)
         X = check_array(X, estimator=self, reset=True)
@@ -57,8 +89,8 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         # Each term is its parent (itself without its last factor) times that factor; the
         # empty product (parent -1) is 1.
         self._parent = np.array([index[t[:-1]] if len(t) > 1 else -1 for t in terms],
-                                dtype=np.intp)
-        self._feature = np.array([t[-1] if t else -1 for t in terms], dtype=np.intp)
+                                dtype=np.int64)
+        self._feature = np.array([t[-1] if t else -1 for t in terms], dtype=np.int64)
         powers = np.zeros((len(terms), X.shape[1]), dtype=np.int64)
         for i, t in enumerate(terms):
             for j in t:
@@ -81,11 +113,21 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         n_features = state_count(self, "n_features_in_", low=1)
         n_terms = state_count(self, "n_output_features_", low=1)
         state_array(self, "powers_", np.int64, (n_terms, n_features))
-        state_array(self, "_parent", np.intp, (n_terms,))
-        state_array(self, "_feature", np.intp, (n_terms,))
+        state_array(self, "_parent", np.int64, (n_terms,))
+        state_array(self, "_feature", np.int64, (n_terms,))
 
     def transform(self, X):
-        """The (n_samples, n_output_features_) expanded matrix, in X's dtype."""
+        """Expand X into its monomials.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        XP : ndarray of shape (n_samples, n_output_features_)
+            In X's dtype (float32 stays float32).
+        """
         self._check_is_fitted("powers_")
         X = check_array(X, estimator=self, reset=False)
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
@@ -95,7 +137,17 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         return out
 
     def get_feature_names_out(self, input_features=None):
-        """Names like "x0^2 x1" (or built from `input_features` / the DataFrame's columns)."""
+        """The output columns' names, like "x0^2 x1".
+
+        Parameters
+        ----------
+        input_features : list of str, optional
+            The input names (default: the DataFrame's columns, else x0, x1, ...).
+
+        Returns
+        -------
+        names : ndarray of object
+        """
         self._check_is_fitted("powers_")
         if input_features is None:
             input_features = getattr(self, "feature_names_in_", None)

@@ -39,11 +39,42 @@ RCOND_LIMIT = 1e-10
 class LinearStats:
     """Sufficient statistics of weighted least squares over a set of rows, mergeable.
 
-    weight: sum of the sample weights (the number of rows when unweighted); n_samples: rows;
-    x_mean (d,), y_mean (K,): weighted means; Sxx (d, d), Sxy (d, K), Syy (K, K): weighted
-    scatter matrices about those means, e.g. Sxx = sum_i w_i (x_i - x_mean)(x_i - x_mean)^T.
     Centered moments merge without cancellation (Chan et al.):
-        Sxx = Sxx_a + Sxx_b + (W_a W_b / W) (mean_b - mean_a)(mean_b - mean_a)^T.
+    Sxx = Sxx_a + Sxx_b + (W_a W_b / W) (mean_b - mean_a)(mean_b - mean_a)^T, so statistics of
+    chunks (or of workers) combine exactly; `LinearRegression.fit_stats` fits from them.
+
+    Parameters
+    ----------
+    weight : float
+        The sum of the sample weights (the number of rows when unweighted).
+    n_samples : int
+        The number of rows.
+    x_mean : ndarray of shape (n_features,)
+        The weighted feature means.
+    y_mean : ndarray of shape (n_targets,)
+        The weighted target means.
+    Sxx : ndarray of shape (n_features, n_features)
+        sum_i w_i (x_i - x_mean)(x_i - x_mean)^T.
+    Sxy : ndarray of shape (n_features, n_targets)
+        sum_i w_i (x_i - x_mean)(y_i - y_mean)^T.
+    Syy : ndarray of shape (n_targets, n_targets)
+        sum_i w_i (y_i - y_mean)(y_i - y_mean)^T.
+
+    Attributes
+    ----------
+    weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy
+        As given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import LinearRegression, LinearStats
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([1.0, 3.0, 5.0, 7.0])
+    >>> stats = LinearStats.from_data(X[:2], y[:2]) + LinearStats.from_data(X[2:], y[2:])
+    >>> stats.n_samples, stats.x_mean.tolist(), stats.Sxx.tolist()
+    (4, [1.5], [[5.0]])
+    >>> LinearRegression().fit_stats(stats).coef_.round(6).tolist()
+    [2.0]
     """
 
     def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy):
@@ -54,11 +85,24 @@ class LinearStats:
 
     @classmethod
     def from_data(cls, X, Y, sample_weight=None, n_jobs=None):
-        """Statistics of the rows of X (n, d) with targets Y (n,) or (n, K), in one pass.
+        """Statistics of the rows of X with targets Y, in one pass.
 
-        X must be a C-contiguous float32/float64 array and Y float64 (the estimators validate
-        first); the shift (the mean of the first rows) keeps the centering accurate when the
-        features have large means."""
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            C-contiguous float32 or float64 (the estimators validate first).
+        Y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : ndarray of shape (n_samples,), optional
+        n_jobs : int or None
+            fastml threads (`check_n_jobs`: None = 1).
+
+        Returns
+        -------
+        stats : LinearStats
+
+        The shift (the mean of the first rows) keeps the centering accurate when the features
+        have large means.
+        """
         Y = np.ascontiguousarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
         n, d = X.shape
         K = Y.shape[1]
@@ -66,11 +110,11 @@ class LinearStats:
         x_shift = np.mean(X[head], axis=0, dtype=np.float64)
         y_shift = np.mean(Y[head], axis=0)
         p = d + 1 + K
-        q = -(-p // 8) * 8  # padded: dsyrk runs faster on a multiple of 8
+        q = _linreg.padded_size(p)
         G = np.zeros((q, q))
         sw = np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight,
                                                                              dtype=np.float64)
-        block_rows = int(min(4096, max(64, (2 << 20) // (8 * q))))
+        block_rows = _linreg.block_rows_for(q)
         _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs)
         if not np.isfinite(G).all():
             # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
@@ -86,7 +130,17 @@ class LinearStats:
                    G[d + 1:p, d + 1:p] - W * np.outer(my, my))
 
     def merge(self, other):
-        """Statistics of the union of both sets of rows (neither is modified)."""
+        """Statistics of the union of both sets of rows (neither is modified).
+
+        Parameters
+        ----------
+        other : LinearStats
+            With the same numbers of features and targets.
+
+        Returns
+        -------
+        stats : LinearStats
+        """
         if self.Sxy.shape != other.Sxy.shape:
             raise ValueError(f"cannot merge statistics of shapes {self.Sxy.shape} and "
                              f"{other.Sxy.shape} (features x targets)")
@@ -215,7 +269,18 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         return _multi_output_tags(super().__sklearn_tags__())
 
     def fit(self, X, y, sample_weight=None):
-        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
         X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
@@ -245,10 +310,23 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     @available_if(lambda self: self.solver in ("normal", "sgd"),
                   "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
     def partial_fit(self, X, y, sample_weight=None):
-        """Learn from one more chunk of rows. solver="normal": the chunk's statistics are
-        merged into `stats_` and the normal equations re-solved, so after any sequence of
-        chunks the model equals `fit` on all of them. solver="sgd": one SGD epoch over the
-        chunk, continuing from the current weights (online learning)."""
+        """Learn from one more chunk of rows.
+
+        solver="normal": the chunk's statistics are merged into `stats_` and the model
+        re-solved, so after any sequence of chunks the model equals `fit` on all of them.
+        solver="sgd": one SGD epoch over the chunk, continuing from the current weights
+        (online learning).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         first = not hasattr(self, "coef_")
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
@@ -273,7 +351,19 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
     def fit_stats(self, stats, reset=True):
         """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
-        An ill-conditioned system gets the minimum-norm solution and a warning."""
+
+        An ill-conditioned system gets the minimum-norm solution and a warning.
+
+        Parameters
+        ----------
+        stats : LinearStats
+        reset : bool, default True
+            Take the numbers of features and targets from `stats`.
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         if self.solver != "normal":
             raise ValueError(f"fit_stats needs solver='normal'; got solver={self.solver!r}")
@@ -363,50 +453,87 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             check_sgd_engine(self._engine, n_targets, n_features)
 
     def predict(self, X):
-        """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""
+        """X @ coef_.T + intercept_.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) for a 1-D y at fit, else (n_samples, n_targets)
+        """
         self._check_is_fitted("coef_")
         X = check_array(X, estimator=self, reset=False)
         return X @ self.coef_.T + self.intercept_
 
 
 _SOLVER_DOC = """
+    fit_intercept : bool, default True
+        Fit an unpenalized intercept (centering by the weighted means), as in scikit-learn.
     solver : "normal" (default), "lstsq" or "sgd"
+        Which algorithm fits (scikit-learn's Ridge has a `solver` too, with other values).
         "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
         (symmetric rank-k updates, threads over row blocks), Cholesky solves; when X^T X is
         singular or ill-conditioned (collinear features) a LinAlgWarning says so and the
         problem is solved by "lstsq" instead (never NaN or inf). "lstsq": SVD of the centered
         X (LAPACK gelsd): the minimum-norm least-squares solution, slower, for ill-conditioned
         data. "sgd": the shared SGD loop on the squared loss (001), with partial_fit.
-    fit_intercept : bool, default True
-        Fit an unpenalized intercept (centering by the weighted means).
-    max_iter, tol, n_iter_no_change : SGD epochs and stopping (the epoch's mean loss has not
-        improved by tol for n_iter_no_change epochs; tol=None runs max_iter epochs).
+    max_iter : int, default 1000
+        SGD epochs at most ("sgd" only), as in scikit-learn's SGDRegressor.
+    tol : float or None, default 1e-4
+        SGD stops when the epoch's mean loss has not improved by tol for n_iter_no_change
+        epochs; None runs max_iter epochs (scikit-learn's SGDRegressor rule).
     learning_rate : "constant" (default), "inverse", "decay", "optimal" or "adagrad"
         SGD step sizes (see LogisticRegression): eta0; eta0 / t; eta0 / (1 + decay * epoch)
         (001); 1 / (alpha (t0 + t)) (needs alpha > 0); AdaGrad. A constant step with
         averaging (Polyak-Ruppert) converges to the least-squares solution (Bach & Moulines
         2013) where a constant step alone keeps bouncing; eta0 must stay below about
-        1 / mean ||x||^2 (standardize the features).
+        1 / mean ||x||^2 (standardize the features). The names that scikit-learn's
+        SGDRegressor also has ("constant", "optimal") mean the same there.
     eta0 : float, default 0.01
+        The initial SGD step, as in SGDRegressor.
     decay : float, default 1.0
+        001's step decay for learning_rate="decay". No scikit-learn counterpart.
     batch_size : int, default 1
+        Rows per SGD step. No scikit-learn counterpart.
     average : bool or int, default True
         Report the average of the SGD iterates; an int starts averaging after that many
-        steps (n_samples: after the first epoch, which drops the start-up transient).
+        steps (n_samples: after the first epoch, which drops the start-up transient), as in
+        SGDRegressor.
     shuffle : bool, default True
-    random_state : int, Generator or None (SGD row order)
+        Shuffle the rows every SGD epoch, as in SGDRegressor.
+    n_iter_no_change : int, default 5
+        See tol, as in SGDRegressor.
+    random_state : int, Generator or None, default None
+        The SGD row order.
     verbose : int, default 0
+        Progress of the SGD epochs (fastml/_progress.py).
     n_jobs : int or None, default None
         fastml's threads forming X^T X ("normal"), as `fastml._validation.check_n_jobs`
         counts them: None = 1 (BLAS then threads dsyrk under its own setting), -1 = every
         core. With more than one, BLAS runs single-threaded inside them for the call only.
+        (scikit-learn's LinearRegression uses n_jobs for its multi-target solves.)
 
-    Attributes: coef_ (n_features,) or (n_targets, n_features), intercept_ (float or
-    (n_targets,)), rank_ (rank of the (centered) X: "normal" / "lstsq"), stats_ (the
-    LinearStats of the data, "normal"), n_iter_ (SGD epochs; 1 for the closed forms: one pass),
-    loss_curve_ ("sgd"), n_features_in_,
-    feature_names_in_ (DataFrame input). Fitted values are in X's dtype (float32 stays
-    float32); all statistics are accumulated in float64.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        The weights, in X's dtype (float32 stays float32; statistics are accumulated in
+        float64).
+    intercept_ : float or ndarray of shape (n_targets,)
+        The intercept (0 without fit_intercept).
+    rank_ : int
+        The rank of the (centered) X ("normal" / "lstsq").
+    stats_ : LinearStats
+        The statistics of the data ("normal"); partial_fit merges into them.
+    n_iter_ : int
+        SGD epochs; 1 for the closed forms (one pass over the data).
+    loss_curve_ : list of float
+        The mean loss of each SGD epoch ("sgd").
+    n_features_in_ : int
+        The number of features seen by fit.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame given to fit.
 """
 
 
@@ -414,7 +541,18 @@ class LinearRegression(_LeastSquares):
     __doc__ = """Ordinary least squares: min_w sum_i w_i (y_i - <w, x_i> - b)^2 (004).
 
     Parameters
-    ----------""" + _SOLVER_DOC
+    ----------""" + _SOLVER_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import LinearRegression
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> model = LinearRegression().fit(X, [1.0, 3.0, 5.0])
+    >>> round(float(model.intercept_), 6), model.coef_.round(6).tolist()
+    (1.0, [2.0])
+    >>> model.predict([[3.0]]).round(6).tolist()
+    [7.0]
+    """
 
     def __init__(self, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
                  learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
@@ -454,7 +592,15 @@ class Ridge(_LeastSquares):
     Parameters
     ----------
     alpha : float, default 0.01
-        001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC
+        001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import Ridge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> Ridge(alpha=0.0).fit(X, [1.0, 3.0, 5.0]).coef_.round(6).tolist()
+    [2.0]
+    """
 
     def __init__(self, alpha=0.01, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
                  learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
@@ -484,17 +630,21 @@ class Ridge(_LeastSquares):
 
 
 class PolynomialRegression(RegressorMixin, BaseEstimator):
-    """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M, a linear
-    model on the powers of x (on every monomial of total degree <= M with several features),
-    fitted by least squares, or by 001's ridge with lambda = alpha > 0.
+    """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M.
+
+    A linear model on the powers of x (on every monomial of total degree <= M with several
+    features), fitted by least squares, or by ridge with alpha > 0: scikit-learn's
+    ``make_pipeline(PolynomialFeatures(degree, include_bias=False), Ridge(alpha))``.
+    scikit-learn has no single class for it.
 
     Parameters
     ----------
     degree : int, default 2
-        M.
+        M, as PolynomialFeatures' degree.
     alpha : float, default 0.0
-        001's lambda (see Ridge for how it maps to scikit-learn's alpha).
+        The ridge penalty, as Ridge's alpha (0: least squares).
     interaction_only : bool, default False
+        As PolynomialFeatures' interaction_only.
     fit_intercept : bool, default True
         w0, unpenalized.
     solver : "normal" (default), "lstsq" or "sgd"
@@ -503,9 +653,32 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default None
         Threads of the feature expansion and of X^T X (None = 1, -1 = every core).
 
-    Attributes: intercept_ (w0), coef_ (w1..w_M for one feature; in general one weight per
-    column of PolynomialFeatures(degree, include_bias=False), in its order), powers_ (the
-    exponents of each column), rank_, n_features_in_.
+    Attributes
+    ----------
+    intercept_ : float or ndarray of shape (n_targets,)
+        w0.
+    coef_ : ndarray of shape (n_terms,) or (n_targets, n_terms)
+        w1..w_M for one feature; in general one weight per column of
+        PolynomialFeatures(degree, include_bias=False), in its order.
+    powers_ : ndarray of shape (n_terms, n_features_in_)
+        The exponents of each column.
+    rank_ : int
+        The rank of the expanded, centered X ("normal" / "lstsq").
+    features_ : PolynomialFeatures
+        The fitted expansion.
+    model_ : Ridge
+        The fitted linear model on the expansion.
+    n_features_in_ : int
+        The number of features seen by fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import PolynomialRegression
+    >>> x = np.linspace(-1, 1, 9).reshape(-1, 1)
+    >>> model = PolynomialRegression(degree=2).fit(x, 1 + 2 * x[:, 0] - 3 * x[:, 0] ** 2)
+    >>> round(float(model.intercept_), 6), model.coef_.round(6).tolist()
+    (1.0, [2.0, -3.0])
     """
 
     def __init__(self, degree=2, alpha=0.0, interaction_only=False, fit_intercept=True,
@@ -521,6 +694,18 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         return _multi_output_tags(super().__sklearn_tags__())
 
     def fit(self, X, y, sample_weight=None):
+        """Expand X into its monomials and fit the linear model on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         check_param("degree", self.degree, low=1, integer=True)
         X, y = check_X_y(X, y, multi_output=True,
                          estimator=self, reset=True)
@@ -536,7 +721,16 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """y(x, w) for each row of X."""
+        """y(x, w) for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
         self._check_is_fitted("model_")
         X = check_array(X, estimator=self, reset=False)
         return self.model_.predict(self.features_.transform(X))
