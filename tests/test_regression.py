@@ -419,3 +419,70 @@ def test_docstring_examples_run():
     from fastml.linear_model import _regression
     result = doctest.testmod(_regression, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- accuracy (issue 12)
+
+@pytest.mark.parametrize("how", ["normal", "lstsq", "partial_fit"])
+def test_rank_is_decided_on_scaled_columns(how):
+    # A column 1e-12 times smaller than the others is not collinear: scaled, X is perfectly
+    # conditioned. An unscaled SVD / eigen cutoff dropped it and got its weight wrong.
+    X, y = problem(n=200, d=4, seed=30)
+    X[:, 1] *= 1e-12
+    coef, intercept = lstsq_reference(X / [1, 1e-12, 1, 1], y, True)
+    model = LinearRegression(solver="lstsq" if how == "lstsq" else "normal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if how == "partial_fit":
+            model.partial_fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+        else:
+            model.fit(X, y)
+    assert model.rank_ == 4
+    assert_rel(model.coef_ * [1, 1e-12, 1, 1], coef, 1e-9)
+
+
+@pytest.mark.parametrize("how", ["normal", "lstsq", "partial_fit"])
+def test_collinear_columns_of_different_sizes_give_the_minimum_norm_solution(how):
+    # Rank decided on scaled columns, but the minimum norm is the plain one (numpy's).
+    X, y = problem(n=120, d=3, seed=31)
+    X = np.c_[X, 3.0 * X[:, 0]]
+    coef, intercept = lstsq_reference(X, y, True)
+    model = LinearRegression(solver="lstsq" if how == "lstsq" else "normal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinAlgWarning)
+        if how == "partial_fit":
+            model.partial_fit(X[:60], y[:60]).partial_fit(X[60:], y[60:])
+        else:
+            model.fit(X, y)
+    assert model.rank_ == 3
+    assert_rel(model.coef_, coef, 1e-8)
+    assert model.intercept_ == pytest.approx(intercept, rel=1e-8)
+
+
+def test_qr_factor_only_when_the_normal_equations_are_ill_conditioned():
+    # The fast path (one Gram pass, Cholesky) is what well-conditioned data gets; the QR pass
+    # over the rows is paid only where the normal equations would lose digits.
+    X, y = problem(n=500, d=5, seed=32)
+    assert LinearStats.from_data(X, y).factor is None
+    x = np.linspace(0.0, 10.0, 50)
+    powers = np.ascontiguousarray(x[:, None] ** np.arange(1, 7))
+    stats = LinearStats.from_data(powers, x)
+    R = stats.factor
+    assert R is not None and R.shape == (7, 7) and np.allclose(R, np.triu(R))
+    gram = np.block([[stats.Sxx, stats.Sxy], [stats.Sxy.T, stats.Syy]])
+    np.testing.assert_allclose(R.T @ R, gram, rtol=1e-9, atol=1e-9 * np.abs(gram).max())
+
+
+def test_merged_factor_equals_the_factor_of_all_rows():
+    x = np.linspace(0.0, 10.0, 60)
+    X = np.ascontiguousarray(x[:, None] ** np.arange(1, 7))
+    y = np.cos(x)
+    whole = LinearStats.from_data(X, y, factor=True)
+    # with a factor on both sides, and with one side (well-conditioned alone) without
+    parts = [LinearStats.from_data(X[:25], y[:25], factor=True),
+             LinearStats.from_data(X[25:], y[25:], factor=True)]
+    for merged in (parts[0] + parts[1], parts[0] + LinearStats.from_data(X[25:], y[25:])):
+        # R is unique up to the signs of its rows
+        np.testing.assert_allclose(np.abs(merged.factor), np.abs(whole.factor), rtol=1e-7,
+                                   atol=1e-9 * np.abs(whole.factor).max())
+    assert (parts[0] + parts[1]).n_samples == 60

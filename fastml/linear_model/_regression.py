@@ -1,16 +1,18 @@
 """Least squares, ridge and polynomial regression (lectures 001 and 004).
 
-004's normal equation w = (X^T X)^-1 X^T y and 001's ridge regression
+004's normal equation w = (X^T X)^-1 X^T y and ridge regression are solved from the sufficient
+statistics of the data (n, the means, X^T X, X^T y), which one pass over X collects with BLAS
+(fastml/linear_model/_regression_fast.pyx). Those statistics are a reduction: `LinearStats`
+holds them for one chunk of rows and `merge` combines chunks exactly (Chan's formula on centered
+moments), so a fit can stream over chunks or run on workers and be merged (`partial_fit` with
+solver="normal" does this).
 
-    min_w  (1/n) sum_i (y_i - <w, x_i>)^2 + lambda ||w||^2
-
-are solved from the sufficient statistics of the data (n, the means, X^T X, X^T y), which one
-pass over X collects with BLAS (fastml/linear_model/_regression_fast.pyx). Those statistics are a reduction:
-`LinearStats` holds them for one chunk of rows and `merge` combines chunks exactly (Chan's
-formula on centered moments), so a fit can stream over chunks or run on workers and be merged
-(`partial_fit` with solver="normal" does this). solver="lstsq" solves the centered least-squares
-problem by SVD (LAPACK gelsd, the minimum-norm solution); solver="sgd" runs the library's one
-SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
+Accuracy (checked against NIST's StRD in tests/test_nist.py): every rank or conditioning
+decision is made on scaled columns; well-conditioned normal equations are solved by Cholesky of
+the matrix equilibrated by its diagonal, and ill-conditioned ones from the QR factor of the
+data, which the statistics then carry (and merge). solver="lstsq" always solves from that
+factor (QR, then SVD of the triangular factor: the minimum-norm solution); solver="sgd" runs
+the library's one SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
 """
 import warnings
 
@@ -28,10 +30,20 @@ from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("normal", "lstsq", "sgd")
 
-# The normal equations lose about cond(A) * eps of relative accuracy in w; below this reciprocal
-# condition number of A (LAPACK's estimate from the Cholesky factor) we say so and solve the
-# least-squares problem instead.
-RCOND_LIMIT = 1e-10
+# Every rank or conditioning decision is made on the column-scaled problem: each column of the
+# centered X divided by its norm (A = X^T X equilibrated by its diagonal). Unscaled, columns of
+# very different sizes (x and x^10 in a polynomial fit) look collinear when they are not.
+#
+# The normal equations lose about log10(1 / rcond) of float64's 16 digits, rcond being the
+# reciprocal condition number of the scaled A (LAPACK's estimate from its Cholesky factor).
+# Above NORMAL_RCOND they keep about 9 digits and Cholesky answers; below it the problem is
+# solved from the QR factor of the data, which loses only about half as many (cond(X) is
+# sqrt(cond(A))).
+NORMAL_RCOND = 1e-6
+# Rows per block of the blocked QR of the data (TSQR): memory stays at one block of rows, and the
+# triangular factor stacked on each block (p rows) is a small overhead on a block this long.
+QR_BLOCK_ROWS = 4096
+EPS = np.finfo(np.float64).eps
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -59,10 +71,15 @@ class LinearStats:
         sum_i w_i (x_i - x_mean)(y_i - y_mean)^T.
     Syy : ndarray of shape (n_targets, n_targets)
         sum_i w_i (y_i - y_mean)(y_i - y_mean)^T.
+    factor : ndarray of shape (n_features + n_targets,) * 2, optional
+        The upper-triangular R of the QR factorization of the centered, weighted rows
+        sqrt(w_i) [x_i - x_mean, y_i - y_mean], so R^T R = [[Sxx, Sxy], [Sxy^T, Syy]].
+        `from_data` computes it (from the rows, by Householder QR) when the normal equations
+        of the data are ill-conditioned; the solution then loses about half as many digits.
 
     Attributes
     ----------
-    weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy
+    weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy, factor
         As given.
 
     Examples
@@ -77,14 +94,15 @@ class LinearStats:
     [2.0]
     """
 
-    def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy):
+    def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy, factor=None):
         self.weight = float(weight)
         self.n_samples = int(n_samples)
         self.x_mean, self.y_mean = np.asarray(x_mean), np.asarray(y_mean)
         self.Sxx, self.Sxy, self.Syy = np.asarray(Sxx), np.asarray(Sxy), np.asarray(Syy)
+        self.factor = None if factor is None else np.asarray(factor)
 
     @classmethod
-    def from_data(cls, X, Y, sample_weight=None, n_jobs=None):
+    def from_data(cls, X, Y, sample_weight=None, n_jobs=None, factor=None):
         """Statistics of the rows of X with targets Y, in one pass.
 
         Parameters
@@ -95,6 +113,9 @@ class LinearStats:
         sample_weight : ndarray of shape (n_samples,), optional
         n_jobs : int or None
             fastml threads (`check_n_jobs`: None = 1).
+        factor : bool or None, default None
+            Also compute the QR factor of the rows: None = when the scaled normal equations
+            would lose more than about 7 digits (see NORMAL_RCOND), True = always.
 
         Returns
         -------
@@ -124,10 +145,14 @@ class LinearStats:
                              "more); rescale X")
         W = G[d, d]
         mz, my = G[d, :d] / W, G[d, d + 1:p] / W
-        return cls(W, n, x_shift + mz, y_shift + my,
-                   G[:d, :d] - W * np.outer(mz, mz),
-                   G[:d, d + 1:p] - W * np.outer(mz, my),
-                   G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        stats = cls(W, n, x_shift + mz, y_shift + my,
+                    G[:d, :d] - W * np.outer(mz, mz),
+                    G[:d, d + 1:p] - W * np.outer(mz, my),
+                    G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        if factor or (factor is None and not stats._normal_equations_accurate()):
+            stats.factor = _qr_factor(X, Y, None if sample_weight is None else sw,
+                                      stats.x_mean, stats.y_mean)
+        return stats
 
     def merge(self, other):
         """Statistics of the union of both sets of rows (neither is modified).
@@ -154,29 +179,74 @@ class LinearStats:
                            self.Sxy + other.Sxy + f * np.outer(dx, dy),
                            self.Syy + other.Syy + f * np.outer(dy, dy))
 
-    __add__ = merge
+    def __add__(self, other):
+        """`merge`, and the QR factors too when either side carries one (what partial_fit
+        uses): the factors stacked with Chan's correction row and triangularized again."""
+        merged = self.merge(other)
+        merged.factor = _merged_factor(self, other)
+        return merged
 
     def normal_equations(self, alpha=0.0, fit_intercept=True):
-        """(A, B) with A W = B the ridge normal equations of 001's objective with
-        lambda = alpha: A = Sxx + lambda * weight * I (centered, when fitting an intercept;
-        the uncentered X^T X otherwise), B = X^T y likewise."""
+        """(A, B) with A W = B the ridge normal equations: A = Sxx + alpha I and B = Sxy
+        (centered, when fitting an intercept; the uncentered X^T X and X^T y otherwise).
+        alpha is scikit-learn Ridge's: the penalty alpha ||w||^2 on the (weighted) sum of
+        squared residuals."""
         if fit_intercept:
             A, B = self.Sxx.copy(), self.Sxy.copy()
         else:
             A = self.Sxx + self.weight * np.outer(self.x_mean, self.x_mean)
             B = self.Sxy + self.weight * np.outer(self.x_mean, self.y_mean)
-        A[np.diag_indices_from(A)] += alpha * self.weight
+        A[np.diag_indices_from(A)] += alpha
         return A, B
 
-    def solve(self, alpha=0.0, fit_intercept=True):
-        """(coef (K, d), intercept (K,), rank, ok): Cholesky when A is well conditioned (ok),
-        else the minimum-norm solution of the normal equations by eigendecomposition
-        (ok=False: the caller warns, or re-solves on the data)."""
+    def solve(self, alpha=0.0, fit_intercept=True, use_factor=False):
+        """Solve the ridge problem (alpha as in `normal_equations`).
+
+        In order: Cholesky of the column-scaled normal equations when they keep about 9 digits
+        (NORMAL_RCOND); else the QR factor, when the statistics carry one (the minimum-norm
+        solution, with the rank decided on the scaled columns); else the minimum-norm solution
+        of the scaled normal equations by eigendecomposition (exact=False: digits may be
+        lost, the caller warns). use_factor=True goes to the factor directly.
+
+        Returns
+        -------
+        coef : ndarray of shape (n_targets, n_features)
+        intercept : ndarray of shape (n_targets,)
+        rank : int
+            The rank of the scaled (centered) X that the solution used.
+        exact : bool
+            False when the answer came from ill-conditioned normal equations.
+        """
         A, B = self.normal_equations(alpha, fit_intercept)
-        W, rank, ok = cholesky_solve(A, B)
-        if not ok:
-            W, rank = min_norm_solve(A, B)
-        return W.T, self.intercept_for(W.T, fit_intercept), rank, ok
+        W = None if use_factor and self.factor is not None else _scaled_cholesky(A, B)
+        rank, exact = A.shape[0], True
+        if W is None and self.factor is not None:
+            W, rank = self._solve_factor(alpha, fit_intercept)
+        elif W is None:
+            W, rank = _min_norm_gram(A, B)
+            exact = False
+        return W.T, self.intercept_for(W.T, fit_intercept), rank, exact
+
+    def _normal_equations_accurate(self):
+        """Whether Cholesky of the scaled normal equations keeps about 9 digits, with the
+        intercept and without."""
+        return all(_scaled_cholesky_factor(self.normal_equations(0.0, fit)[0]) is not None
+                   for fit in (True, False))
+
+    def _solve_factor(self, alpha, fit_intercept):
+        """(W (d, K), rank): least squares on the triangular factor, R11 W ~ R12, with
+        sqrt(alpha) I below R11 for ridge; without an intercept the means' row sqrt(weight)
+        [x_mean, y_mean] is put back first (the uncentered problem)."""
+        d = self.Sxx.shape[0]
+        R = self.factor
+        if not fit_intercept:
+            means = np.sqrt(self.weight) * np.r_[self.x_mean, self.y_mean]
+            R = np.linalg.qr(np.vstack([R, means]), mode="r")
+        M, B = R[:d, :d], R[:d, d:]
+        if alpha > 0:
+            M = np.vstack([M, np.sqrt(alpha) * np.eye(d)])
+            B = np.vstack([B, np.zeros((d, B.shape[1]))])
+        return _min_norm_lstsq(M, B, rtol=EPS * max(self.n_samples, d))
 
     def intercept_for(self, coef, fit_intercept):
         """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept)."""
@@ -185,29 +255,116 @@ class LinearStats:
         return self.y_mean - coef @ self.x_mean
 
 
-def cholesky_solve(A, B):
-    """Solve A W = B by Cholesky; (W, rank, ok) with ok False when A is not positive definite
-    or its reciprocal condition number is below RCOND_LIMIT."""
-    d = A.shape[0]
+def _column_scale(A):
+    """sqrt(diag(A)): the column norms of the (centered) X; 1 for an all-zero column."""
+    scale = np.sqrt(np.maximum(np.diag(A), 0.0))
+    scale[scale == 0] = 1.0
+    return scale
+
+
+def _scaled_cholesky_factor(A):
+    """(Cholesky factor of A / (D D^T), D) with D = _column_scale(A), or None when that matrix is
+    not positive definite or its reciprocal condition number is below NORMAL_RCOND."""
+    scale = _column_scale(A)
+    As = A / np.outer(scale, scale)
     try:
-        factor = linalg.cho_factor(A, lower=True, check_finite=False)
+        factor = linalg.cho_factor(As, lower=True, check_finite=False)
     except linalg.LinAlgError:
-        return None, None, False
-    anorm = np.abs(A).sum(axis=0).max()
-    rcond, info = linalg.lapack.dpocon(factor[0], anorm, uplo="L")
-    if info != 0 or not rcond >= RCOND_LIMIT:
-        return None, None, False
-    return linalg.cho_solve(factor, B, check_finite=False), d, True
+        return None
+    rcond, info = linalg.lapack.dpocon(factor[0], np.abs(As).sum(axis=0).max(), uplo="L")
+    if info != 0 or not rcond >= NORMAL_RCOND:
+        return None
+    return factor, scale
 
 
-def min_norm_solve(A, B):
-    """Minimum-norm solution of the symmetric positive semi-definite system A W = B: the
-    pseudo-inverse through eigh, dropping eigenvalues at the level of A's rounding noise."""
-    evals, V = linalg.eigh(A, check_finite=False)
-    top = max(float(evals[-1]), 0.0)
-    keep = evals > top * A.shape[0] * np.finfo(np.float64).eps * 16
+def _scaled_cholesky(A, B):
+    """W with A W = B by the scaled Cholesky factor, or None (see _scaled_cholesky_factor)."""
+    found = _scaled_cholesky_factor(A)
+    if found is None:
+        return None
+    factor, scale = found
+    return linalg.cho_solve(factor, B / scale[:, None], check_finite=False) / scale[:, None]
+
+
+def _without_null_space(W, null_scaled, scale):
+    """W minus its component in the null space: null_scaled holds the dropped directions of the
+    scaled problem as columns, which are null_scaled / scale in W's coordinates. The result is
+    the minimum-norm solution in the original coordinates, not merely in the scaled ones."""
+    if null_scaled.shape[1] == 0:
+        return W
+    Q = np.linalg.qr(null_scaled / scale[:, None])[0]
+    return W - Q @ (Q.T @ W)
+
+
+def _min_norm_lstsq(M, B, rtol):
+    """(W, rank): the minimum-norm least-squares solution of M W ~ B, by SVD of M with its
+    columns scaled to unit norm; singular values below rtol times the largest count as zero."""
+    scale = np.linalg.norm(M, axis=0)
+    scale[scale == 0] = 1.0
+    U, s, Vt = linalg.svd(M / scale, full_matrices=True, check_finite=False)
+    keep = np.zeros(M.shape[1], dtype=bool)
+    keep[:s.size] = s > rtol * s[0] if s.size and s[0] > 0 else False
+    k = int(keep.sum())
+    W = Vt[:k].T @ ((U[:, :k].T @ B) / s[:k, None])
+    return _without_null_space(W / scale[:, None], Vt[k:].T, scale), k
+
+
+def _min_norm_gram(A, B):
+    """(W, rank): the minimum-norm solution of the symmetric positive semi-definite A W = B
+    through eigh of A equilibrated by its diagonal, dropping eigenvalues at the level of its
+    rounding noise. Only for statistics without a QR factor: about half the digits that the
+    factor would give are lost."""
+    scale = _column_scale(A)
+    evals, V = linalg.eigh(A / np.outer(scale, scale), check_finite=False)
+    keep = evals > max(float(evals[-1]), 0.0) * A.shape[0] * EPS * 16
     Vk = V[:, keep]
-    return Vk @ ((Vk.T @ B) / evals[keep][:, None]), int(keep.sum())
+    W = (Vk @ ((Vk.T @ (B / scale[:, None])) / evals[keep][:, None])) / scale[:, None]
+    return _without_null_space(W, V[:, ~keep], scale), int(keep.sum())
+
+
+def _square(R, p):
+    """R padded with zero rows to (p, p) (a QR of fewer rows than columns is shorter)."""
+    return R if R.shape[0] == p else np.vstack([R, np.zeros((p - R.shape[0], p))])
+
+
+def _qr_factor(X, Y, sample_weight, x_mean, y_mean):
+    """The (p, p) upper-triangular R of the centered, weighted rows sqrt(w) [x - x_mean,
+    y - y_mean] (p = n_features + n_targets), by Householder QR block by block (TSQR: each
+    block is stacked under the factor so far and triangularized), in float64."""
+    n, d = X.shape
+    p = d + Y.shape[1]
+    R = np.zeros((0, p))
+    for start in range(0, n, QR_BLOCK_ROWS):
+        rows = slice(start, min(start + QR_BLOCK_ROWS, n))
+        Z = np.empty((rows.stop - start, p))
+        Z[:, :d] = X[rows]
+        Z[:, :d] -= x_mean
+        Z[:, d:] = Y[rows] - y_mean
+        if sample_weight is not None:
+            Z *= np.sqrt(sample_weight[rows])[:, None]
+        R = np.linalg.qr(np.vstack([R, Z]), mode="r")
+    return _square(R, p)
+
+
+def _gram_root(stats):
+    """M with M^T M = [[Sxx, Sxy], [Sxy^T, Syy]] (by eigh), for merging statistics that carry
+    no QR factor with ones that do."""
+    S = np.block([[stats.Sxx, stats.Sxy], [stats.Sxy.T, stats.Syy]])
+    evals, V = linalg.eigh(S, check_finite=False)
+    return np.sqrt(np.maximum(evals, 0.0))[:, None] * V.T
+
+
+def _merged_factor(a, b):
+    """The QR factor of a's and b's rows together, None when neither carries one. Chan's
+    correction term (W_a W_b / W) d d^T, d = mean_b - mean_a, is one more row sqrt(W_a W_b / W) d
+    under the two factors: it re-centers both parts on the common mean."""
+    if a.factor is None and b.factor is None:
+        return None
+    shift = np.r_[b.x_mean - a.x_mean, b.y_mean - a.y_mean]
+    shift *= np.sqrt(a.weight * b.weight / (a.weight + b.weight))
+    parts = [x.factor if x.factor is not None else _gram_root(x) for x in (a, b)]
+    R = np.linalg.qr(np.vstack(parts + [shift]), mode="r")
+    return _square(R, R.shape[1])
 
 
 def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
@@ -224,32 +381,6 @@ def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
         return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
     with blas_limit(1):
         return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, threads)
-
-
-def lstsq_solve(X, Y, sw, alpha, fit_intercept):
-    """Least squares on the data itself (SVD, LAPACK gelsd: the minimum-norm solution):
-    rows scaled by sqrt(w), centered for the intercept, ridge as sqrt(lambda W) I extra rows.
-    Returns (coef (K, d), intercept (K,), rank)."""
-    Xd = np.array(X, dtype=np.float64)
-    Y = np.array(Y, dtype=np.float64).reshape(X.shape[0], -1)
-    W = float(sw.sum())
-    x_mean = np.average(Xd, axis=0, weights=sw) if fit_intercept else np.zeros(X.shape[1])
-    y_mean = np.average(Y, axis=0, weights=sw) if fit_intercept else np.zeros(Y.shape[1])
-    root = np.sqrt(sw)[:, None]
-    Xd -= x_mean
-    Xd *= root
-    Yc = (Y - y_mean) * root
-    if alpha > 0:
-        d = X.shape[1]
-        Xd = np.vstack([Xd, np.sqrt(alpha * W) * np.eye(d)])
-        Yc = np.vstack([Yc, np.zeros((d, Y.shape[1]))])
-    # numpy's cutoff: singular values below eps * max(n, d) * s_max are rounding noise
-    cutoff = np.finfo(np.float64).eps * max(Xd.shape)
-    coef, _, rank, _ = linalg.lstsq(Xd, Yc, cond=cutoff, lapack_driver="gelsd",
-                                    check_finite=False)
-    coef = coef.T
-    intercept = y_mean - coef @ x_mean if fit_intercept else np.zeros(Y.shape[1])
-    return coef, intercept, int(rank)
 
 
 # ---------------------------------------------------------------------------- estimators
@@ -292,15 +423,15 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         if self.solver == "sgd":
             self._fit_sgd(X, Y, sw, self.max_iter, resume=False)
             return self
-        if self.solver == "lstsq":
-            coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
-        else:
-            stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
-                                          self.n_jobs)
-            coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
-            if not ok:
-                self._warn_ill_conditioned("solving by least squares (SVD) on the data instead")
-                coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
+        # "lstsq" always solves from the QR factor of the data; "normal" only when the scaled
+        # normal equations are ill-conditioned (from_data computes the factor then).
+        lstsq = self.solver == "lstsq"
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
+                                      factor=True if lstsq else None)
+        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept,
+                                                   use_factor=lstsq)
+        if not lstsq:
+            self._warn_if_degenerate(rank, exact)
             self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1  # one pass over the data
@@ -345,7 +476,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             self._fit_sgd(X, Y, sw, 1, resume=resume)
             return self
         stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs)
-        self.stats_ = stats if first else self.stats_.merge(stats)
+        self.stats_ = stats if first else self.stats_ + stats
         self.fit_stats(self.stats_, reset=False)
         return self
 
@@ -370,9 +501,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         if reset:
             self.n_features_in_ = stats.Sxx.shape[0]
             self._single_target = stats.Sxy.shape[1] == 1
-        coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
-        if not ok:
-            self._warn_ill_conditioned("returning the minimum-norm solution")
+        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept)
+        self._warn_if_degenerate(rank, exact)
         self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1
@@ -380,11 +510,24 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._set_solution(coef, intercept, dtype)
         return self
 
-    def _warn_ill_conditioned(self, action):
-        warnings.warn(
-            f"{type(self).__name__}: X^T X is singular or ill-conditioned (collinear or "
-            f"constant features; reciprocal condition number below {RCOND_LIMIT:g}); "
-            f"{action}", LinAlgWarning, stacklevel=3)
+    def _warn_if_degenerate(self, rank, exact):
+        """LinAlgWarning when X is rank deficient (the minimum-norm solution is returned), or
+        when ill-conditioned statistics without a QR factor had to be solved as they are."""
+        d = self.n_features_in_
+        if rank < d:
+            problem = (f"X is singular or ill-conditioned: rank {rank} of {d} after scaling its "
+                       f"columns (collinear or constant features); returning the minimum-norm "
+                       f"solution")
+        elif not exact:
+            problem = ("X^T X is ill-conditioned and these statistics carry no QR factor "
+                       "(LinearStats.factor); digits may be lost")
+        else:
+            return
+        warnings.warn(f"{type(self).__name__}: {problem}", LinAlgWarning, stacklevel=3)
+
+    def _penalty(self, stats):
+        """The ridge penalty added to the diagonal of X^T X (LinearStats.normal_equations)."""
+        return self._lambda() * stats.weight
 
     def _n_targets(self):
         return 1 if np.ndim(self.coef_) == 1 else self.coef_.shape[0]
@@ -474,11 +617,14 @@ _SOLVER_DOC = """
     solver : "normal" (default), "lstsq" or "sgd"
         Which algorithm fits (scikit-learn's Ridge has a `solver` too, with other values).
         "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
-        (symmetric rank-k updates, threads over row blocks), Cholesky solves; when X^T X is
-        singular or ill-conditioned (collinear features) a LinAlgWarning says so and the
-        problem is solved by "lstsq" instead (never NaN or inf). "lstsq": SVD of the centered
-        X (LAPACK gelsd): the minimum-norm least-squares solution, slower, for ill-conditioned
-        data. "sgd": the shared SGD loop on the squared loss (001), with partial_fit.
+        (symmetric rank-k updates, threads over row blocks); Cholesky of X^T X scaled by its
+        diagonal solves when that keeps about 9 digits, else a second pass takes the QR factor
+        of the rows and the problem is solved from it (Filip, NIST's hardest set, keeps 7
+        digits). Rank deficient X (collinear or constant features, the rank decided on scaled
+        columns) gets the minimum-norm solution and a LinAlgWarning, never NaN or inf.
+        "lstsq": always the QR factor, then SVD of its triangle: the minimum-norm solution,
+        with no warning; slower. "sgd": the shared SGD loop on the squared loss (001), with
+        partial_fit.
     max_iter : int, default 1000
         SGD epochs at most ("sgd" only), as in scikit-learn's SGDRegressor.
     tol : float or None, default 1e-4
