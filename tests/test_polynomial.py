@@ -130,3 +130,52 @@ def test_docstring_examples_run():
     from fastml.linear_model import _polynomial
     result = doctest.testmod(_polynomial, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("d,degree,interaction_only,include_bias", [
+    (1, 0, False, True), (1, 5, False, False), (3, 4, False, True), (5, 3, True, True),
+    (4, 7, True, False), (6, 2, False, False)])
+def test_output_width_is_scikit_learns(d, degree, interaction_only, include_bias):
+    from sklearn.preprocessing import PolynomialFeatures as SkPolynomialFeatures
+    from fastml.linear_model._polynomial import n_output_features
+    X = np.ones((2, d))
+    sk = SkPolynomialFeatures(degree, interaction_only=interaction_only,
+                              include_bias=include_bias).fit(X)
+    assert n_output_features(d, degree, interaction_only, include_bias) == \
+        sk.n_output_features_
+    ours = PolynomialFeatures(degree, interaction_only=interaction_only,
+                              include_bias=include_bias).fit(X)
+    assert ours.n_output_features_ == sk.n_output_features_
+
+
+@pytest.mark.parametrize("degree", [2**31, 2**70, 10**6])
+def test_huge_degree_is_refused_before_allocating(degree):
+    # issue 12: degree=2**31 ran forever; the width is computed first (C(d + degree, degree)),
+    # and a Python int too large for C is a ValueError naming the parameter, not OverflowError.
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"degree=.*output columns"):
+        PolynomialFeatures(degree).fit(X)
+    with pytest.raises(ValueError, match=r"degree=.*terms"):
+        PolynomialRegression(degree).fit(X, np.ones(3))
+
+
+def test_width_limits_are_exact_at_the_boundary():
+    from fastml.linear_model._polynomial import MAX_OUTPUT_FEATURES, n_output_features
+    from fastml.linear_model._regression import MAX_POLYNOMIAL_TERMS
+    # 1 feature: degree + 1 columns with the bias
+    assert n_output_features(1, MAX_OUTPUT_FEATURES - 1) == MAX_OUTPUT_FEATURES
+    assert n_output_features(1, MAX_OUTPUT_FEATURES) == MAX_OUTPUT_FEATURES + 1
+    # 243 features at degree 2 without the bias: 243 + 243 * 244 / 2 = 29889 terms (fits);
+    # 244 features: 30134 (refused)
+    X = np.zeros((2, 244))
+    assert n_output_features(243, 2, include_bias=False) == 29889 <= MAX_POLYNOMIAL_TERMS
+    with pytest.raises(ValueError, match="30,000"):
+        PolynomialRegression(2).fit(X, np.zeros(2))
+
+
+def test_huge_n_jobs_is_clamped_not_an_overflow():
+    X = np.random.default_rng(1).normal(size=(50, 2))
+    expected = PolynomialFeatures(2).fit_transform(X)
+    np.testing.assert_array_equal(PolynomialFeatures(2, n_jobs=2**70).fit_transform(X), expected)
+    model = PolynomialRegression(2, n_jobs=2**70).fit(X, X[:, 0] ** 2)
+    assert model.coef_[2] == pytest.approx(1.0)

@@ -12,6 +12,58 @@ from .._validation import check_array, check_n_jobs, check_param, state_array, s
 # Output values per thread below which another thread costs more than it saves (starting
 # an OpenMP team is ~10 us; one output value is ~1 ns): small inputs run on one thread.
 MIN_VALUES_PER_THREAD = 1_000_000
+# The widest expansion PolynomialFeatures builds. Its term table is listed in Python (about a
+# second and 100 MB per million terms) and even 1,000 rows of a million columns take 8 GB; the
+# width is computed (`n_output_features`) and checked before anything is allocated.
+MAX_OUTPUT_FEATURES = 1_000_000
+
+
+def n_output_features(n_features, degree, interaction_only=False, include_bias=True,
+                      limit=MAX_OUTPUT_FEATURES):
+    """The number of monomials of total degree <= `degree` in `n_features` variables, as
+    scikit-learn counts them: C(n_features + degree, degree) with the bias, sum over k <= degree
+    of C(n_features, k) for interaction_only; one fewer without the bias. Counting stops past
+    `limit` (it returns limit + 1), so a huge degree costs nothing.
+
+    Parameters
+    ----------
+    n_features : int
+    degree : int
+    interaction_only : bool, default False
+    include_bias : bool, default True
+    limit : int, default MAX_OUTPUT_FEATURES
+
+    Returns
+    -------
+    n_output : int
+        At most limit + 1.
+
+    Examples
+    --------
+    >>> n_output_features(2, 2)
+    6
+    >>> n_output_features(1, 2**31, include_bias=False, limit=10)
+    11
+    """
+    # C(m, k) for k = 0, 1, ...: c_k = c_{k-1} (m - k + 1) / k, increasing while k <= m / 2,
+    # which covers every term summed or returned here, so stopping past the limit is exact.
+    bias = 1 if include_bias else 0
+    if interaction_only:
+        total, c = 0, 1
+        for k in range(0, min(degree, n_features) + 1):
+            if k > 0:
+                c = c * (n_features - k + 1) // k
+            total += c
+            if total - 1 + bias > limit:
+                return limit + 1
+        return total - 1 + bias
+    m, k_max = n_features + degree, min(n_features, degree)
+    c = 1
+    for k in range(1, k_max + 1):
+        c = c * (m - k + 1) // k
+        if c - 1 + bias > limit:
+            return limit + 1
+    return c - 1 + bias
 
 
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
@@ -35,6 +87,9 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
     n_jobs : int or None, default None
         Threads for `transform` (`fastml._validation.check_n_jobs`: None = 1, -1 = every
         core); fewer when the output is small. No scikit-learn counterpart.
+
+    `fit` computes the output width first and refuses more than MAX_OUTPUT_FEATURES
+    (1,000,000) columns with a ValueError, before allocating anything.
 
     Attributes
     ----------
@@ -81,10 +136,17 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         check_param("degree", self.degree, low=0, integer=True)
         check_n_jobs(self.n_jobs)
         X = check_array(X, estimator=self, reset=True)
-        terms = self._terms(X.shape[1])
-        if not terms:
+        width = n_output_features(X.shape[1], self.degree, self.interaction_only,
+                                  self.include_bias)
+        if width > MAX_OUTPUT_FEATURES:
+            raise ValueError(
+                f"PolynomialFeatures(degree={self.degree}) on {X.shape[1]} feature(s) would make "
+                f"more than {MAX_OUTPUT_FEATURES:,} output columns (the limit); lower the degree, "
+                f"use interaction_only=True or fewer features")
+        if width == 0:
             raise ValueError("PolynomialFeatures with degree=0 and include_bias=False has no "
                              "output features")
+        terms = self._terms(X.shape[1])
         index = {t: i for i, t in enumerate(terms)}
         # Each term is its parent (itself without its last factor) times that factor; the
         # empty product (parent -1) is 1.

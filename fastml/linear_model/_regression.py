@@ -25,10 +25,13 @@ from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_count)
-from ._polynomial import PolynomialFeatures
+from ._polynomial import PolynomialFeatures, n_output_features
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("normal", "lstsq", "sgd")
+# The widest polynomial expansion PolynomialRegression fits: least squares on p columns forms a
+# p x p matrix of doubles (X^T X; 7.2 GB at 30,000), checked before expanding anything.
+MAX_POLYNOMIAL_TERMS = 30_000
 
 # Every rank or conditioning decision is made on the column-scaled problem: each column of the
 # centered X divided by its norm (A = X^T X equilibrated by its diagonal). Unscaled, columns of
@@ -799,6 +802,9 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default None
         Threads of the feature expansion and of X^T X (None = 1, -1 = every core).
 
+    `fit` computes the number of terms first and refuses more than MAX_POLYNOMIAL_TERMS
+    (30,000) with a ValueError, before expanding anything.
+
     Attributes
     ----------
     intercept_ : float or ndarray of shape (n_targets,)
@@ -853,8 +859,17 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         self
         """
         check_param("degree", self.degree, low=1, integer=True)
+        check_n_jobs(self.n_jobs)
         X, y = check_X_y(X, y, multi_output=True,
                          estimator=self, reset=True)
+        width = n_output_features(X.shape[1], self.degree, self.interaction_only,
+                                  include_bias=False, limit=MAX_POLYNOMIAL_TERMS)
+        if width > MAX_POLYNOMIAL_TERMS:
+            raise ValueError(
+                f"PolynomialRegression(degree={self.degree}) on {X.shape[1]} feature(s) would fit "
+                f"more than {MAX_POLYNOMIAL_TERMS:,} terms (the limit: X^T X alone would need "
+                f"{8 * MAX_POLYNOMIAL_TERMS ** 2 / 1e9:.1f} GB or more); lower the degree, use "
+                f"interaction_only=True or fewer features")
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
                                             include_bias=False, n_jobs=self.n_jobs).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
