@@ -107,29 +107,51 @@ def test_matches_numpy_lstsq_and_sklearn(solver, fit_intercept, n_targets):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("n_targets", [None, 2])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_ridge_matches_sklearn_with_alpha_times_n(solver, fit_intercept, n_targets, weighted):
-    # 001's (1/n) sum (y - <w,x>)^2 + lambda ||w||^2 is scikit-learn's
-    # ||y - Xw||^2 + alpha_sk ||w||^2 divided by n, with alpha_sk = n lambda (sum w lambda).
+@pytest.mark.parametrize("alpha", [0.3, 1.0, 250.0])
+def test_ridge_alpha_is_scikit_learns(solver, fit_intercept, n_targets, weighted, alpha):
+    # issue 15: the same name means the same thing: penalty alpha ||w||^2 on the (weighted) SUM
+    # of squared residuals, as sklearn.linear_model.Ridge(alpha).
     from sklearn.linear_model import Ridge as SkRidge
     X, y = problem(n_targets=n_targets, seed=2)
     sw = np.random.default_rng(3).uniform(0.5, 2.0, size=len(X)) if weighted else None
-    lam = 0.3
-    model = Ridge(alpha=lam, solver=solver, fit_intercept=fit_intercept).fit(X, y, sw)
-    total = len(X) if sw is None else sw.sum()
-    sk = SkRidge(alpha=lam * total, fit_intercept=fit_intercept, solver="cholesky", tol=1e-12)
+    model = Ridge(alpha=alpha, solver=solver, fit_intercept=fit_intercept).fit(X, y, sw)
+    sk = SkRidge(alpha=alpha, fit_intercept=fit_intercept, solver="cholesky", tol=1e-12)
     sk.fit(X, y, sample_weight=sw)
-    assert_rel(model.coef_, sk.coef_, 1e-8)
-    assert_rel(model.intercept_, sk.intercept_, 1e-8) if fit_intercept else None
+    assert_rel(model.coef_, sk.coef_, 1e-10)
+    assert_rel(model.intercept_, sk.intercept_, 1e-10) if fit_intercept else None
 
 
-def test_ridge_objective_is_minimized_at_the_solution():
-    # The gradient of 001's objective (with an unpenalized intercept) vanishes at the fit.
+def test_ridge_default_alpha_is_scikit_learns():
+    from sklearn.linear_model import Ridge as SkRidge
+    assert Ridge().alpha == SkRidge().alpha == 1.0
+    X, y = problem(n=50, seed=21)
+    assert_rel(Ridge().fit(X, y).coef_, SkRidge().fit(X, y).coef_, 1e-10)
+
+
+def test_ridge_on_many_rows_is_not_the_mean_loss_lambda():
+    # The issue's case, scaled down: alpha=1 on many rows barely shrinks (sklearn's meaning);
+    # the old meaning (001's lambda on the mean loss, alpha * n here) shrank the weights to
+    # near zero and gave an RMSE several times the noise.
+    rng = np.random.default_rng(22)
+    X = rng.standard_normal((20000, 20))
+    y = X @ rng.standard_normal(20) + rng.standard_normal(20000)
+    def rmse(model):
+        return np.sqrt(np.mean((model.fit(X, y).predict(X) - y) ** 2))
+    assert rmse(Ridge(alpha=1.0)) == pytest.approx(rmse(LinearRegression()), rel=1e-6)
+    assert rmse(Ridge(alpha=1.0 * len(X))) > 1.5 * rmse(LinearRegression())  # the old meaning
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lecture_001_lambda_is_alpha_over_n(weighted):
+    # 001: min (1/n) sum (y - <w,x> - b)^2 + lambda ||w||^2 (with weights, (1/sum s) sum s_i ...);
+    # documented mapping alpha = n * lambda (sum of the weights). Its gradient vanishes there.
     X, y = problem(seed=4)
+    s = np.random.default_rng(5).uniform(0.5, 2.0, size=len(X)) if weighted else np.ones(len(X))
     lam = 0.5
-    model = Ridge(alpha=lam).fit(X, y)
+    model = Ridge(alpha=s.sum() * lam).fit(X, y, s if weighted else None)
     r = y - X @ model.coef_ - model.intercept_
-    grad_w = -2 / len(X) * X.T @ r + 2 * lam * model.coef_
-    grad_b = -2 / len(X) * r.sum()
+    grad_w = -2 / s.sum() * X.T @ (s * r) + 2 * lam * model.coef_
+    grad_b = -2 / s.sum() * (s * r).sum()
     assert np.abs(grad_w).max() < 1e-10 and abs(grad_b) < 1e-10
 
 
@@ -296,7 +318,7 @@ def standardized(n=2000, d=5, n_targets=None, seed=19):
     return X, (Y[:, 0] if n_targets is None else Y)
 
 
-@pytest.mark.parametrize("cls,params", [(LinearRegression, {}), (Ridge, {"alpha": 0.05})])
+@pytest.mark.parametrize("cls,params", [(LinearRegression, {}), (Ridge, {"alpha": 100.0})])
 @pytest.mark.parametrize("n_targets", [None, 2])
 def test_sgd_converges_to_the_closed_form(cls, params, n_targets):
     X, y = standardized(n_targets=n_targets)
@@ -486,3 +508,15 @@ def test_merged_factor_equals_the_factor_of_all_rows():
         np.testing.assert_allclose(np.abs(merged.factor), np.abs(whole.factor), rtol=1e-7,
                                    atol=1e-9 * np.abs(whole.factor).max())
     assert (parts[0] + parts[1]).n_samples == 60
+
+
+def test_weighted_sgd_ridge_reaches_the_closed_form():
+    # The SGD loop's penalty is alpha / n (rows): with sample weights too, SGD's minimizer is
+    # scikit-learn's weighted Ridge(alpha).
+    rng = np.random.default_rng(23)
+    X, y = standardized(n=3000, d=4, seed=24)
+    sw = rng.uniform(0.2, 3.0, size=len(X))
+    exact = Ridge(alpha=300.0).fit(X, y, sw)
+    sgd = Ridge(alpha=300.0, solver="sgd", eta0=0.01, average=len(X), max_iter=100, tol=None,
+                random_state=0).fit(X, y, sw)
+    assert_rel(sgd.coef_, exact.coef_, 2e-3)

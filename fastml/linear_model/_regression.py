@@ -397,7 +397,7 @@ def _multi_output_tags(tags):
 
 class _LeastSquares(RegressorMixin, BaseEstimator):
     """What LinearRegression and Ridge share: the three solvers, partial_fit, predict.
-    Subclasses give `_lambda()`, 001's lambda."""
+    Subclasses give `_alpha()`, scikit-learn Ridge's alpha (0 for least squares)."""
 
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
@@ -529,8 +529,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         warnings.warn(f"{type(self).__name__}: {problem}", LinAlgWarning, stacklevel=3)
 
     def _penalty(self, stats):
-        """The ridge penalty added to the diagonal of X^T X (LinearStats.normal_equations)."""
-        return self._lambda() * stats.weight
+        """The ridge penalty added to the diagonal of X^T X (LinearStats.normal_equations):
+        alpha itself, as scikit-learn's Ridge adds it to the sum of squared residuals."""
+        return self._alpha()
 
     def _n_targets(self):
         return 1 if np.ndim(self.coef_) == 1 else self.coef_.shape[0]
@@ -552,9 +553,10 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
                 Y.shape[1], X.shape[1], X.dtype, loss="squared",
                 learning_rate=self.learning_rate,
                 eta0=self.eta0, decay=self.decay,
-                # the loop minimizes mean (m - y)^2 / 2 + alpha/2 ||w||^2: half of 001's
-                # objective when alpha = lambda, so the same minimizer
-                alpha=self._lambda(), batch_size=self.batch_size,
+                # The loop minimizes (1/n) sum_i w_i (m_i - y_i)^2 / 2 + a/2 ||w||^2 over the n
+                # rows of this first call: 1/(2n) of Ridge's sum form when a = alpha / n, so the
+                # same minimizer (later partial_fit chunks keep that a).
+                alpha=self._alpha() / X.shape[0], batch_size=self.batch_size,
                 fit_intercept=self.fit_intercept, average=self.average)
             self._epochs_done = 0
         n_iter, curve = run_epochs(
@@ -687,7 +689,13 @@ _SOLVER_DOC = """
 
 
 class LinearRegression(_LeastSquares):
-    __doc__ = """Ordinary least squares: min_w sum_i w_i (y_i - <w, x_i> - b)^2 (004).
+    __doc__ = """Ordinary least squares: min_w sum_i s_i (y_i - <w, x_i> - b)^2 (004).
+
+    The same model as ``sklearn.linear_model.LinearRegression`` (s_i the sample weights). Its
+    fit_intercept and n_jobs exist here too; positive (non-negative weights) and copy_X (the
+    input is never modified here) do not. The parameters without a counterpart in
+    scikit-learn's LinearRegression choose and drive the solver (they follow SGDRegressor
+    where it has the same name).
 
     Parameters
     ----------""" + _SOLVER_DOC + """
@@ -721,27 +729,30 @@ class LinearRegression(_LeastSquares):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _lambda(self):
+    def _alpha(self):
         return 0.0
 
 
 class Ridge(_LeastSquares):
-    __doc__ = """Ridge regression exactly as lecture 001 writes it:
+    __doc__ = """Ridge regression, with scikit-learn's alpha:
 
-        min_w  (1/n) sum_i (y_i - <w, x_i> - b)^2 + lambda ||w||^2,   lambda = alpha
+        min_w,b  sum_i s_i (y_i - <w, x_i> - b)^2 + alpha ||w||^2
 
-    (with sample weights, (1/sum w) sum_i w_i (...)^2). The intercept b is not penalized.
-    Normal equations: (Xc^T Xc + n alpha I) w = Xc^T yc on the centered data.
+    (s_i the sample weights, 1 by default); the intercept b is not penalized. The normal
+    equations are (Xc^T S Xc + alpha I) w = Xc^T S yc on the centered data: the same model as
+    ``sklearn.linear_model.Ridge(alpha)`` on the same data.
 
-    How alpha maps to other conventions: scikit-learn's Ridge minimizes
-    ||y - Xw - b||^2 + alpha_sk ||w||^2, so alpha_sk = n_samples * alpha (sum of the sample
-    weights when weighted); scikit-learn's SGDRegressor(penalty="l2") and this library's SGD
-    loop use alpha/2 ||w||^2 on the half squared loss, i.e. their alpha = alpha here.
+    Lecture 001 writes ridge on the mean loss, (1/n) sum_i (y_i - <w, x_i> - b)^2 +
+    lambda ||w||^2; it is this objective divided by n, so lambda maps to alpha = n * lambda
+    (n the number of rows; the sum of the sample weights when weighted): for 001's lambda,
+    use ``Ridge(alpha=len(X) * lam)``. The SGD loop's own penalty (a/2 ||w||^2 on the mean half
+    squared loss, as in scikit-learn's SGDRegressor) is a = alpha / n.
 
     Parameters
     ----------
-    alpha : float, default 0.01
-        001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC + """
+    alpha : float, default 1.0
+        The penalty on ||w||^2 added to the sum of squared residuals, as in scikit-learn
+        (>= 0; 0 is ordinary least squares). 001's lambda is alpha / n.""" + _SOLVER_DOC + """
     Examples
     --------
     >>> import numpy as np
@@ -749,9 +760,12 @@ class Ridge(_LeastSquares):
     >>> X = np.array([[0.0], [1.0], [2.0]])
     >>> Ridge(alpha=0.0).fit(X, [1.0, 3.0, 5.0]).coef_.round(6).tolist()
     [2.0]
+    >>> # sum of squares 2 w^2 (centered x = -1, 0, 1) + alpha w^2: w = 2 * 2 / (2 + alpha)
+    >>> Ridge(alpha=2.0).fit(X, [1.0, 3.0, 5.0]).coef_.round(6).tolist()
+    [1.0]
     """
 
-    def __init__(self, alpha=0.01, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
+    def __init__(self, alpha=1.0, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
                  learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
                  shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
         self.alpha = alpha
@@ -774,7 +788,7 @@ class Ridge(_LeastSquares):
         check_param("alpha", self.alpha, low=0.0)
         super()._check_params()
 
-    def _lambda(self):
+    def _alpha(self):
         return float(self.alpha)
 
 
