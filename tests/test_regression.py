@@ -520,3 +520,15 @@ def test_weighted_sgd_ridge_reaches_the_closed_form():
     sgd = Ridge(alpha=300.0, solver="sgd", eta0=0.01, average=len(X), max_iter=100, tol=None,
                 random_state=0).fit(X, y, sw)
     assert_rel(sgd.coef_, exact.coef_, 2e-3)
+
+
+def test_large_feature_means_need_no_qr_pass_with_an_intercept():
+    # Large means make only the uncentered normal equations ill-conditioned: a fit with an
+    # intercept keeps the one-pass path (no QR factor), one without computes the factor.
+    X, y = problem(n=300, seed=33, offset=1e4)
+    assert LinearStats.from_data(X, y, fit_intercept=True).factor is None
+    assert LinearStats.from_data(X, y, fit_intercept=False).factor is not None
+    assert LinearStats.from_data(X, y).factor is not None  # may serve either
+    assert LinearRegression().fit(X, y).stats_.factor is None
+    coef, _ = lstsq_reference(X, y, False)
+    assert_rel(LinearRegression(fit_intercept=False).fit(X, y).coef_, coef, 1e-8)

@@ -105,7 +105,7 @@ class LinearStats:
         self.factor = None if factor is None else np.asarray(factor)
 
     @classmethod
-    def from_data(cls, X, Y, sample_weight=None, n_jobs=None, factor=None):
+    def from_data(cls, X, Y, sample_weight=None, n_jobs=None, factor=None, fit_intercept=None):
         """Statistics of the rows of X with targets Y, in one pass.
 
         Parameters
@@ -119,6 +119,10 @@ class LinearStats:
         factor : bool or None, default None
             Also compute the QR factor of the rows: None = when the scaled normal equations
             would lose more than about 7 digits (see NORMAL_RCOND), True = always.
+        fit_intercept : bool or None, default None
+            Which normal equations that decision looks at: the centered ones (True), the
+            uncentered ones (False), or both (None: the statistics may serve either). Large
+            feature means make only the uncentered ones ill-conditioned.
 
         Returns
         -------
@@ -152,7 +156,7 @@ class LinearStats:
                     G[:d, :d] - W * np.outer(mz, mz),
                     G[:d, d + 1:p] - W * np.outer(mz, my),
                     G[d + 1:p, d + 1:p] - W * np.outer(my, my))
-        if factor or (factor is None and not stats._normal_equations_accurate()):
+        if factor or (factor is None and not stats._normal_equations_accurate(fit_intercept)):
             stats.factor = _qr_factor(X, Y, None if sample_weight is None else sw,
                                       stats.x_mean, stats.y_mean)
         return stats
@@ -230,11 +234,12 @@ class LinearStats:
             exact = False
         return W.T, self.intercept_for(W.T, fit_intercept), rank, exact
 
-    def _normal_equations_accurate(self):
+    def _normal_equations_accurate(self, fit_intercept=None):
         """Whether Cholesky of the scaled normal equations keeps about 9 digits, with the
-        intercept and without."""
+        intercept, without, or (None) both."""
+        forms = (True, False) if fit_intercept is None else (fit_intercept,)
         return all(_scaled_cholesky_factor(self.normal_equations(0.0, fit)[0]) is not None
-                   for fit in (True, False))
+                   for fit in forms)
 
     def _solve_factor(self, alpha, fit_intercept):
         """(W (d, K), rank): least squares on the triangular factor, R11 W ~ R12, with
@@ -430,7 +435,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         # normal equations are ill-conditioned (from_data computes the factor then).
         lstsq = self.solver == "lstsq"
         stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
-                                      factor=True if lstsq else None)
+                                      factor=True if lstsq else None,
+                                      fit_intercept=self.fit_intercept)
         coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept,
                                                    use_factor=lstsq)
         if not lstsq:
@@ -478,7 +484,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             resume = not first and getattr(self, "_engine", None) is not None
             self._fit_sgd(X, Y, sw, 1, resume=resume)
             return self
-        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs)
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
+                                      fit_intercept=self.fit_intercept)
         self.stats_ = stats if first else self.stats_ + stats
         self.fit_stats(self.stats_, reset=False)
         return self
