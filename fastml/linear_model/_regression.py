@@ -188,16 +188,38 @@ class LinearStats:
 
     def __add__(self, other):
         """`merge`, and the QR factors too when either side carries one (what partial_fit
-        uses): the factors stacked with Chan's correction row and triangularized again."""
+        uses): the factors stacked with Chan's correction row and triangularized again.
+
+        Parameters
+        ----------
+        other : LinearStats
+
+        Returns
+        -------
+        stats : LinearStats
+        """
         merged = self.merge(other)
         merged.factor = _merged_factor(self, other)
         return merged
 
     def normal_equations(self, alpha=0.0, fit_intercept=True):
-        """(A, B) with A W = B the ridge normal equations: A = Sxx + alpha I and B = Sxy
-        (centered, when fitting an intercept; the uncentered X^T X and X^T y otherwise).
-        alpha is scikit-learn Ridge's: the penalty alpha ||w||^2 on the (weighted) sum of
-        squared residuals."""
+        """The ridge normal equations A W = B.
+
+        A = Sxx + alpha I and B = Sxy (centered, when fitting an intercept; the uncentered
+        X^T X and X^T y otherwise).
+
+        Parameters
+        ----------
+        alpha : float, default 0.0
+            scikit-learn Ridge's: the penalty alpha ||w||^2 on the (weighted) sum of squared
+            residuals.
+        fit_intercept : bool, default True
+
+        Returns
+        -------
+        A : ndarray of shape (n_features, n_features)
+        B : ndarray of shape (n_features, n_targets)
+        """
         if fit_intercept:
             A, B = self.Sxx.copy(), self.Sxy.copy()
         else:
@@ -213,7 +235,14 @@ class LinearStats:
         (NORMAL_RCOND); else the QR factor, when the statistics carry one (the minimum-norm
         solution, with the rank decided on the scaled columns); else the minimum-norm solution
         of the scaled normal equations by eigendecomposition (exact=False: digits may be
-        lost, the caller warns). use_factor=True goes to the factor directly.
+        lost, the caller warns).
+
+        Parameters
+        ----------
+        alpha : float, default 0.0
+        fit_intercept : bool, default True
+        use_factor : bool, default False
+            Solve from the QR factor (when there is one) even if Cholesky would do.
 
         Returns
         -------
@@ -257,7 +286,17 @@ class LinearStats:
         return _min_norm_lstsq(M, B, rtol=EPS * max(self.n_samples, d))
 
     def intercept_for(self, coef, fit_intercept):
-        """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept)."""
+        """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept).
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_targets, n_features)
+        fit_intercept : bool
+
+        Returns
+        -------
+        intercept : ndarray of shape (n_targets,)
+        """
         if not fit_intercept:
             return np.zeros(coef.shape[0])
         return self.y_mean - coef @ self.x_mean
