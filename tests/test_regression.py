@@ -532,3 +532,15 @@ def test_large_feature_means_need_no_qr_pass_with_an_intercept():
     assert LinearRegression().fit(X, y).stats_.factor is None
     coef, _ = lstsq_reference(X, y, False)
     assert_rel(LinearRegression(fit_intercept=False).fit(X, y).coef_, coef, 1e-8)
+
+
+@pytest.mark.parametrize("solver", ["normal", "lstsq"])
+def test_overflowing_sample_weights_are_named(solver):
+    # issue 12: weights of 1e308 each overflow the statistics; the error names the weights
+    # (it blamed the features).
+    X, y = problem(n=20)
+    with pytest.raises(ValueError, match="sample weights are too large"):
+        LinearRegression(solver=solver).fit(X, y, np.full(20, 1e308))
+    # large but representable weights give the unweighted model (scaled alike)
+    a = LinearRegression(solver=solver).fit(X, y, np.full(20, 1e250))
+    np.testing.assert_allclose(a.coef_, LinearRegression().fit(X, y).coef_, rtol=1e-10)

@@ -148,6 +148,13 @@ class LinearStats:
             # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
             # (10% of a fit) and let this one name the problem.
             check_array(X)
+            with np.errstate(over="ignore"):
+                weights_overflow = sample_weight is not None and not np.isfinite(
+                    sw.sum() * 2.0 ** 64)
+            if weights_overflow:
+                raise ValueError("the sample weights are too large: their sum (times the "
+                                 "squared features) overflows float64; rescale them (least "
+                                 "squares does not change when all weights are scaled alike)")
             raise ValueError("X^T X overflowed: feature values are too large (about 1e154 or "
                              "more); rescale X")
         W = G[d, d]
