@@ -544,3 +544,10 @@ def test_overflowing_sample_weights_are_named(solver):
     # large but representable weights give the unweighted model (scaled alike)
     a = LinearRegression(solver=solver).fit(X, y, np.full(20, 1e250))
     np.testing.assert_allclose(a.coef_, LinearRegression().fit(X, y).coef_, rtol=1e-10)
+
+
+def test_batch_size_too_large_for_c_is_a_value_error_naming_it():
+    # issue 12: a Python int beyond C's range raised OverflowError from the kernel.
+    X, y = problem(n=20)
+    with pytest.raises(ValueError, match="batch_size"):
+        LinearRegression(solver="sgd", batch_size=2**70).fit(X, y)

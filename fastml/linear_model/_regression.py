@@ -634,7 +634,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
             check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
             check_param("decay", self.decay, low=0.0)
-            check_param("batch_size", self.batch_size, low=1, integer=True)
+            # the SGD kernel holds the batch size in a C int
+            check_param("batch_size", self.batch_size, low=1, high=2**31 - 1, integer=True)
             check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
 
     # ---- prediction
