@@ -551,3 +551,34 @@ def test_batch_size_too_large_for_c_is_a_value_error_naming_it():
     X, y = problem(n=20)
     with pytest.raises(ValueError, match="batch_size"):
         LinearRegression(solver="sgd", batch_size=2**70).fit(X, y)
+
+
+# ---------------------------------------------------------------- property: chunks = whole
+
+def test_property_partial_fit_in_any_chunks_equals_fit():
+    # Documented: after any sequence of chunks, partial_fit (solver="normal") equals fit on all
+    # of them; also with sample weights, several targets, no intercept and ridge, and with
+    # chunks too small to be full rank on their own (they carry a QR factor, merged exactly).
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(n=st.integers(8, 60), d=st.integers(1, 5), seed=st.integers(0, 2**16),
+           cuts=st.lists(st.floats(0.0, 1.0), max_size=6), weighted=st.booleans(),
+           fit_intercept=st.booleans(), alpha=st.sampled_from([0.0, 0.5]),
+           n_targets=st.sampled_from([None, 2]), offset=st.sampled_from([0.0, 50.0]))
+    def check(n, d, seed, cuts, weighted, fit_intercept, alpha, n_targets, offset):
+        X, y = problem(n=n, d=d, n_targets=n_targets, seed=seed, offset=offset)
+        sw = np.random.default_rng(seed).uniform(0.1, 3.0, n) if weighted else None
+        bounds = sorted({0, n, *(int(c * n) for c in cuts)})
+        whole = Ridge(alpha=alpha, fit_intercept=fit_intercept).fit(X, y, sw)
+        online = Ridge(alpha=alpha, fit_intercept=fit_intercept)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LinAlgWarning)  # early chunks can be rank deficient
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                online.partial_fit(X[a:b], y[a:b], None if sw is None else sw[a:b])
+        assert online.stats_.n_samples == n
+        assert_rel(online.coef_, whole.coef_, 1e-8)
+        if fit_intercept:
+            assert_rel(online.intercept_, whole.intercept_, 1e-8)
+
+    check()
