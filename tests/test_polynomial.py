@@ -47,7 +47,7 @@ def test_kernel_threads_do_not_change_the_result():
 def test_kernel_rejects_a_parent_after_its_child():
     X = np.ones((2, 2))
     with pytest.raises(ValueError, match="parent"):
-        _poly.poly_expand(X, np.array([1, -1], dtype=np.intp), np.array([0, 0], dtype=np.intp),
+        _poly.poly_expand(X, np.array([1, -1], dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.empty((2, 2)))
 
 
@@ -98,13 +98,84 @@ def test_ridge_polynomial_is_ridge_on_the_features():
 
 
 def test_high_degree_on_unscaled_x_stays_accurate():
-    # x in [0, 10], degree 6: X^T X is too ill-conditioned for Cholesky; the fit warns and
-    # solves by SVD, and still reproduces the polynomial.
-    from scipy.linalg import LinAlgWarning
+    # x in [0, 10], degree 6: X^T X is too ill-conditioned for Cholesky; the fit solves from
+    # the QR factor of the data instead. The columns are independent (the rank is decided on
+    # scaled columns), so there is nothing to warn about, and the polynomial is reproduced.
+    import warnings
     x = np.linspace(0.0, 10.0, 30).reshape(-1, 1)
     w = np.array([1.0, -0.5, 0.25, 0.1, -0.02, 0.003, -0.0001])
     y = np.polynomial.polynomial.polyval(x[:, 0], w)
-    with pytest.warns(LinAlgWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         model = PolynomialRegression(6).fit(x, y)
+    assert model.rank_ == 6
     np.testing.assert_allclose(model.predict(x), y, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(np.r_[model.intercept_, model.coef_], w, rtol=1e-5, atol=1e-7)
+
+
+def test_n_jobs_follows_check_n_jobs_and_gives_the_same_output():
+    # issue 10: one n_jobs rule (None = 1, -1 = every core); threads never change the result.
+    X = np.random.default_rng(0).normal(size=(3000, 4))
+    one = PolynomialFeatures(3, n_jobs=None).fit_transform(X)
+    for n_jobs in (1, 2, -1):
+        np.testing.assert_array_equal(PolynomialFeatures(3, n_jobs=n_jobs).fit_transform(X), one)
+    model = PolynomialRegression(2, n_jobs=2).fit(X, X[:, 0] ** 2)
+    assert model.features_.n_jobs == 2
+    with pytest.raises(ValueError, match="n_jobs"):
+        PolynomialFeatures(2, n_jobs=0).fit(X)
+
+
+def test_docstring_examples_run():
+    import doctest
+    from fastml.linear_model import _polynomial
+    result = doctest.testmod(_polynomial, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("d,degree,interaction_only,include_bias", [
+    (1, 0, False, True), (1, 5, False, False), (3, 4, False, True), (5, 3, True, True),
+    (4, 7, True, False), (6, 2, False, False)])
+def test_output_width_is_scikit_learns(d, degree, interaction_only, include_bias):
+    from sklearn.preprocessing import PolynomialFeatures as SkPolynomialFeatures
+    from fastml.linear_model._polynomial import n_output_features
+    X = np.ones((2, d))
+    sk = SkPolynomialFeatures(degree, interaction_only=interaction_only,
+                              include_bias=include_bias).fit(X)
+    assert n_output_features(d, degree, interaction_only, include_bias) == \
+        sk.n_output_features_
+    ours = PolynomialFeatures(degree, interaction_only=interaction_only,
+                              include_bias=include_bias).fit(X)
+    assert ours.n_output_features_ == sk.n_output_features_
+
+
+@pytest.mark.parametrize("degree", [2**31, 2**70, 10**6])
+def test_huge_degree_is_refused_before_allocating(degree):
+    # issue 12: degree=2**31 ran forever; the width is computed first (C(d + degree, degree)),
+    # and a Python int too large for C is a ValueError naming the parameter, not OverflowError.
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"degree=.*output columns"):
+        PolynomialFeatures(degree).fit(X)
+    with pytest.raises(ValueError, match=r"degree=.*terms"):
+        PolynomialRegression(degree).fit(X, np.ones(3))
+
+
+def test_width_limits_are_exact_at_the_boundary():
+    from fastml.linear_model._polynomial import MAX_OUTPUT_FEATURES, n_output_features
+    from fastml.linear_model._regression import MAX_POLYNOMIAL_TERMS
+    # 1 feature: degree + 1 columns with the bias
+    assert n_output_features(1, MAX_OUTPUT_FEATURES - 1) == MAX_OUTPUT_FEATURES
+    assert n_output_features(1, MAX_OUTPUT_FEATURES) == MAX_OUTPUT_FEATURES + 1
+    # 243 features at degree 2 without the bias: 243 + 243 * 244 / 2 = 29889 terms (fits);
+    # 244 features: 30134 (refused)
+    X = np.zeros((2, 244))
+    assert n_output_features(243, 2, include_bias=False) == 29889 <= MAX_POLYNOMIAL_TERMS
+    with pytest.raises(ValueError, match="30,000"):
+        PolynomialRegression(2).fit(X, np.zeros(2))
+
+
+def test_huge_n_jobs_is_clamped_not_an_overflow():
+    X = np.random.default_rng(1).normal(size=(50, 2))
+    expected = PolynomialFeatures(2).fit_transform(X)
+    np.testing.assert_array_equal(PolynomialFeatures(2, n_jobs=2**70).fit_transform(X), expected)
+    model = PolynomialRegression(2, n_jobs=2**70).fit(X, X[:, 0] ** 2)
+    assert model.coef_[2] == pytest.approx(1.0)

@@ -107,29 +107,51 @@ def test_matches_numpy_lstsq_and_sklearn(solver, fit_intercept, n_targets):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("n_targets", [None, 2])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_ridge_matches_sklearn_with_alpha_times_n(solver, fit_intercept, n_targets, weighted):
-    # 001's (1/n) sum (y - <w,x>)^2 + lambda ||w||^2 is scikit-learn's
-    # ||y - Xw||^2 + alpha_sk ||w||^2 divided by n, with alpha_sk = n lambda (sum w lambda).
+@pytest.mark.parametrize("alpha", [0.3, 1.0, 250.0])
+def test_ridge_alpha_is_scikit_learns(solver, fit_intercept, n_targets, weighted, alpha):
+    # issue 15: the same name means the same thing: penalty alpha ||w||^2 on the (weighted) SUM
+    # of squared residuals, as sklearn.linear_model.Ridge(alpha).
     from sklearn.linear_model import Ridge as SkRidge
     X, y = problem(n_targets=n_targets, seed=2)
     sw = np.random.default_rng(3).uniform(0.5, 2.0, size=len(X)) if weighted else None
-    lam = 0.3
-    model = Ridge(alpha=lam, solver=solver, fit_intercept=fit_intercept).fit(X, y, sw)
-    total = len(X) if sw is None else sw.sum()
-    sk = SkRidge(alpha=lam * total, fit_intercept=fit_intercept, solver="cholesky", tol=1e-12)
+    model = Ridge(alpha=alpha, solver=solver, fit_intercept=fit_intercept).fit(X, y, sw)
+    sk = SkRidge(alpha=alpha, fit_intercept=fit_intercept, solver="cholesky", tol=1e-12)
     sk.fit(X, y, sample_weight=sw)
-    assert_rel(model.coef_, sk.coef_, 1e-8)
-    assert_rel(model.intercept_, sk.intercept_, 1e-8) if fit_intercept else None
+    assert_rel(model.coef_, sk.coef_, 1e-10)
+    assert_rel(model.intercept_, sk.intercept_, 1e-10) if fit_intercept else None
 
 
-def test_ridge_objective_is_minimized_at_the_solution():
-    # The gradient of 001's objective (with an unpenalized intercept) vanishes at the fit.
+def test_ridge_default_alpha_is_scikit_learns():
+    from sklearn.linear_model import Ridge as SkRidge
+    assert Ridge().alpha == SkRidge().alpha == 1.0
+    X, y = problem(n=50, seed=21)
+    assert_rel(Ridge().fit(X, y).coef_, SkRidge().fit(X, y).coef_, 1e-10)
+
+
+def test_ridge_on_many_rows_is_not_the_mean_loss_lambda():
+    # The issue's case, scaled down: alpha=1 on many rows barely shrinks (sklearn's meaning);
+    # the old meaning (001's lambda on the mean loss, alpha * n here) shrank the weights to
+    # near zero and gave an RMSE several times the noise.
+    rng = np.random.default_rng(22)
+    X = rng.standard_normal((20000, 20))
+    y = X @ rng.standard_normal(20) + rng.standard_normal(20000)
+    def rmse(model):
+        return np.sqrt(np.mean((model.fit(X, y).predict(X) - y) ** 2))
+    assert rmse(Ridge(alpha=1.0)) == pytest.approx(rmse(LinearRegression()), rel=1e-6)
+    assert rmse(Ridge(alpha=1.0 * len(X))) > 1.5 * rmse(LinearRegression())  # the old meaning
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lecture_001_lambda_is_alpha_over_n(weighted):
+    # 001: min (1/n) sum (y - <w,x> - b)^2 + lambda ||w||^2 (with weights, (1/sum s) sum s_i ...);
+    # documented mapping alpha = n * lambda (sum of the weights). Its gradient vanishes there.
     X, y = problem(seed=4)
+    s = np.random.default_rng(5).uniform(0.5, 2.0, size=len(X)) if weighted else np.ones(len(X))
     lam = 0.5
-    model = Ridge(alpha=lam).fit(X, y)
+    model = Ridge(alpha=s.sum() * lam).fit(X, y, s if weighted else None)
     r = y - X @ model.coef_ - model.intercept_
-    grad_w = -2 / len(X) * X.T @ r + 2 * lam * model.coef_
-    grad_b = -2 / len(X) * r.sum()
+    grad_w = -2 / s.sum() * X.T @ (s * r) + 2 * lam * model.coef_
+    grad_b = -2 / s.sum() * (s * r).sum()
     assert np.abs(grad_w).max() < 1e-10 and abs(grad_b) < 1e-10
 
 
@@ -296,7 +318,7 @@ def standardized(n=2000, d=5, n_targets=None, seed=19):
     return X, (Y[:, 0] if n_targets is None else Y)
 
 
-@pytest.mark.parametrize("cls,params", [(LinearRegression, {}), (Ridge, {"alpha": 0.05})])
+@pytest.mark.parametrize("cls,params", [(LinearRegression, {}), (Ridge, {"alpha": 100.0})])
 @pytest.mark.parametrize("n_targets", [None, 2])
 def test_sgd_converges_to_the_closed_form(cls, params, n_targets):
     X, y = standardized(n_targets=n_targets)
@@ -376,3 +398,187 @@ def test_sklearn_check_estimator():
             results = check_estimator(est, on_fail=None)
         failed = {r["check_name"] for r in results if r["status"] == "failed"}
         assert failed == expected, (est, failed ^ expected)
+
+
+# ---------------------------------------------------------------- threads (issue 10, 12)
+
+def _record_kernel_threads(monkeypatch):
+    """Wrap the Gram kernel: record (fastml threads, BLAS threads during the call)."""
+    from fastml._threads import blas_threads
+    from fastml.linear_model import _regression
+    calls = []
+    kernel = _regression._linreg.gram_accumulate
+
+    def spy(*args):
+        calls.append((args[-1], blas_threads()))
+        return kernel(*args)
+    monkeypatch.setattr(_regression._linreg, "gram_accumulate", spy)
+    return calls
+
+
+def test_n_jobs_none_is_one_fastml_thread_and_leaves_blas_alone(monkeypatch):
+    # One rule (check_n_jobs): None = 1 thread of fastml's own; BLAS keeps its own setting.
+    from fastml._threads import blas_threads
+    calls = _record_kernel_threads(monkeypatch)
+    before = blas_threads()
+    X, y = problem(n=20000, d=8, seed=18)
+    LinearRegression().fit(X, y)
+    assert calls == [(1, before)]
+
+
+def test_n_jobs_limits_blas_only_inside_the_call(monkeypatch):
+    from threadpoolctl import threadpool_info
+    calls = _record_kernel_threads(monkeypatch)
+    before = threadpool_info()
+    X, y = problem(n=20000, d=8, seed=18)
+    LinearRegression(n_jobs=2).fit(X, y)
+    assert calls == [(2, 1)]  # two row-splitting threads, BLAS on one thread inside
+    assert threadpool_info() == before  # the process's BLAS setting is restored
+
+
+def test_docstring_examples_run():
+    import doctest
+    from fastml.linear_model import _regression
+    result = doctest.testmod(_regression, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- accuracy (issue 12)
+
+@pytest.mark.parametrize("how", ["normal", "lstsq", "partial_fit"])
+def test_rank_is_decided_on_scaled_columns(how):
+    # A column 1e-12 times smaller than the others is not collinear: scaled, X is perfectly
+    # conditioned. An unscaled SVD / eigen cutoff dropped it and got its weight wrong.
+    X, y = problem(n=200, d=4, seed=30)
+    X[:, 1] *= 1e-12
+    coef, intercept = lstsq_reference(X / [1, 1e-12, 1, 1], y, True)
+    model = LinearRegression(solver="lstsq" if how == "lstsq" else "normal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if how == "partial_fit":
+            model.partial_fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+        else:
+            model.fit(X, y)
+    assert model.rank_ == 4
+    assert_rel(model.coef_ * [1, 1e-12, 1, 1], coef, 1e-9)
+
+
+@pytest.mark.parametrize("how", ["normal", "lstsq", "partial_fit"])
+def test_collinear_columns_of_different_sizes_give_the_minimum_norm_solution(how):
+    # Rank decided on scaled columns, but the minimum norm is the plain one (numpy's).
+    X, y = problem(n=120, d=3, seed=31)
+    X = np.c_[X, 3.0 * X[:, 0]]
+    coef, intercept = lstsq_reference(X, y, True)
+    model = LinearRegression(solver="lstsq" if how == "lstsq" else "normal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinAlgWarning)
+        if how == "partial_fit":
+            model.partial_fit(X[:60], y[:60]).partial_fit(X[60:], y[60:])
+        else:
+            model.fit(X, y)
+    assert model.rank_ == 3
+    assert_rel(model.coef_, coef, 1e-8)
+    assert model.intercept_ == pytest.approx(intercept, rel=1e-8)
+
+
+def test_qr_factor_only_when_the_normal_equations_are_ill_conditioned():
+    # The fast path (one Gram pass, Cholesky) is what well-conditioned data gets; the QR pass
+    # over the rows is paid only where the normal equations would lose digits.
+    X, y = problem(n=500, d=5, seed=32)
+    assert LinearStats.from_data(X, y).factor is None
+    x = np.linspace(0.0, 10.0, 50)
+    powers = np.ascontiguousarray(x[:, None] ** np.arange(1, 7))
+    stats = LinearStats.from_data(powers, x)
+    R = stats.factor
+    assert R is not None and R.shape == (7, 7) and np.allclose(R, np.triu(R))
+    gram = np.block([[stats.Sxx, stats.Sxy], [stats.Sxy.T, stats.Syy]])
+    np.testing.assert_allclose(R.T @ R, gram, rtol=1e-9, atol=1e-9 * np.abs(gram).max())
+
+
+def test_merged_factor_equals_the_factor_of_all_rows():
+    x = np.linspace(0.0, 10.0, 60)
+    X = np.ascontiguousarray(x[:, None] ** np.arange(1, 7))
+    y = np.cos(x)
+    whole = LinearStats.from_data(X, y, factor=True)
+    # with a factor on both sides, and with one side (well-conditioned alone) without
+    parts = [LinearStats.from_data(X[:25], y[:25], factor=True),
+             LinearStats.from_data(X[25:], y[25:], factor=True)]
+    for merged in (parts[0] + parts[1], parts[0] + LinearStats.from_data(X[25:], y[25:])):
+        # R is unique up to the signs of its rows
+        np.testing.assert_allclose(np.abs(merged.factor), np.abs(whole.factor), rtol=1e-7,
+                                   atol=1e-9 * np.abs(whole.factor).max())
+    assert (parts[0] + parts[1]).n_samples == 60
+
+
+def test_weighted_sgd_ridge_reaches_the_closed_form():
+    # The SGD loop's penalty is alpha / n (rows): with sample weights too, SGD's minimizer is
+    # scikit-learn's weighted Ridge(alpha).
+    rng = np.random.default_rng(23)
+    X, y = standardized(n=3000, d=4, seed=24)
+    sw = rng.uniform(0.2, 3.0, size=len(X))
+    exact = Ridge(alpha=300.0).fit(X, y, sw)
+    sgd = Ridge(alpha=300.0, solver="sgd", eta0=0.01, average=len(X), max_iter=100, tol=None,
+                random_state=0).fit(X, y, sw)
+    assert_rel(sgd.coef_, exact.coef_, 2e-3)
+
+
+def test_large_feature_means_need_no_qr_pass_with_an_intercept():
+    # Large means make only the uncentered normal equations ill-conditioned: a fit with an
+    # intercept keeps the one-pass path (no QR factor), one without computes the factor.
+    X, y = problem(n=300, seed=33, offset=1e4)
+    assert LinearStats.from_data(X, y, fit_intercept=True).factor is None
+    assert LinearStats.from_data(X, y, fit_intercept=False).factor is not None
+    assert LinearStats.from_data(X, y).factor is not None  # may serve either
+    assert LinearRegression().fit(X, y).stats_.factor is None
+    coef, _ = lstsq_reference(X, y, False)
+    assert_rel(LinearRegression(fit_intercept=False).fit(X, y).coef_, coef, 1e-8)
+
+
+@pytest.mark.parametrize("solver", ["normal", "lstsq"])
+def test_overflowing_sample_weights_are_named(solver):
+    # issue 12: weights of 1e308 each overflow the statistics; the error names the weights
+    # (it blamed the features).
+    X, y = problem(n=20)
+    with pytest.raises(ValueError, match="sample weights are too large"):
+        LinearRegression(solver=solver).fit(X, y, np.full(20, 1e308))
+    # large but representable weights give the unweighted model (scaled alike)
+    a = LinearRegression(solver=solver).fit(X, y, np.full(20, 1e250))
+    np.testing.assert_allclose(a.coef_, LinearRegression().fit(X, y).coef_, rtol=1e-10)
+
+
+def test_batch_size_too_large_for_c_is_a_value_error_naming_it():
+    # issue 12: a Python int beyond C's range raised OverflowError from the kernel.
+    X, y = problem(n=20)
+    with pytest.raises(ValueError, match="batch_size"):
+        LinearRegression(solver="sgd", batch_size=2**70).fit(X, y)
+
+
+# ---------------------------------------------------------------- property: chunks = whole
+
+def test_property_partial_fit_in_any_chunks_equals_fit():
+    # Documented: after any sequence of chunks, partial_fit (solver="normal") equals fit on all
+    # of them; also with sample weights, several targets, no intercept and ridge, and with
+    # chunks too small to be full rank on their own (they carry a QR factor, merged exactly).
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(n=st.integers(8, 60), d=st.integers(1, 5), seed=st.integers(0, 2**16),
+           cuts=st.lists(st.floats(0.0, 1.0), max_size=6), weighted=st.booleans(),
+           fit_intercept=st.booleans(), alpha=st.sampled_from([0.0, 0.5]),
+           n_targets=st.sampled_from([None, 2]), offset=st.sampled_from([0.0, 50.0]))
+    def check(n, d, seed, cuts, weighted, fit_intercept, alpha, n_targets, offset):
+        X, y = problem(n=n, d=d, n_targets=n_targets, seed=seed, offset=offset)
+        sw = np.random.default_rng(seed).uniform(0.1, 3.0, n) if weighted else None
+        bounds = sorted({0, n, *(int(c * n) for c in cuts)})
+        whole = Ridge(alpha=alpha, fit_intercept=fit_intercept).fit(X, y, sw)
+        online = Ridge(alpha=alpha, fit_intercept=fit_intercept)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LinAlgWarning)  # early chunks can be rank deficient
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                online.partial_fit(X[a:b], y[a:b], None if sw is None else sw[a:b])
+        assert online.stats_.n_samples == n
+        assert_rel(online.coef_, whole.coef_, 1e-8)
+        if fit_intercept:
+            assert_rel(online.intercept_, whole.intercept_, 1e-8)
+
+    check()

@@ -2,13 +2,68 @@
 y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M; with several features, on every monomial of
 total degree <= M)."""
 import itertools
-import os
 
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from . import _polynomial_fast as _poly
-from .._validation import check_array, check_param, state_array, state_count
+from .._validation import check_array, check_n_jobs, check_param, state_array, state_count
+
+# Output values per thread below which another thread costs more than it saves (starting
+# an OpenMP team is ~10 us; one output value is ~1 ns): small inputs run on one thread.
+MIN_VALUES_PER_THREAD = 1_000_000
+# The widest expansion PolynomialFeatures builds. Its term table is listed in Python (about a
+# second and 100 MB per million terms) and even 1,000 rows of a million columns take 8 GB; the
+# width is computed (`n_output_features`) and checked before anything is allocated.
+MAX_OUTPUT_FEATURES = 1_000_000
+
+
+def n_output_features(n_features, degree, interaction_only=False, include_bias=True,
+                      limit=MAX_OUTPUT_FEATURES):
+    """The number of monomials of total degree <= `degree` in `n_features` variables, as
+    scikit-learn counts them: C(n_features + degree, degree) with the bias, sum over k <= degree
+    of C(n_features, k) for interaction_only; one fewer without the bias. Counting stops past
+    `limit` (it returns limit + 1), so a huge degree costs nothing.
+
+    Parameters
+    ----------
+    n_features : int
+    degree : int
+    interaction_only : bool, default False
+    include_bias : bool, default True
+    limit : int, default MAX_OUTPUT_FEATURES
+
+    Returns
+    -------
+    n_output : int
+        At most limit + 1.
+
+    Examples
+    --------
+    >>> n_output_features(2, 2)
+    6
+    >>> n_output_features(1, 2**31, include_bias=False, limit=10)
+    11
+    """
+    # C(m, k) for k = 0, 1, ...: c_k = c_{k-1} (m - k + 1) / k, increasing while k <= m / 2,
+    # which covers every term summed or returned here, so stopping past the limit is exact.
+    bias = 1 if include_bias else 0
+    if interaction_only:
+        total, c = 0, 1
+        for k in range(0, min(degree, n_features) + 1):
+            if k > 0:
+                c = c * (n_features - k + 1) // k
+            total += c
+            if total - 1 + bias > limit:
+                return limit + 1
+        return total - 1 + bias
+    m, k_max = n_features + degree, min(n_features, degree)
+    c = 1
+    for k in range(1, k_max + 1):
+        c = c * (m - k + 1) // k
+        if c - 1 + bias > limit:
+            return limit + 1
+    return c - 1 + bias
 
 
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
@@ -16,41 +71,88 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
     Column order is scikit-learn's: by degree, then lexicographic in the feature indices
     (x0, x1, x0^2, x0 x1, x1^2 for two features and degree 2). The compiled kernel writes the
-    expanded matrix in one sweep, each column the product of an earlier column and one feature.
+    expanded matrix in one sweep, each column the product of an earlier column and one feature
+    (fastml/linear_model/_polynomial_fast.pyx).
 
     Parameters
     ----------
     degree : int, default 2
+        The largest total degree of a monomial, as in scikit-learn (a (min, max) tuple is not
+        supported).
     interaction_only : bool, default False
-        Only products of distinct features (x0 x1, not x0^2).
+        Only products of distinct features (x0 x1, not x0^2), as in scikit-learn.
     include_bias : bool, default True
-        Include the constant column 1 (leave it out when the model fits its own intercept).
+        Include the constant column 1 (leave it out when the model fits its own intercept), as
+        in scikit-learn.
+    n_jobs : int or None, default None
+        Threads for `transform` (`fastml._validation.check_n_jobs`: None = 1, -1 = every
+        core); fewer when the output is small. No scikit-learn counterpart.
 
-    Attributes: powers_ (n_output_features_, n_features_in_) exponent of each input feature in
-    each output column, n_output_features_, n_features_in_, feature_names_in_.
+    `fit` computes the output width first and refuses more than MAX_OUTPUT_FEATURES
+    (1,000,000) columns with a ValueError, before allocating anything.
+
+    Attributes
+    ----------
+    powers_ : ndarray of shape (n_output_features_, n_features_in_)
+        The exponent of each input feature in each output column.
+    n_output_features_ : int
+        The number of output columns.
+    n_features_in_ : int
+        The number of input features.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame given to `fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import PolynomialFeatures
+    >>> X = np.array([[2.0, 3.0]])
+    >>> PolynomialFeatures(degree=2).fit_transform(X)
+    array([[1., 2., 3., 4., 6., 9.]])
+    >>> PolynomialFeatures(degree=2).fit(X).get_feature_names_out().tolist()
+    ['1', 'x0', 'x1', 'x0^2', 'x0 x1', 'x1^2']
     """
 
     _estimator_type = "transformer"
 
-    def __init__(self, degree=2, interaction_only=False, include_bias=True):
+    def __init__(self, degree=2, interaction_only=False, include_bias=True, n_jobs=None):
         self.degree = degree
         self.interaction_only = interaction_only
         self.include_bias = include_bias
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
-        """Learn the number of input features and list the output terms."""
+        """Learn the number of input features and list the output terms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : PolynomialFeatures
+        """
         check_param("degree", self.degree, low=0, integer=True)
+        check_n_jobs(self.n_jobs)
         X = check_array(X, estimator=self, reset=True)
-        terms = self._terms(X.shape[1])
-        if not terms:
+        width = n_output_features(X.shape[1], self.degree, self.interaction_only,
+                                  self.include_bias)
+        if width > MAX_OUTPUT_FEATURES:
+            raise ValueError(
+                f"PolynomialFeatures(degree={self.degree}) on {X.shape[1]} feature(s) would make "
+                f"more than {MAX_OUTPUT_FEATURES:,} output columns (the limit); lower the degree, "
+                f"use interaction_only=True or fewer features")
+        if width == 0:
             raise ValueError("PolynomialFeatures with degree=0 and include_bias=False has no "
                              "output features")
+        terms = self._terms(X.shape[1])
         index = {t: i for i, t in enumerate(terms)}
         # Each term is its parent (itself without its last factor) times that factor; the
         # empty product (parent -1) is 1.
         self._parent = np.array([index[t[:-1]] if len(t) > 1 else -1 for t in terms],
-                                dtype=np.intp)
-        self._feature = np.array([t[-1] if t else -1 for t in terms], dtype=np.intp)
+                                dtype=np.int64)
+        self._feature = np.array([t[-1] if t else -1 for t in terms], dtype=np.int64)
         powers = np.zeros((len(terms), X.shape[1]), dtype=np.int64)
         for i, t in enumerate(terms):
             for j in t:
@@ -73,21 +175,41 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         n_features = state_count(self, "n_features_in_", low=1)
         n_terms = state_count(self, "n_output_features_", low=1)
         state_array(self, "powers_", np.int64, (n_terms, n_features))
-        state_array(self, "_parent", np.intp, (n_terms,))
-        state_array(self, "_feature", np.intp, (n_terms,))
+        state_array(self, "_parent", np.int64, (n_terms,))
+        state_array(self, "_feature", np.int64, (n_terms,))
 
     def transform(self, X):
-        """The (n_samples, n_output_features_) expanded matrix, in X's dtype."""
+        """Expand X into its monomials.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        XP : ndarray of shape (n_samples, n_output_features_)
+            In X's dtype (float32 stays float32).
+        """
         self._check_is_fitted("powers_")
         X = check_array(X, estimator=self, reset=False)
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
-        work = X.shape[0] * self.n_output_features_
-        threads = max(1, min(os.cpu_count() or 1, work // 1_000_000))
+        values = X.shape[0] * self.n_output_features_
+        threads = max(1, min(check_n_jobs(self.n_jobs), values // MIN_VALUES_PER_THREAD))
         _poly.poly_expand(X, self._parent, self._feature, out, threads)
         return out
 
     def get_feature_names_out(self, input_features=None):
-        """Names like "x0^2 x1" (or built from `input_features` / the DataFrame's columns)."""
+        """The output columns' names, like "x0^2 x1".
+
+        Parameters
+        ----------
+        input_features : list of str, optional
+            The input names (default: the DataFrame's columns, else x0, x1, ...).
+
+        Returns
+        -------
+        names : ndarray of object
+        """
         self._check_is_fitted("powers_")
         if input_features is None:
             input_features = getattr(self, "feature_names_in_", None)

@@ -1,6 +1,6 @@
 # Polynomial feature expansion (lecture 001, "polynomial regression": y(x, w) = w0 + w1 x + ...
 # + w_M x^M is a linear model on the powers of x; with several features, on all monomials of
-# total degree <= M).
+# total degree <= M). The driver is fastml/linear_model/_polynomial.py (PolynomialFeatures).
 #
 # What it computes: out[i, c] = prod of the features in term c, for every row i. The terms are
 # listed (in Python, once per shape, not per row) so that each term is its parent term times one
@@ -11,19 +11,27 @@
 #
 # Loop invariant (per row, left to right): out[i, :c] hold the finished terms 0..c-1.
 # Rows are independent: they run in parallel threads, and the result does not depend on it.
+#
+# Contract (fastml/_core/__init__.py): shapes and the term table are checked at entry (the
+# table comes from a model file too), so every index below is inside its memoryview.
 from cython.parallel cimport prange
 from cython cimport floating
 
+from .._core._typedefs cimport index_t
 
-def poly_expand(const floating[:, ::1] X, const Py_ssize_t[::1] parent,
-                const Py_ssize_t[::1] feature, floating[:, ::1] out, int n_threads=1):
+
+def poly_expand(const floating[:, ::1] X, const index_t[::1] parent,
+                const index_t[::1] feature, floating[:, ::1] out, int n_threads=1):
     """Fill out (n, n_terms) with the terms described by (parent, feature) (module note)."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], T = parent.shape[0], i, c
+    cdef index_t n = X.shape[0], d = X.shape[1], T = parent.shape[0], i, c
     if out.shape[0] != n or out.shape[1] != T or feature.shape[0] != T:
         raise ValueError("poly_expand: inconsistent shapes")
     for c in range(T):
-        if parent[c] >= c or parent[c] < -1 or feature[c] >= d or feature[c] < -1 or (parent[c] >= 0 and feature[c] < 0):
-            raise ValueError("poly_expand: a term's parent must come before it")
+        if not (-1 <= parent[c] < c and -1 <= feature[c] < d):
+            raise ValueError("poly_expand: a term's parent must come before it and its "
+                             "feature must be a column of X")
+        if parent[c] >= 0 and feature[c] < 0:
+            raise ValueError("poly_expand: only the bias term has no feature")
     cdef floating v
     with nogil:
         for i in prange(n, num_threads=n_threads, schedule="static"):

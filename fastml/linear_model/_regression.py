@@ -1,16 +1,18 @@
 """Least squares, ridge and polynomial regression (lectures 001 and 004).
 
-004's normal equation w = (X^T X)^-1 X^T y and 001's ridge regression
+004's normal equation w = (X^T X)^-1 X^T y and ridge regression are solved from the sufficient
+statistics of the data (n, the means, X^T X, X^T y), which one pass over X collects with BLAS
+(fastml/linear_model/_regression_fast.pyx). Those statistics are a reduction: `LinearStats`
+holds them for one chunk of rows and `merge` combines chunks exactly (Chan's formula on centered
+moments), so a fit can stream over chunks or run on workers and be merged (`partial_fit` with
+solver="normal" does this).
 
-    min_w  (1/n) sum_i (y_i - <w, x_i>)^2 + lambda ||w||^2
-
-are solved from the sufficient statistics of the data (n, the means, X^T X, X^T y), which one
-pass over X collects with BLAS (fastml/linear_model/_regression_fast.pyx). Those statistics are a reduction:
-`LinearStats` holds them for one chunk of rows and `merge` combines chunks exactly (Chan's
-formula on centered moments), so a fit can stream over chunks or run on workers and be merged
-(`partial_fit` with solver="normal" does this). solver="lstsq" solves the centered least-squares
-problem by SVD (LAPACK gelsd, the minimum-norm solution); solver="sgd" runs the library's one
-SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
+Accuracy (checked against NIST's StRD in tests/test_nist.py): every rank or conditioning
+decision is made on scaled columns; well-conditioned normal equations are solved by Cholesky of
+the matrix equilibrated by its diagonal, and ill-conditioned ones from the QR factor of the
+data, which the statistics then carry (and merge). solver="lstsq" always solves from that
+factor (QR, then SVD of the triangular factor: the minimum-norm solution); solver="sgd" runs
+the library's one SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
 """
 import warnings
 
@@ -19,18 +21,32 @@ from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, available_if
+from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_count)
-from ._polynomial import PolynomialFeatures
+from ._polynomial import PolynomialFeatures, n_output_features
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("normal", "lstsq", "sgd")
+# The widest polynomial expansion PolynomialRegression fits: least squares on p columns forms a
+# p x p matrix of doubles (X^T X; 7.2 GB at 30,000), checked before expanding anything.
+MAX_POLYNOMIAL_TERMS = 30_000
 
-# The normal equations lose about cond(A) * eps of relative accuracy in w; below this reciprocal
-# condition number of A (LAPACK's estimate from the Cholesky factor) we say so and solve the
-# least-squares problem instead.
-RCOND_LIMIT = 1e-10
+# Every rank or conditioning decision is made on the column-scaled problem: each column of the
+# centered X divided by its norm (A = X^T X equilibrated by its diagonal). Unscaled, columns of
+# very different sizes (x and x^10 in a polynomial fit) look collinear when they are not.
+#
+# The normal equations lose about log10(1 / rcond) of float64's 16 digits, rcond being the
+# reciprocal condition number of the scaled A (LAPACK's estimate from its Cholesky factor).
+# Above NORMAL_RCOND they keep about 9 digits and Cholesky answers; below it the problem is
+# solved from the QR factor of the data, which loses only about half as many (cond(X) is
+# sqrt(cond(A))).
+NORMAL_RCOND = 1e-6
+# Rows per block of the blocked QR of the data (TSQR): memory stays at one block of rows, and the
+# triangular factor stacked on each block (p rows) is a small overhead on a block this long.
+QR_BLOCK_ROWS = 4096
+EPS = np.finfo(np.float64).eps
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -38,26 +54,83 @@ RCOND_LIMIT = 1e-10
 class LinearStats:
     """Sufficient statistics of weighted least squares over a set of rows, mergeable.
 
-    weight: sum of the sample weights (the number of rows when unweighted); n_samples: rows;
-    x_mean (d,), y_mean (K,): weighted means; Sxx (d, d), Sxy (d, K), Syy (K, K): weighted
-    scatter matrices about those means, e.g. Sxx = sum_i w_i (x_i - x_mean)(x_i - x_mean)^T.
     Centered moments merge without cancellation (Chan et al.):
-        Sxx = Sxx_a + Sxx_b + (W_a W_b / W) (mean_b - mean_a)(mean_b - mean_a)^T.
+    Sxx = Sxx_a + Sxx_b + (W_a W_b / W) (mean_b - mean_a)(mean_b - mean_a)^T, so statistics of
+    chunks (or of workers) combine exactly; `LinearRegression.fit_stats` fits from them.
+
+    Parameters
+    ----------
+    weight : float
+        The sum of the sample weights (the number of rows when unweighted).
+    n_samples : int
+        The number of rows.
+    x_mean : ndarray of shape (n_features,)
+        The weighted feature means.
+    y_mean : ndarray of shape (n_targets,)
+        The weighted target means.
+    Sxx : ndarray of shape (n_features, n_features)
+        sum_i w_i (x_i - x_mean)(x_i - x_mean)^T.
+    Sxy : ndarray of shape (n_features, n_targets)
+        sum_i w_i (x_i - x_mean)(y_i - y_mean)^T.
+    Syy : ndarray of shape (n_targets, n_targets)
+        sum_i w_i (y_i - y_mean)(y_i - y_mean)^T.
+    factor : ndarray of shape (n_features + n_targets,) * 2, optional
+        The upper-triangular R of the QR factorization of the centered, weighted rows
+        sqrt(w_i) [x_i - x_mean, y_i - y_mean], so R^T R = [[Sxx, Sxy], [Sxy^T, Syy]].
+        `from_data` computes it (from the rows, by Householder QR) when the normal equations
+        of the data are ill-conditioned; the solution then loses about half as many digits.
+
+    Attributes
+    ----------
+    weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy, factor
+        As given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import LinearRegression, LinearStats
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([1.0, 3.0, 5.0, 7.0])
+    >>> stats = LinearStats.from_data(X[:2], y[:2]) + LinearStats.from_data(X[2:], y[2:])
+    >>> stats.n_samples, stats.x_mean.tolist(), stats.Sxx.tolist()
+    (4, [1.5], [[5.0]])
+    >>> LinearRegression().fit_stats(stats).coef_.round(6).tolist()
+    [2.0]
     """
 
-    def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy):
+    def __init__(self, weight, n_samples, x_mean, y_mean, Sxx, Sxy, Syy, factor=None):
         self.weight = float(weight)
         self.n_samples = int(n_samples)
         self.x_mean, self.y_mean = np.asarray(x_mean), np.asarray(y_mean)
         self.Sxx, self.Sxy, self.Syy = np.asarray(Sxx), np.asarray(Sxy), np.asarray(Syy)
+        self.factor = None if factor is None else np.asarray(factor)
 
     @classmethod
-    def from_data(cls, X, Y, sample_weight=None, n_jobs=None):
-        """Statistics of the rows of X (n, d) with targets Y (n,) or (n, K), in one pass.
+    def from_data(cls, X, Y, sample_weight=None, n_jobs=None, factor=None, fit_intercept=None):
+        """Statistics of the rows of X with targets Y, in one pass.
 
-        X must be a C-contiguous float32/float64 array and Y float64 (the estimators validate
-        first); the shift (the mean of the first rows) keeps the centering accurate when the
-        features have large means."""
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            C-contiguous float32 or float64 (the estimators validate first).
+        Y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : ndarray of shape (n_samples,), optional
+        n_jobs : int or None
+            fastml threads (`check_n_jobs`: None = 1).
+        factor : bool or None, default None
+            Also compute the QR factor of the rows: None = when the scaled normal equations
+            would lose more than about 7 digits (see NORMAL_RCOND), True = always.
+        fit_intercept : bool or None, default None
+            Which normal equations that decision looks at: the centered ones (True), the
+            uncentered ones (False), or both (None: the statistics may serve either). Large
+            feature means make only the uncentered ones ill-conditioned.
+
+        Returns
+        -------
+        stats : LinearStats
+
+        The shift (the mean of the first rows) keeps the centering accurate when the features
+        have large means.
+        """
         Y = np.ascontiguousarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
         n, d = X.shape
         K = Y.shape[1]
@@ -65,27 +138,48 @@ class LinearStats:
         x_shift = np.mean(X[head], axis=0, dtype=np.float64)
         y_shift = np.mean(Y[head], axis=0)
         p = d + 1 + K
-        q = -(-p // 8) * 8  # padded: dsyrk runs faster on a multiple of 8
+        q = _linreg.padded_size(p)
         G = np.zeros((q, q))
         sw = np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight,
                                                                              dtype=np.float64)
-        block_rows = int(min(4096, max(64, (2 << 20) // (8 * q))))
+        block_rows = _linreg.block_rows_for(q)
         _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs)
         if not np.isfinite(G).all():
             # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
             # (10% of a fit) and let this one name the problem.
             check_array(X)
+            with np.errstate(over="ignore"):
+                weights_overflow = sample_weight is not None and not np.isfinite(
+                    sw.sum() * 2.0 ** 64)
+            if weights_overflow:
+                raise ValueError("the sample weights are too large: their sum (times the "
+                                 "squared features) overflows float64; rescale them (least "
+                                 "squares does not change when all weights are scaled alike)")
             raise ValueError("X^T X overflowed: feature values are too large (about 1e154 or "
                              "more); rescale X")
         W = G[d, d]
         mz, my = G[d, :d] / W, G[d, d + 1:p] / W
-        return cls(W, n, x_shift + mz, y_shift + my,
-                   G[:d, :d] - W * np.outer(mz, mz),
-                   G[:d, d + 1:p] - W * np.outer(mz, my),
-                   G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        stats = cls(W, n, x_shift + mz, y_shift + my,
+                    G[:d, :d] - W * np.outer(mz, mz),
+                    G[:d, d + 1:p] - W * np.outer(mz, my),
+                    G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        if factor or (factor is None and not stats._normal_equations_accurate(fit_intercept)):
+            stats.factor = _qr_factor(X, Y, None if sample_weight is None else sw,
+                                      stats.x_mean, stats.y_mean)
+        return stats
 
     def merge(self, other):
-        """Statistics of the union of both sets of rows (neither is modified)."""
+        """Statistics of the union of both sets of rows (neither is modified).
+
+        Parameters
+        ----------
+        other : LinearStats
+            With the same numbers of features and targets.
+
+        Returns
+        -------
+        stats : LinearStats
+        """
         if self.Sxy.shape != other.Sxy.shape:
             raise ValueError(f"cannot merge statistics of shapes {self.Sxy.shape} and "
                              f"{other.Sxy.shape} (features x targets)")
@@ -98,122 +192,248 @@ class LinearStats:
                            self.Sxy + other.Sxy + f * np.outer(dx, dy),
                            self.Syy + other.Syy + f * np.outer(dy, dy))
 
-    __add__ = merge
+    def __add__(self, other):
+        """`merge`, and the QR factors too when either side carries one (what partial_fit
+        uses): the factors stacked with Chan's correction row and triangularized again.
+
+        Parameters
+        ----------
+        other : LinearStats
+
+        Returns
+        -------
+        stats : LinearStats
+        """
+        merged = self.merge(other)
+        merged.factor = _merged_factor(self, other)
+        return merged
 
     def normal_equations(self, alpha=0.0, fit_intercept=True):
-        """(A, B) with A W = B the ridge normal equations of 001's objective with
-        lambda = alpha: A = Sxx + lambda * weight * I (centered, when fitting an intercept;
-        the uncentered X^T X otherwise), B = X^T y likewise."""
+        """The ridge normal equations A W = B.
+
+        A = Sxx + alpha I and B = Sxy (centered, when fitting an intercept; the uncentered
+        X^T X and X^T y otherwise).
+
+        Parameters
+        ----------
+        alpha : float, default 0.0
+            scikit-learn Ridge's: the penalty alpha ||w||^2 on the (weighted) sum of squared
+            residuals.
+        fit_intercept : bool, default True
+
+        Returns
+        -------
+        A : ndarray of shape (n_features, n_features)
+        B : ndarray of shape (n_features, n_targets)
+        """
         if fit_intercept:
             A, B = self.Sxx.copy(), self.Sxy.copy()
         else:
             A = self.Sxx + self.weight * np.outer(self.x_mean, self.x_mean)
             B = self.Sxy + self.weight * np.outer(self.x_mean, self.y_mean)
-        A[np.diag_indices_from(A)] += alpha * self.weight
+        A[np.diag_indices_from(A)] += alpha
         return A, B
 
-    def solve(self, alpha=0.0, fit_intercept=True):
-        """(coef (K, d), intercept (K,), rank, ok): Cholesky when A is well conditioned (ok),
-        else the minimum-norm solution of the normal equations by eigendecomposition
-        (ok=False: the caller warns, or re-solves on the data)."""
+    def solve(self, alpha=0.0, fit_intercept=True, use_factor=False):
+        """Solve the ridge problem (alpha as in `normal_equations`).
+
+        In order: Cholesky of the column-scaled normal equations when they keep about 9 digits
+        (NORMAL_RCOND); else the QR factor, when the statistics carry one (the minimum-norm
+        solution, with the rank decided on the scaled columns); else the minimum-norm solution
+        of the scaled normal equations by eigendecomposition (exact=False: digits may be
+        lost, the caller warns).
+
+        Parameters
+        ----------
+        alpha : float, default 0.0
+        fit_intercept : bool, default True
+        use_factor : bool, default False
+            Solve from the QR factor (when there is one) even if Cholesky would do.
+
+        Returns
+        -------
+        coef : ndarray of shape (n_targets, n_features)
+        intercept : ndarray of shape (n_targets,)
+        rank : int
+            The rank of the scaled (centered) X that the solution used.
+        exact : bool
+            False when the answer came from ill-conditioned normal equations.
+        """
         A, B = self.normal_equations(alpha, fit_intercept)
-        W, rank, ok = cholesky_solve(A, B)
-        if not ok:
-            W, rank = min_norm_solve(A, B)
-        return W.T, self.intercept_for(W.T, fit_intercept), rank, ok
+        W = None if use_factor and self.factor is not None else _scaled_cholesky(A, B)
+        rank, exact = A.shape[0], True
+        if W is None and self.factor is not None:
+            W, rank = self._solve_factor(alpha, fit_intercept)
+        elif W is None:
+            W, rank = _min_norm_gram(A, B)
+            exact = False
+        return W.T, self.intercept_for(W.T, fit_intercept), rank, exact
+
+    def _normal_equations_accurate(self, fit_intercept=None):
+        """Whether Cholesky of the scaled normal equations keeps about 9 digits, with the
+        intercept, without, or (None) both."""
+        forms = (True, False) if fit_intercept is None else (fit_intercept,)
+        return all(_scaled_cholesky_factor(self.normal_equations(0.0, fit)[0]) is not None
+                   for fit in forms)
+
+    def _solve_factor(self, alpha, fit_intercept):
+        """(W (d, K), rank): least squares on the triangular factor, R11 W ~ R12, with
+        sqrt(alpha) I below R11 for ridge; without an intercept the means' row sqrt(weight)
+        [x_mean, y_mean] is put back first (the uncentered problem)."""
+        d = self.Sxx.shape[0]
+        R = self.factor
+        if not fit_intercept:
+            means = np.sqrt(self.weight) * np.r_[self.x_mean, self.y_mean]
+            R = np.linalg.qr(np.vstack([R, means]), mode="r")
+        M, B = R[:d, :d], R[:d, d:]
+        if alpha > 0:
+            M = np.vstack([M, np.sqrt(alpha) * np.eye(d)])
+            B = np.vstack([B, np.zeros((d, B.shape[1]))])
+        return _min_norm_lstsq(M, B, rtol=EPS * max(self.n_samples, d))
 
     def intercept_for(self, coef, fit_intercept):
-        """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept)."""
+        """The unpenalized intercept: mean(y) - <w, mean(x)> (0 without an intercept).
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_targets, n_features)
+        fit_intercept : bool
+
+        Returns
+        -------
+        intercept : ndarray of shape (n_targets,)
+        """
         if not fit_intercept:
             return np.zeros(coef.shape[0])
         return self.y_mean - coef @ self.x_mean
 
 
-def cholesky_solve(A, B):
-    """Solve A W = B by Cholesky; (W, rank, ok) with ok False when A is not positive definite
-    or its reciprocal condition number is below RCOND_LIMIT."""
-    d = A.shape[0]
+def _column_scale(A):
+    """sqrt(diag(A)): the column norms of the (centered) X; 1 for an all-zero column."""
+    scale = np.sqrt(np.maximum(np.diag(A), 0.0))
+    scale[scale == 0] = 1.0
+    return scale
+
+
+def _scaled_cholesky_factor(A):
+    """(Cholesky factor of A / (D D^T), D) with D = _column_scale(A), or None when that matrix is
+    not positive definite or its reciprocal condition number is below NORMAL_RCOND."""
+    scale = _column_scale(A)
+    As = A / np.outer(scale, scale)
     try:
-        factor = linalg.cho_factor(A, lower=True, check_finite=False)
+        factor = linalg.cho_factor(As, lower=True, check_finite=False)
     except linalg.LinAlgError:
-        return None, None, False
-    anorm = np.abs(A).sum(axis=0).max()
-    rcond, info = linalg.lapack.dpocon(factor[0], anorm, uplo="L")
-    if info != 0 or not rcond >= RCOND_LIMIT:
-        return None, None, False
-    return linalg.cho_solve(factor, B, check_finite=False), d, True
+        return None
+    rcond, info = linalg.lapack.dpocon(factor[0], np.abs(As).sum(axis=0).max(), uplo="L")
+    if info != 0 or not rcond >= NORMAL_RCOND:
+        return None
+    return factor, scale
 
 
-def min_norm_solve(A, B):
-    """Minimum-norm solution of the symmetric positive semi-definite system A W = B: the
-    pseudo-inverse through eigh, dropping eigenvalues at the level of A's rounding noise."""
-    evals, V = linalg.eigh(A, check_finite=False)
-    top = max(float(evals[-1]), 0.0)
-    keep = evals > top * A.shape[0] * np.finfo(np.float64).eps * 16
+def _scaled_cholesky(A, B):
+    """W with A W = B by the scaled Cholesky factor, or None (see _scaled_cholesky_factor)."""
+    found = _scaled_cholesky_factor(A)
+    if found is None:
+        return None
+    factor, scale = found
+    return linalg.cho_solve(factor, B / scale[:, None], check_finite=False) / scale[:, None]
+
+
+def _without_null_space(W, null_scaled, scale):
+    """W minus its component in the null space: null_scaled holds the dropped directions of the
+    scaled problem as columns, which are null_scaled / scale in W's coordinates. The result is
+    the minimum-norm solution in the original coordinates, not merely in the scaled ones."""
+    if null_scaled.shape[1] == 0:
+        return W
+    Q = np.linalg.qr(null_scaled / scale[:, None])[0]
+    return W - Q @ (Q.T @ W)
+
+
+def _min_norm_lstsq(M, B, rtol):
+    """(W, rank): the minimum-norm least-squares solution of M W ~ B, by SVD of M with its
+    columns scaled to unit norm; singular values below rtol times the largest count as zero."""
+    scale = np.linalg.norm(M, axis=0)
+    scale[scale == 0] = 1.0
+    U, s, Vt = linalg.svd(M / scale, full_matrices=True, check_finite=False)
+    keep = np.zeros(M.shape[1], dtype=bool)
+    keep[:s.size] = s > rtol * s[0] if s.size and s[0] > 0 else False
+    k = int(keep.sum())
+    W = Vt[:k].T @ ((U[:, :k].T @ B) / s[:k, None])
+    return _without_null_space(W / scale[:, None], Vt[k:].T, scale), k
+
+
+def _min_norm_gram(A, B):
+    """(W, rank): the minimum-norm solution of the symmetric positive semi-definite A W = B
+    through eigh of A equilibrated by its diagonal, dropping eigenvalues at the level of its
+    rounding noise. Only for statistics without a QR factor: about half the digits that the
+    factor would give are lost."""
+    scale = _column_scale(A)
+    evals, V = linalg.eigh(A / np.outer(scale, scale), check_finite=False)
+    keep = evals > max(float(evals[-1]), 0.0) * A.shape[0] * EPS * 16
     Vk = V[:, keep]
-    return Vk @ ((Vk.T @ B) / evals[keep][:, None]), int(keep.sum())
+    W = (Vk @ ((Vk.T @ (B / scale[:, None])) / evals[keep][:, None])) / scale[:, None]
+    return _without_null_space(W, V[:, ~keep], scale), int(keep.sum())
 
 
-_BLAS_CONTROLLER = None
+def _square(R, p):
+    """R padded with zero rows to (p, p) (a QR of fewer rows than columns is shorter)."""
+    return R if R.shape[0] == p else np.vstack([R, np.zeros((p - R.shape[0], p))])
 
 
-def _blas_controller():
-    """threadpoolctl's controller (created once), or None without threadpoolctl."""
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _BLAS_CONTROLLER = ThreadpoolController().select(user_api="blas")
-        except Exception:  # not installed, or no BLAS it can drive
-            _BLAS_CONTROLLER = False
-    return _BLAS_CONTROLLER or None
+def _qr_factor(X, Y, sample_weight, x_mean, y_mean):
+    """The (p, p) upper-triangular R of the centered, weighted rows sqrt(w) [x - x_mean,
+    y - y_mean] (p = n_features + n_targets), by Householder QR block by block (TSQR: each
+    block is stacked under the factor so far and triangularized), in float64."""
+    n, d = X.shape
+    p = d + Y.shape[1]
+    R = np.zeros((0, p))
+    for start in range(0, n, QR_BLOCK_ROWS):
+        rows = slice(start, min(start + QR_BLOCK_ROWS, n))
+        Z = np.empty((rows.stop - start, p))
+        Z[:, :d] = X[rows]
+        Z[:, :d] -= x_mean
+        Z[:, d:] = Y[rows] - y_mean
+        if sample_weight is not None:
+            Z *= np.sqrt(sample_weight[rows])[:, None]
+        R = np.linalg.qr(np.vstack([R, Z]), mode="r")
+    return _square(R, p)
+
+
+def _gram_root(stats):
+    """M with M^T M = [[Sxx, Sxy], [Sxy^T, Syy]] (by eigh), for merging statistics that carry
+    no QR factor with ones that do."""
+    S = np.block([[stats.Sxx, stats.Sxy], [stats.Sxy.T, stats.Syy]])
+    evals, V = linalg.eigh(S, check_finite=False)
+    return np.sqrt(np.maximum(evals, 0.0))[:, None] * V.T
+
+
+def _merged_factor(a, b):
+    """The QR factor of a's and b's rows together, None when neither carries one. Chan's
+    correction term (W_a W_b / W) d d^T, d = mean_b - mean_a, is one more row sqrt(W_a W_b / W) d
+    under the two factors: it re-centers both parts on the common mean."""
+    if a.factor is None and b.factor is None:
+        return None
+    shift = np.r_[b.x_mean - a.x_mean, b.y_mean - a.y_mean]
+    shift *= np.sqrt(a.weight * b.weight / (a.weight + b.weight))
+    parts = [x.factor if x.factor is not None else _gram_root(x) for x in (a, b)]
+    R = np.linalg.qr(np.vstack(parts + [shift]), mode="r")
+    return _square(R, R.shape[1])
 
 
 def _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs):
-    """Run the Gram kernel. With threadpoolctl, threads split the rows (each with its own
-    buffer and Gram matrix) while BLAS runs single-threaded inside them; this is ~1.7x faster
-    on 2 cores than leaving the threads to OpenBLAS's dsyrk, whose output (p x p, p ~ 100) is
-    too small to share well. n_jobs=None uses as many threads as BLAS is set to (so a
-    threadpoolctl limit applies); without threadpoolctl, BLAS does the threading."""
-    blas = _blas_controller()
-    if blas is None:
-        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
-    if n_jobs is None:
-        threads = max([lib.num_threads for lib in blas.lib_controllers] or [1])
-    else:
-        threads = check_n_jobs(n_jobs)
-    threads = max(1, min(threads, -(-X.shape[0] // block_rows)))
+    """Run the Gram kernel on `check_n_jobs(n_jobs)` threads of fastml's own (None = 1).
+
+    One thread leaves the threading to BLAS: dsyrk runs under the process's own BLAS setting.
+    Several threads split the rows, each with its own buffer and Gram matrix, and BLAS is
+    limited to one thread inside them for this call only (`fastml._threads.blas_limit`, restored
+    on exit): the output (p x p, p ~ 100) is too small for BLAS to share well, and splitting the
+    rows is ~1.7x faster on 2 cores than OpenBLAS's threaded dsyrk."""
+    n_blocks = -(-X.shape[0] // block_rows)
+    threads = max(1, min(check_n_jobs(n_jobs), n_blocks))
     if threads == 1:
-        with blas.limit(limits=1):
-            return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
-    with blas.limit(limits=1):
+        return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, 1)
+    with blas_limit(1):
         return _linreg.gram_accumulate(X, Y, sw, x_shift, y_shift, G, block_rows, threads)
-
-
-def lstsq_solve(X, Y, sw, alpha, fit_intercept):
-    """Least squares on the data itself (SVD, LAPACK gelsd: the minimum-norm solution):
-    rows scaled by sqrt(w), centered for the intercept, ridge as sqrt(lambda W) I extra rows.
-    Returns (coef (K, d), intercept (K,), rank)."""
-    Xd = np.array(X, dtype=np.float64)
-    Y = np.array(Y, dtype=np.float64).reshape(X.shape[0], -1)
-    W = float(sw.sum())
-    x_mean = np.average(Xd, axis=0, weights=sw) if fit_intercept else np.zeros(X.shape[1])
-    y_mean = np.average(Y, axis=0, weights=sw) if fit_intercept else np.zeros(Y.shape[1])
-    root = np.sqrt(sw)[:, None]
-    Xd -= x_mean
-    Xd *= root
-    Yc = (Y - y_mean) * root
-    if alpha > 0:
-        d = X.shape[1]
-        Xd = np.vstack([Xd, np.sqrt(alpha * W) * np.eye(d)])
-        Yc = np.vstack([Yc, np.zeros((d, Y.shape[1]))])
-    # numpy's cutoff: singular values below eps * max(n, d) * s_max are rounding noise
-    cutoff = np.finfo(np.float64).eps * max(Xd.shape)
-    coef, _, rank, _ = linalg.lstsq(Xd, Yc, cond=cutoff, lapack_driver="gelsd",
-                                    check_finite=False)
-    coef = coef.T
-    intercept = y_mean - coef @ x_mean if fit_intercept else np.zeros(Y.shape[1])
-    return coef, intercept, int(rank)
 
 
 # ---------------------------------------------------------------------------- estimators
@@ -227,13 +447,24 @@ def _multi_output_tags(tags):
 
 class _LeastSquares(RegressorMixin, BaseEstimator):
     """What LinearRegression and Ridge share: the three solvers, partial_fit, predict.
-    Subclasses give `_lambda()`, 001's lambda."""
+    Subclasses give `_alpha()`, scikit-learn Ridge's alpha (0 for least squares)."""
 
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
     def fit(self, X, y, sample_weight=None):
-        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
         X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
@@ -245,15 +476,16 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         if self.solver == "sgd":
             self._fit_sgd(X, Y, sw, self.max_iter, resume=False)
             return self
-        if self.solver == "lstsq":
-            coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
-        else:
-            stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
-                                          self.n_jobs)
-            coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
-            if not ok:
-                self._warn_ill_conditioned("solving by least squares (SVD) on the data instead")
-                coef, intercept, rank = lstsq_solve(X, Y, sw, self._lambda(), self.fit_intercept)
+        # "lstsq" always solves from the QR factor of the data; "normal" only when the scaled
+        # normal equations are ill-conditioned (from_data computes the factor then).
+        lstsq = self.solver == "lstsq"
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
+                                      factor=True if lstsq else None,
+                                      fit_intercept=self.fit_intercept)
+        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept,
+                                                   use_factor=lstsq)
+        if not lstsq:
+            self._warn_if_degenerate(rank, exact)
             self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1  # one pass over the data
@@ -263,10 +495,23 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     @available_if(lambda self: self.solver in ("normal", "sgd"),
                   "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
     def partial_fit(self, X, y, sample_weight=None):
-        """Learn from one more chunk of rows. solver="normal": the chunk's statistics are
-        merged into `stats_` and the normal equations re-solved, so after any sequence of
-        chunks the model equals `fit` on all of them. solver="sgd": one SGD epoch over the
-        chunk, continuing from the current weights (online learning)."""
+        """Learn from one more chunk of rows.
+
+        solver="normal": the chunk's statistics are merged into `stats_` and the model
+        re-solved, so after any sequence of chunks the model equals `fit` on all of them.
+        solver="sgd": one SGD epoch over the chunk, continuing from the current weights
+        (online learning).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         first = not hasattr(self, "coef_")
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
@@ -284,23 +529,38 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             resume = not first and getattr(self, "_engine", None) is not None
             self._fit_sgd(X, Y, sw, 1, resume=resume)
             return self
-        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs)
-        self.stats_ = stats if first else self.stats_.merge(stats)
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
+                                      fit_intercept=self.fit_intercept)
+        self.stats_ = stats if first else self.stats_ + stats
         self.fit_stats(self.stats_, reset=False)
         return self
 
     def fit_stats(self, stats, reset=True):
         """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
-        An ill-conditioned system gets the minimum-norm solution and a warning."""
+
+        Solved as `LinearStats.solve` says: ill-conditioned statistics are solved from their
+        QR factor (`from_data` computes one for such data, `+` merges it); rank-deficient X
+        gets the minimum-norm solution and a LinAlgWarning, and so do ill-conditioned
+        statistics without a factor (digits may be lost).
+
+        Parameters
+        ----------
+        stats : LinearStats
+        reset : bool, default True
+            Take the numbers of features and targets from `stats`.
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         if self.solver != "normal":
             raise ValueError(f"fit_stats needs solver='normal'; got solver={self.solver!r}")
         if reset:
             self.n_features_in_ = stats.Sxx.shape[0]
             self._single_target = stats.Sxy.shape[1] == 1
-        coef, intercept, rank, ok = stats.solve(self._lambda(), self.fit_intercept)
-        if not ok:
-            self._warn_ill_conditioned("returning the minimum-norm solution")
+        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept)
+        self._warn_if_degenerate(rank, exact)
         self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1
@@ -308,11 +568,25 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._set_solution(coef, intercept, dtype)
         return self
 
-    def _warn_ill_conditioned(self, action):
-        warnings.warn(
-            f"{type(self).__name__}: X^T X is singular or ill-conditioned (collinear or "
-            f"constant features; reciprocal condition number below {RCOND_LIMIT:g}); "
-            f"{action}", LinAlgWarning, stacklevel=3)
+    def _warn_if_degenerate(self, rank, exact):
+        """LinAlgWarning when X is rank deficient (the minimum-norm solution is returned), or
+        when ill-conditioned statistics without a QR factor had to be solved as they are."""
+        d = self.n_features_in_
+        if rank < d:
+            problem = (f"X is singular or ill-conditioned: rank {rank} of {d} after scaling its "
+                       f"columns (collinear or constant features); returning the minimum-norm "
+                       f"solution")
+        elif not exact:
+            problem = ("X^T X is ill-conditioned and these statistics carry no QR factor "
+                       "(LinearStats.factor); digits may be lost")
+        else:
+            return
+        warnings.warn(f"{type(self).__name__}: {problem}", LinAlgWarning, stacklevel=3)
+
+    def _penalty(self, stats):
+        """The ridge penalty added to the diagonal of X^T X (LinearStats.normal_equations):
+        alpha itself, as scikit-learn's Ridge adds it to the sum of squared residuals."""
+        return self._alpha()
 
     def _n_targets(self):
         return 1 if np.ndim(self.coef_) == 1 else self.coef_.shape[0]
@@ -334,9 +608,10 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
                 Y.shape[1], X.shape[1], X.dtype, loss="squared",
                 learning_rate=self.learning_rate,
                 eta0=self.eta0, decay=self.decay,
-                # the loop minimizes mean (m - y)^2 / 2 + alpha/2 ||w||^2: half of 001's
-                # objective when alpha = lambda, so the same minimizer
-                alpha=self._lambda(), batch_size=self.batch_size,
+                # The loop minimizes (1/n) sum_i w_i (m_i - y_i)^2 / 2 + a/2 ||w||^2 over the n
+                # rows of this first call: 1/(2n) of Ridge's sum form when a = alpha / n, so the
+                # same minimizer (later partial_fit chunks keep that a).
+                alpha=self._alpha() / X.shape[0], batch_size=self.batch_size,
                 fit_intercept=self.fit_intercept, average=self.average)
             self._epochs_done = 0
         n_iter, curve = run_epochs(
@@ -351,16 +626,15 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def _check_params(self):
         check_param("solver", self.solver, choices=SOLVERS)
         check_param("fit_intercept", self.fit_intercept, choices=(True, False))
-        check_param("n_jobs", self.n_jobs, allow_none=True, integer=True)
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs must be None, -1 or a positive integer; got 0")
+        check_n_jobs(self.n_jobs)
         if self.solver == "sgd":
             check_param("max_iter", self.max_iter, low=1, integer=True)
             check_param("tol", self.tol, low=0.0, allow_none=True)
             check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
             check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
             check_param("decay", self.decay, low=0.0)
-            check_param("batch_size", self.batch_size, low=1, integer=True)
+            # the SGD kernel holds the batch size in a C int
+            check_param("batch_size", self.batch_size, low=1, high=2**31 - 1, integer=True)
             check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
 
     # ---- prediction
@@ -383,57 +657,115 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             check_sgd_engine(self._engine, n_targets, n_features)
 
     def predict(self, X):
-        """X @ coef_.T + intercept_: (n,) for a 1-D y at fit, else (n, n_targets)."""
+        """X @ coef_.T + intercept_.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) for a 1-D y at fit, else (n_samples, n_targets)
+        """
         self._check_is_fitted("coef_")
         X = check_array(X, estimator=self, reset=False)
         return X @ self.coef_.T + self.intercept_
 
 
 _SOLVER_DOC = """
-    solver : "normal" (default), "lstsq" or "sgd"
-        "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
-        (symmetric rank-k updates, threads over row blocks), Cholesky solves; when X^T X is
-        singular or ill-conditioned (collinear features) a LinAlgWarning says so and the
-        problem is solved by "lstsq" instead (never NaN or inf). "lstsq": SVD of the centered
-        X (LAPACK gelsd): the minimum-norm least-squares solution, slower, for ill-conditioned
-        data. "sgd": the shared SGD loop on the squared loss (001), with partial_fit.
     fit_intercept : bool, default True
-        Fit an unpenalized intercept (centering by the weighted means).
-    max_iter, tol, n_iter_no_change : SGD epochs and stopping (the epoch's mean loss has not
-        improved by tol for n_iter_no_change epochs; tol=None runs max_iter epochs).
+        Fit an unpenalized intercept (centering by the weighted means), as in scikit-learn.
+    solver : "normal" (default), "lstsq" or "sgd"
+        Which algorithm fits (scikit-learn's Ridge has a `solver` too, with other values).
+        "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
+        (symmetric rank-k updates, threads over row blocks); Cholesky of X^T X scaled by its
+        diagonal solves when that keeps about 9 digits, else a second pass takes the QR factor
+        of the rows and the problem is solved from it (Filip, NIST's hardest set, keeps 7
+        digits). Rank deficient X (collinear or constant features, the rank decided on scaled
+        columns) gets the minimum-norm solution and a LinAlgWarning, never NaN or inf.
+        "lstsq": always the QR factor, then SVD of its triangle: the minimum-norm solution,
+        with no warning; slower. "sgd": the shared SGD loop on the squared loss (001), with
+        partial_fit.
+    max_iter : int, default 1000
+        SGD epochs at most ("sgd" only), as in scikit-learn's SGDRegressor.
+    tol : float or None, default 1e-4
+        SGD stops when the epoch's mean loss has not improved by tol for n_iter_no_change
+        epochs; None runs max_iter epochs (scikit-learn's SGDRegressor rule).
     learning_rate : "constant" (default), "inverse", "decay", "optimal" or "adagrad"
         SGD step sizes (see LogisticRegression): eta0; eta0 / t; eta0 / (1 + decay * epoch)
         (001); 1 / (alpha (t0 + t)) (needs alpha > 0); AdaGrad. A constant step with
         averaging (Polyak-Ruppert) converges to the least-squares solution (Bach & Moulines
         2013) where a constant step alone keeps bouncing; eta0 must stay below about
-        1 / mean ||x||^2 (standardize the features).
+        1 / mean ||x||^2 (standardize the features). The names that scikit-learn's
+        SGDRegressor also has ("constant", "optimal") mean the same there.
     eta0 : float, default 0.01
+        The initial SGD step, as in SGDRegressor.
     decay : float, default 1.0
+        001's step decay for learning_rate="decay". No scikit-learn counterpart.
     batch_size : int, default 1
+        Rows per SGD step. No scikit-learn counterpart.
     average : bool or int, default True
         Report the average of the SGD iterates; an int starts averaging after that many
-        steps (n_samples: after the first epoch, which drops the start-up transient).
+        steps (n_samples: after the first epoch, which drops the start-up transient), as in
+        SGDRegressor.
     shuffle : bool, default True
-    random_state : int, Generator or None (SGD row order)
+        Shuffle the rows every SGD epoch, as in SGDRegressor.
+    n_iter_no_change : int, default 5
+        See tol, as in SGDRegressor.
+    random_state : int, Generator or None, default None
+        The SGD row order.
     verbose : int, default 0
-    n_jobs : int or None
-        Threads forming X^T X ("normal"): None = as many as BLAS is set to use (so a
-        threadpoolctl limit applies), -1 = all cores.
+        Progress of the SGD epochs (fastml/_progress.py).
+    n_jobs : int or None, default None
+        fastml's threads forming X^T X ("normal"), as `fastml._validation.check_n_jobs`
+        counts them: None = 1 (BLAS then threads dsyrk under its own setting), -1 = every
+        core. With more than one, BLAS runs single-threaded inside them for the call only.
+        (scikit-learn's LinearRegression uses n_jobs for its multi-target solves.)
 
-    Attributes: coef_ (n_features,) or (n_targets, n_features), intercept_ (float or
-    (n_targets,)), rank_ (rank of the (centered) X: "normal" / "lstsq"), stats_ (the
-    LinearStats of the data, "normal"), n_iter_ (SGD epochs; 1 for the closed forms: one pass),
-    loss_curve_ ("sgd"), n_features_in_,
-    feature_names_in_ (DataFrame input). Fitted values are in X's dtype (float32 stays
-    float32); all statistics are accumulated in float64.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        The weights, in X's dtype (float32 stays float32; statistics are accumulated in
+        float64).
+    intercept_ : float or ndarray of shape (n_targets,)
+        The intercept (0 without fit_intercept).
+    rank_ : int
+        The rank of the (centered) X ("normal" / "lstsq").
+    stats_ : LinearStats
+        The statistics of the data ("normal"); partial_fit merges into them.
+    n_iter_ : int
+        SGD epochs; 1 for the closed forms (one pass over the data).
+    loss_curve_ : list of float
+        The mean loss of each SGD epoch ("sgd").
+    n_features_in_ : int
+        The number of features seen by fit.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame given to fit.
 """
 
 
 class LinearRegression(_LeastSquares):
-    __doc__ = """Ordinary least squares: min_w sum_i w_i (y_i - <w, x_i> - b)^2 (004).
+    __doc__ = """Ordinary least squares: min_w sum_i s_i (y_i - <w, x_i> - b)^2 (004).
+
+    The same model as ``sklearn.linear_model.LinearRegression`` (s_i the sample weights). Its
+    fit_intercept and n_jobs exist here too; positive (non-negative weights) and copy_X (the
+    input is never modified here) do not. The parameters without a counterpart in
+    scikit-learn's LinearRegression choose and drive the solver (they follow SGDRegressor
+    where it has the same name).
 
     Parameters
-    ----------""" + _SOLVER_DOC
+    ----------""" + _SOLVER_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import LinearRegression
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> model = LinearRegression().fit(X, [1.0, 3.0, 5.0])
+    >>> round(float(model.intercept_), 6), model.coef_.round(6).tolist()
+    (1.0, [2.0])
+    >>> model.predict([[3.0]]).round(6).tolist()
+    [7.0]
+    """
 
     def __init__(self, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
                  learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
@@ -453,29 +785,43 @@ class LinearRegression(_LeastSquares):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _lambda(self):
+    def _alpha(self):
         return 0.0
 
 
 class Ridge(_LeastSquares):
-    __doc__ = """Ridge regression exactly as lecture 001 writes it:
+    __doc__ = """Ridge regression, with scikit-learn's alpha:
 
-        min_w  (1/n) sum_i (y_i - <w, x_i> - b)^2 + lambda ||w||^2,   lambda = alpha
+        min_w,b  sum_i s_i (y_i - <w, x_i> - b)^2 + alpha ||w||^2
 
-    (with sample weights, (1/sum w) sum_i w_i (...)^2). The intercept b is not penalized.
-    Normal equations: (Xc^T Xc + n alpha I) w = Xc^T yc on the centered data.
+    (s_i the sample weights, 1 by default); the intercept b is not penalized. The normal
+    equations are (Xc^T S Xc + alpha I) w = Xc^T S yc on the centered data: the same model as
+    ``sklearn.linear_model.Ridge(alpha)`` on the same data.
 
-    How alpha maps to other conventions: scikit-learn's Ridge minimizes
-    ||y - Xw - b||^2 + alpha_sk ||w||^2, so alpha_sk = n_samples * alpha (sum of the sample
-    weights when weighted); scikit-learn's SGDRegressor(penalty="l2") and this library's SGD
-    loop use alpha/2 ||w||^2 on the half squared loss, i.e. their alpha = alpha here.
+    Lecture 001 writes ridge on the mean loss, (1/n) sum_i (y_i - <w, x_i> - b)^2 +
+    lambda ||w||^2; it is this objective divided by n, so lambda maps to alpha = n * lambda
+    (n the number of rows; the sum of the sample weights when weighted): for 001's lambda,
+    use ``Ridge(alpha=len(X) * lam)``. The SGD loop's own penalty (a/2 ||w||^2 on the mean half
+    squared loss, as in scikit-learn's SGDRegressor) is a = alpha / n.
 
     Parameters
     ----------
-    alpha : float, default 0.01
-        001's lambda (>= 0; 0 is ordinary least squares).""" + _SOLVER_DOC
+    alpha : float, default 1.0
+        The penalty on ||w||^2 added to the sum of squared residuals, as in scikit-learn
+        (>= 0; 0 is ordinary least squares). 001's lambda is alpha / n.""" + _SOLVER_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import Ridge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> Ridge(alpha=0.0).fit(X, [1.0, 3.0, 5.0]).coef_.round(6).tolist()
+    [2.0]
+    >>> # sum of squares 2 w^2 (centered x = -1, 0, 1) + alpha w^2: w = 2 * 2 / (2 + alpha)
+    >>> Ridge(alpha=2.0).fit(X, [1.0, 3.0, 5.0]).coef_.round(6).tolist()
+    [1.0]
+    """
 
-    def __init__(self, alpha=0.01, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
+    def __init__(self, alpha=1.0, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
                  learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
                  shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
         self.alpha = alpha
@@ -498,32 +844,64 @@ class Ridge(_LeastSquares):
         check_param("alpha", self.alpha, low=0.0)
         super()._check_params()
 
-    def _lambda(self):
+    def _alpha(self):
         return float(self.alpha)
 
 
 class PolynomialRegression(RegressorMixin, BaseEstimator):
-    """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M, a linear
-    model on the powers of x (on every monomial of total degree <= M with several features),
-    fitted by least squares, or by 001's ridge with lambda = alpha > 0.
+    """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M.
+
+    A linear model on the powers of x (on every monomial of total degree <= M with several
+    features), fitted by least squares, or by ridge with alpha > 0: scikit-learn's
+    ``make_pipeline(PolynomialFeatures(degree, include_bias=False), Ridge(alpha))``.
+    scikit-learn has no single class for it.
 
     Parameters
     ----------
     degree : int, default 2
-        M.
+        M, as PolynomialFeatures' degree.
     alpha : float, default 0.0
-        001's lambda (see Ridge for how it maps to scikit-learn's alpha).
+        The ridge penalty, as Ridge's alpha (0: least squares).
     interaction_only : bool, default False
+        As PolynomialFeatures' interaction_only.
     fit_intercept : bool, default True
         w0, unpenalized.
     solver : "normal" (default), "lstsq" or "sgd"
         As in Ridge. High degrees on an unscaled x make X^T X ill-conditioned: "normal" then
-        warns and solves by SVD; scaling x to [-1, 1] first avoids that.
-    n_jobs : int or None
+        solves from the QR factor of the expanded data (NIST's degree-10 Filip keeps 7
+        digits); scaling x to [-1, 1] first keeps it on the one-pass Cholesky path.
+    n_jobs : int or None, default None
+        Threads of the feature expansion and of X^T X (None = 1, -1 = every core).
 
-    Attributes: intercept_ (w0), coef_ (w1..w_M for one feature; in general one weight per
-    column of PolynomialFeatures(degree, include_bias=False), in its order), powers_ (the
-    exponents of each column), rank_, n_features_in_.
+    `fit` computes the number of terms first and refuses more than MAX_POLYNOMIAL_TERMS
+    (30,000) with a ValueError, before expanding anything.
+
+    Attributes
+    ----------
+    intercept_ : float or ndarray of shape (n_targets,)
+        w0.
+    coef_ : ndarray of shape (n_terms,) or (n_targets, n_terms)
+        w1..w_M for one feature; in general one weight per column of
+        PolynomialFeatures(degree, include_bias=False), in its order.
+    powers_ : ndarray of shape (n_terms, n_features_in_)
+        The exponents of each column.
+    rank_ : int
+        The rank of the expanded, centered X ("normal" / "lstsq").
+    features_ : PolynomialFeatures
+        The fitted expansion.
+    model_ : Ridge
+        The fitted linear model on the expansion.
+    n_features_in_ : int
+        The number of features seen by fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import PolynomialRegression
+    >>> x = np.linspace(-1, 1, 9).reshape(-1, 1)
+    >>> model = PolynomialRegression(degree=2).fit(x, 1 + 2 * x[:, 0] - 3 * x[:, 0] ** 2)
+    >>> round(float(model.intercept_), 6), model.coef_.round(6).tolist()
+    (1.0, [2.0, -3.0])
     """
 
     def __init__(self, degree=2, alpha=0.0, interaction_only=False, fit_intercept=True,
@@ -539,11 +917,32 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         return _multi_output_tags(super().__sklearn_tags__())
 
     def fit(self, X, y, sample_weight=None):
+        """Expand X into its monomials and fit the linear model on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
         check_param("degree", self.degree, low=1, integer=True)
+        check_n_jobs(self.n_jobs)
         X, y = check_X_y(X, y, multi_output=True,
                          estimator=self, reset=True)
+        width = n_output_features(X.shape[1], self.degree, self.interaction_only,
+                                  include_bias=False, limit=MAX_POLYNOMIAL_TERMS)
+        if width > MAX_POLYNOMIAL_TERMS:
+            raise ValueError(
+                f"PolynomialRegression(degree={self.degree}) on {X.shape[1]} feature(s) would fit "
+                f"more than {MAX_POLYNOMIAL_TERMS:,} terms (the limit: X^T X alone would need "
+                f"{8 * MAX_POLYNOMIAL_TERMS ** 2 / 1e9:.1f} GB or more); lower the degree, use "
+                f"interaction_only=True or fewer features")
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
-                                            include_bias=False).fit(X)
+                                            include_bias=False, n_jobs=self.n_jobs).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
                             solver=self.solver, n_jobs=self.n_jobs)
         self.model_.fit(self.features_.transform(X), y, sample_weight)
@@ -554,7 +953,16 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """y(x, w) for each row of X."""
+        """y(x, w) for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
         self._check_is_fitted("model_")
         X = check_array(X, estimator=self, reset=False)
         return self.model_.predict(self.features_.transform(X))

@@ -1,5 +1,6 @@
 # Sufficient statistics of least squares (lecture 004, "Normal Equation" w = (X^T X)^-1 X^T y;
-# 001's ridge adds lambda to the diagonal), in one read of X.
+# 001's ridge adds its penalty to the diagonal), in one read of X. The driver is
+# fastml/linear_model/_regression.py (LinearStats.from_data).
 #
 # What it computes: G += Z^T Z for the augmented, shifted, weighted rows
 #     z_i = sqrt(sw_i) * [x_i - x_shift, 1, y_i - y_shift]          (length p = d + 1 + K)
@@ -13,24 +14,80 @@
 #
 # Loop invariant (between blocks): G = sum over the rows of the blocks done so far of z_i z_i^T
 # (the lower triangle in C order; the upper triangle is mirrored at the end of the call).
+#
+# Contract (fastml/_core/__init__.py): shapes are checked at entry; values are trusted (the
+# driver finds NaN / inf from G itself). The buffer walks are raw pointers, so their indices are
+# checked by fastml_check_index in the debug build.
 from libc.math cimport sqrt
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dsyrk
+
+from .._core._csrc cimport fastml_check_index
+from .._core._typedefs cimport index_t
+
+# G's side is padded to a multiple of GRAM_PAD with zero columns: OpenBLAS's dsyrk runs ~10%
+# faster on 1M x 100 when the matrix side is a multiple of 8 (its register-block width).
+GRAM_PAD = 8
+# Rows per block: a block of BLOCK_BYTES (2 MiB, the per-core L2 of current x86 parts) stays in
+# cache between fill_block writing it and dsyrk reading it; at least MIN_BLOCK_ROWS so that
+# dsyrk's rank-k update is a BLAS-3 call and not a series of rank-1 updates, at most
+# MAX_BLOCK_ROWS (past it a bigger block gains nothing measurable).
+BLOCK_BYTES = 2 << 20
+MIN_BLOCK_ROWS = 64
+MAX_BLOCK_ROWS = 4096
+
+
+def padded_size(Py_ssize_t p):
+    """The side of G for p statistics: p rounded up to a multiple of GRAM_PAD."""
+    return -(-p // GRAM_PAD) * GRAM_PAD
+
+
+def block_rows_for(Py_ssize_t q):
+    """Rows per block for a Gram matrix of side q (see BLOCK_BYTES)."""
+    return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * q))))
+
+
+cdef struct GramScratch:
+    # Per thread: a row buffer of block_rows x q doubles and a private q x q Gram matrix.
+    double *Z
+    double *parts
+    index_t n_threads
+    index_t block_rows
+    index_t q
+
+
+cdef int scratch_init(GramScratch *s, index_t n_threads, index_t block_rows,
+                      index_t q) noexcept nogil:
+    """Allocate the buffers (the Gram parts zeroed); -1 when out of memory (nothing to free)."""
+    s.n_threads, s.block_rows, s.q = n_threads, block_rows, q
+    s.Z = <double *> malloc(n_threads * block_rows * q * sizeof(double))
+    s.parts = <double *> calloc(n_threads * q * q, sizeof(double))
+    if s.Z == NULL or s.parts == NULL:
+        scratch_free(s)
+        return -1
+    return 0
+
+
+cdef void scratch_free(GramScratch *s) noexcept nogil:
+    free(s.Z)
+    free(s.parts)
+    s.Z = NULL
+    s.parts = NULL
 
 
 cdef void fill_block(const floating[:, ::1] X, const double[:, ::1] Y, const double[::1] sw,
-                     const double[::1] x_shift, const double[::1] y_shift, Py_ssize_t start,
-                     Py_ssize_t stop, Py_ssize_t q, double *Z) noexcept nogil:
+                     const double[::1] x_shift, const double[::1] y_shift, index_t start,
+                     index_t stop, index_t q, double *Z, index_t z_size) noexcept nogil:
     """Z[r - start] = sqrt(sw_r) [x_r - x_shift, 1, y_r - y_shift, 0...] (q values) for r in
-    [start, stop)."""
-    cdef Py_ssize_t d = X.shape[1], K = Y.shape[1], r, j
+    [start, stop); Z holds z_size doubles."""
+    cdef index_t d = X.shape[1], K = Y.shape[1], r, j
     cdef bint weighted = sw.shape[0] > 0
     cdef double s
     cdef double *z
     for r in range(start, stop):
+        fastml_check_index((r - start) * q + q - 1, z_size)
         z = Z + (r - start) * q
         s = sqrt(sw[r]) if weighted else 1.0
         for j in range(d):
@@ -43,17 +100,18 @@ cdef void fill_block(const floating[:, ::1] X, const double[:, ::1] Y, const dou
 
 
 cdef void gram_rows(const floating[:, ::1] X, const double[:, ::1] Y, const double[::1] sw,
-                    const double[::1] x_shift, const double[::1] y_shift, Py_ssize_t start,
-                    Py_ssize_t stop, Py_ssize_t block_rows, Py_ssize_t q, double *Z,
+                    const double[::1] x_shift, const double[::1] y_shift, index_t start,
+                    index_t stop, index_t block_rows, index_t q, double *Z,
                     double *G) noexcept nogil:
-    """G (q, q) += Z^T Z over rows [start, stop), block by block through the buffer Z."""
+    """G (q, q) += Z^T Z over rows [start, stop), block by block through the buffer Z
+    (block_rows x q doubles)."""
     cdef int p = <int> q, m
-    cdef Py_ssize_t s
+    cdef index_t s
     cdef double one = 1.0
     cdef char uplo = b'U', trans = b'N'
     while start < stop:
         s = min(start + block_rows, stop)
-        fill_block(X, Y, sw, x_shift, y_shift, start, s, q, Z)
+        fill_block(X, Y, sw, x_shift, y_shift, start, s, q, Z, block_rows * q)
         m = <int> (s - start)
         # Z is a C-order (m, p) block, i.e. a Fortran (p, m) matrix A: A A^T = Z^T Z.
         # G in C order is a Fortran matrix too (symmetric): Fortran 'U' = our lower triangle.
@@ -63,37 +121,34 @@ cdef void gram_rows(const floating[:, ::1] X, const double[:, ::1] Y, const doub
 
 def gram_accumulate(const floating[:, ::1] X, const double[:, ::1] Y, const double[::1] sw,
                     const double[::1] x_shift, const double[::1] y_shift, double[:, ::1] G,
-                    Py_ssize_t block_rows=4096, int n_threads=1):
+                    Py_ssize_t block_rows=MAX_BLOCK_ROWS, int n_threads=1):
     """G += Z^T Z over all rows of X (see the module note); sw of length 0 means unit weights.
-    G is (q, q) with q >= p = n_features + 1 + n_targets (zero padding: OpenBLAS's dsyrk runs
-    ~10% faster when q is a multiple of 8) and is returned symmetric. n_threads > 1
-    splits the rows into contiguous parts with private buffers and Gram matrices (call it with
-    BLAS itself single-threaded); 1 leaves the threading to BLAS."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = Y.shape[1]
-    cdef Py_ssize_t p = d + 1 + K, q = G.shape[0], i, j, t
+
+    G is (q, q) with q >= p = n_features + 1 + n_targets (zero padding, see GRAM_PAD) and is
+    returned symmetric. n_threads > 1 splits the rows into contiguous parts with private
+    buffers and Gram matrices (call it with BLAS itself single-threaded); 1 leaves the
+    threading to BLAS."""
+    cdef index_t n = X.shape[0], d = X.shape[1], K = Y.shape[1]
+    cdef index_t p = d + 1 + K, q = G.shape[0], i, j, t
     if Y.shape[0] != n or q < p or G.shape[1] != q or x_shift.shape[0] != d \
             or y_shift.shape[0] != K or (sw.shape[0] != 0 and sw.shape[0] != n):
         raise ValueError("gram_accumulate: inconsistent shapes")
-    block_rows = max(1, min(block_rows, n))
-    n_threads = <int> max(1, min(n_threads, (n + block_rows - 1) // block_rows))
-    cdef double *Z = <double *> malloc(n_threads * block_rows * q * sizeof(double))
-    cdef double *parts = <double *> malloc(n_threads * q * q * sizeof(double))
-    if Z == NULL or parts == NULL:
-        free(Z)
-        free(parts)
-        raise MemoryError()
+    cdef index_t rows = max(1, min(<index_t> block_rows, n))
+    cdef index_t threads = max(1, min(<index_t> n_threads, (n + rows - 1) // rows))
+    cdef GramScratch s
+    if scratch_init(&s, threads, rows, q) < 0:
+        raise MemoryError("gram_accumulate: not enough memory for the row buffers")
     with nogil:
-        memset(parts, 0, n_threads * q * q * sizeof(double))
-        for t in prange(n_threads, num_threads=n_threads, schedule="static"):
-            gram_rows(X, Y, sw, x_shift, y_shift, n * t // n_threads, n * (t + 1) // n_threads,
-                      block_rows, q, Z + t * block_rows * q, parts + t * q * q)
-        for t in range(n_threads):
+        for t in prange(threads, num_threads=<int> threads, schedule="static"):
+            gram_rows(X, Y, sw, x_shift, y_shift, n * t // threads, n * (t + 1) // threads,
+                      rows, q, s.Z + t * rows * q, s.parts + t * q * q)
+        for t in range(threads):
             for i in range(q):
                 for j in range(i + 1):
-                    G[i, j] += parts[t * q * q + i * q + j]
+                    fastml_check_index(t * q * q + i * q + j, threads * q * q)
+                    G[i, j] += s.parts[t * q * q + i * q + j]
         for i in range(q):
             for j in range(i + 1, q):
                 G[i, j] = G[j, i]
-    free(Z)
-    free(parts)
+    scratch_free(&s)
     return G
