@@ -186,27 +186,17 @@ class LinearStats:
         from .._core._moments import merge_factors  # Chan's merge, one copy for all callers
         W, frac_b, f = merge_factors(self.weight, other.weight)
         dx, dy = other.x_mean - self.x_mean, other.y_mean - self.y_mean
-        return LinearStats(W, self.n_samples + other.n_samples,
-                           self.x_mean + dx * frac_b, self.y_mean + dy * frac_b,
-                           self.Sxx + other.Sxx + f * np.outer(dx, dx),
-                           self.Sxy + other.Sxy + f * np.outer(dx, dy),
-                           self.Syy + other.Syy + f * np.outer(dy, dy))
-
-    def __add__(self, other):
-        """`merge`, and the QR factors too when either side carries one (what partial_fit
-        uses): the factors stacked with Chan's correction row and triangularized again.
-
-        Parameters
-        ----------
-        other : LinearStats
-
-        Returns
-        -------
-        stats : LinearStats
-        """
-        merged = self.merge(other)
-        merged.factor = _merged_factor(self, other)
+        merged = LinearStats(W, self.n_samples + other.n_samples,
+                             self.x_mean + dx * frac_b, self.y_mean + dy * frac_b,
+                             self.Sxx + other.Sxx + f * np.outer(dx, dx),
+                             self.Sxy + other.Sxy + f * np.outer(dx, dy),
+                             self.Syy + other.Syy + f * np.outer(dy, dy))
+        # The QR factors too when either side carries one: stacked with Chan's correction row
+        # and triangularized again.
+        merged.factor = _merged_factor(self, other, f)
         return merged
+
+    __add__ = merge
 
     def normal_equations(self, alpha=0.0, fit_intercept=True):
         """The ridge normal equations A W = B.
@@ -407,14 +397,13 @@ def _gram_root(stats):
     return np.sqrt(np.maximum(evals, 0.0))[:, None] * V.T
 
 
-def _merged_factor(a, b):
+def _merged_factor(a, b, chan_factor):
     """The QR factor of a's and b's rows together, None when neither carries one. Chan's
-    correction term (W_a W_b / W) d d^T, d = mean_b - mean_a, is one more row sqrt(W_a W_b / W) d
-    under the two factors: it re-centers both parts on the common mean."""
+    correction term f d d^T (f = W_a W_b / W from merge_factors, d = mean_b - mean_a) is one
+    more row sqrt(f) d under the two factors: it re-centers both parts on the common mean."""
     if a.factor is None and b.factor is None:
         return None
-    shift = np.r_[b.x_mean - a.x_mean, b.y_mean - a.y_mean]
-    shift *= np.sqrt(a.weight * b.weight / (a.weight + b.weight))
+    shift = np.r_[b.x_mean - a.x_mean, b.y_mean - a.y_mean] * np.sqrt(chan_factor)
     parts = [x.factor if x.factor is not None else _gram_root(x) for x in (a, b)]
     R = np.linalg.qr(np.vstack(parts + [shift]), mode="r")
     return _square(R, R.shape[1])
