@@ -8,7 +8,7 @@ import pytest
 from fastml import info
 from fastml.datasets import load_lecture_mpg, load_x1x2y_table, load_xor
 from fastml.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text, plot_tree
-from fastml.tree._classes import KIND_LEAF, KIND_THRESHOLD
+from fastml.tree._tree_fast import KIND_LEAF, KIND_THRESHOLD
 
 pytestmark = pytest.mark.kernel
 

@@ -16,7 +16,8 @@ Choices the lectures leave open, made here (and tested):
 - A category never seen at fit time, or not seen at that node, also takes the majority path.
 - `feature_importances_`: total information gain of each attribute, sum over its splits of
   (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).
-The compiled builder is fastml/_core/_builder_fast.pyx (its header describes the algorithm).
+The compiled builder is fastml/tree/_builder_fast.pyx (its header describes the algorithm); the
+fitted tree's storage, its walks and its checks are fastml/tree/_tree_fast.pyx.
 """
 import numbers
 
@@ -27,108 +28,13 @@ from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
                            state_count)
-from . import _builder_fast
+from ._builder_fast import CRITERIA, build_tree
+from ._prune import chi2_prune
+from ._tree_fast import KIND_LEAF, Tree
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
-CRITERIA = {"entropy": 0, "gini": 1, "squared_error": 2}
-KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL = 0, 1, 2
 NO_LIMIT = 2**30
-
-
-class Tree:
-    """The arrays of a fitted tree (node i: kind, feature, threshold, children, counts ...).
-
-    kind 0 = leaf, 1 = threshold test x < threshold (children [left, right]), 2 = categorical
-    multiway (one child per level code); `missing_child` is where missing / unseen values go.
-    `value` holds class counts (classification) or the mean (regression).
-    """
-
-    def __init__(self, arrays):
-        self.__dict__.update(arrays)
-
-    @property
-    def node_count(self):
-        return len(self.kind)
-
-    @property
-    def max_depth(self):
-        return int(self.depth.max())
-
-    @property
-    def n_leaves(self):
-        return int((self.kind == KIND_LEAF).sum())
-
-    def child_ids(self, node):
-        """The distinct children of a node, in child order."""
-        start, n = self.child_start[node], self.n_child[node]
-        return list(dict.fromkeys(self.children[start:start + n].tolist()))
-
-    _NODE_INTS = ("kind", "feature", "child_start", "n_child", "missing_child",
-                  "n_node_samples", "depth")
-    _NODE_FLOATS = ("threshold", "impurity", "gain")
-
-    def check(self, n_features, n_values, n_levels):
-        """Raise ValueError unless these arrays are a tree the builder could have grown over
-        n_features columns (n_levels[j] > 0: column j is categorical with that many levels),
-        with n_values numbers per node. The compiled walk (apply_tree / fill_paths) indexes
-        them without bounds checks, so fastml.io.load runs this on every tree it restores.
-        Every child id (and missing_child) lies after its parent and inside the tree, which
-        also bounds every walk by node_count steps."""
-        n = len(state_array(self, "kind", np.int32, 1))
-        if n == 0:
-            raise ValueError("the tree has no nodes")
-        for name in self._NODE_INTS:
-            state_array(self, name, np.int32, (n,))
-        for name in self._NODE_FLOATS:
-            state_array(self, name, np.float64, (n,))
-        state_array(self, "value", np.float64, (n, n_values))
-        children = state_array(self, "children", np.int32, 1)
-        state_array(self, "seen", np.int32, children.shape)
-        kind = self.kind
-        if not np.isin(kind, (KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL)).all():
-            raise ValueError("a tree node has an unknown kind")
-        inner = np.flatnonzero(kind != KIND_LEAF)
-        feature = self.feature[inner].astype(np.int64)
-        if ((feature < 0) | (feature >= n_features)).any():
-            raise ValueError(f"a tree node tests a feature outside 0..{n_features - 1}")
-        categorical = kind[inner] == KIND_CATEGORICAL
-        levels = np.asarray(n_levels, dtype=np.int64)[feature]
-        if (categorical != (levels > 0)).any():
-            raise ValueError("a tree node's split kind does not match its column's kind")
-        count = self.n_child[inner].astype(np.int64)
-        if (count != np.where(categorical, levels, 2)).any():
-            raise ValueError("a tree node has the wrong number of children for its split")
-        start = self.child_start[inner].astype(np.int64)
-        if ((start < 0) | (start + count > len(children))).any():
-            raise ValueError("a tree node's children lie outside the children table")
-        before = np.cumsum(count) - count  # each node's first entry in the flat list below
-        slots = np.repeat(start - before, count) + np.arange(count.sum())
-        parent = np.concatenate([np.repeat(inner, count), inner])
-        child = np.concatenate([children[slots], self.missing_child[inner]])
-        if ((child <= parent) | (child >= n)).any():
-            raise ValueError("a tree node points to a child that is not after it in the "
-                             "tree (out of range, or a cycle)")
-
-    def apply(self, X):
-        leaves = np.empty(X.shape[0], dtype=np.int32)
-        lengths = np.empty(X.shape[0], dtype=np.int32)
-        _builder_fast.apply_tree(self.kind, self.feature, self.threshold, self.child_start,
-                                 self.n_child, self.missing_child, self.children, X, leaves,
-                                 lengths)
-        return leaves, lengths
-
-    def decision_path(self, X):
-        import scipy.sparse as sp
-        _, lengths = self.apply(X)
-        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        indices = np.empty(indptr[-1], dtype=np.int32)
-        _builder_fast.fill_paths(self.kind, self.feature, self.threshold, self.child_start,
-                                 self.n_child, self.missing_child, self.children, X, indptr,
-                                 indices)
-        data = np.ones(len(indices), dtype=np.int8)
-        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
 
 
 def presort(Xf, n_threads=1):
@@ -154,12 +60,11 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
     threads, one OpenMP thread each). counts: per-row bootstrap multiplicities, or None."""
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRITERIA["squared_error"]
-    arrays = _builder_fast.build_tree(
+    return build_tree(
         Xf, order, empty_i if counts is None else counts,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
         min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads)
-    return Tree(arrays)
 
 
 def resolve_max_features(max_features, n_features):
@@ -239,7 +144,7 @@ class EncodedInput:
             n_values = state_count(self, "n_classes_", low=1)
             state_array(self, "classes_", None, (n_values,), contiguous=False)
         for tree in self._trees():
-            tree.check(n_features, n_values, n_levels)
+            tree.check_columns(n_features, n_values, n_levels)
 
     def _trees(self):
         fitted = getattr(self, self._fitted_attr)
@@ -282,7 +187,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
     # ------------------------------------------------------------------ inspection
     def apply(self, X):
         """The id of the leaf each sample ends in."""
-        return self.tree_.apply(self._encode(X))[0].astype(np.int64)
+        return self.tree_.apply(self._encode(X))[0]
 
     def decision_path(self, X):
         """CSR indicator (n_samples, n_nodes): which nodes each sample passes through."""
@@ -354,7 +259,6 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_classes_ = len(self.classes_)
         self._grow(Xe, codes.astype(np.int32), self.n_classes_)
         if self.max_pchance is not None:
-            from ._prune import chi2_prune
             self.tree_ = chi2_prune(self.tree_, self.max_pchance)
         return self
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..exceptions import NotFittedError
 
-from ._classes import KIND_CATEGORICAL, KIND_LEAF
+from ._tree_fast import KIND_CATEGORICAL, KIND_LEAF
 
 __all__ = ["export_text", "plot_tree"]
 
