@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
@@ -145,7 +146,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         with np.errstate(invalid="ignore"):
             self.oob_decision_function_ = total / total.sum(axis=1, keepdims=True)
         y_codes = self._oob_codes
-        self.oob_score_ = float((np.argmax(total[seen], axis=1) == y_codes[seen]).mean())
+        self.oob_score_ = metrics.accuracy(y_codes[seen], np.argmax(total[seen], axis=1))
 
     def _fit_forest(self, Xe, y_kernel, n_outputs):
         self._oob_codes = y_kernel
@@ -208,9 +209,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         seen = hits > 0
         with np.errstate(invalid="ignore"):
             self.oob_prediction_ = total / hits
-        y, pred = self._y[seen], self.oob_prediction_[seen]
-        ss_tot = ((y - y.mean()) ** 2).sum()
-        self.oob_score_ = float(1 - ((y - pred) ** 2).sum() / ss_tot) if ss_tot > 0 else 0.0
+        self.oob_score_ = metrics.r2(self._y[seen], self.oob_prediction_[seen])
 
     def predict(self, X):
         """Mean over the trees of their leaf means."""
