@@ -114,8 +114,8 @@ def information_gain(y, x, threshold=None, base=2):
 
 def best_threshold(x, y, base=2):
     """(t, IG*(Y|X)) for a real attribute: the split point t = x_i + (x_{i+1} - x_i)/2 between
-    consecutive distinct sorted values with the largest IG(Y|X:t); on ties (gains within 1e-12
-    bits of the largest) the smallest such t. Returns (nan, 0.0) when x takes a single value.
+    consecutive distinct sorted values with the largest IG(Y|X:t); on ties (gains within
+    GAIN_TIE bits of the largest, the compiled builder's rule) the smallest such t. Returns (nan, 0.0) when x takes a single value.
 
     The lectures' sorted sweep, vectorized: sort once, count the classes of each run of equal
     values, and a cumulative sum gives the class counts left of every cut at once (O(n log n)
@@ -135,7 +135,7 @@ def best_threshold(x, y, base=2):
     h_given_cut = (_n_log2_n(cuts) + _n_log2_n(n - cuts)
                    - _class_terms_per_cut(run, labels, len(cuts) + 1))  # n H(Y|X:t)
     gains = (h - h_given_cut) / n / np.log2(base)
-    i = np.flatnonzero(gains >= gains.max() - 1e-12)[0]
+    i = np.flatnonzero(gains >= gains.max() - GAIN_TIE)[0]
     return split_point(x[cuts[i] - 1], x[cuts[i]]), float(gains[i])
 
 
