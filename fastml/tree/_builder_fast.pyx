@@ -18,7 +18,7 @@
 # whose node saw no missing value, they follow the child with the most training rows (the
 # "majority path", which is also where an unseen category goes at predict time).
 #
-# Where the speed comes from (DESIGN.md "Trees"): each feature is sorted once, before the root;
+# Where the speed comes from: each feature is sorted once, before the root;
 # the node's rows live in the range [start, end) of one sorted (index, value) list per feature,
 # and a split partitions every list stably (a counting scatter by child), so children stay
 # sorted and no node sorts again. The sweep moves rows from right to left class counts
@@ -65,6 +65,9 @@ cdef double TIE = GAIN_TIE
 # Nodes with fewer rows are searched and partitioned by one thread: below this, waking the
 # threads costs more than the work they share.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 2048
+# First capacity of the stack of nodes waiting to be split (it doubles when full): depth-first
+# growth keeps about depth x children nodes on it, so it rarely grows.
+cdef int FIRST_STACK = 256
 
 
 ctypedef struct Split:
@@ -328,6 +331,8 @@ cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_s
             s.miss[c] = 0
         for p in range(start, e):
             v = <int> val[p]
+            fastml_check_index(v, L)
+            fastml_check_index(b.yc[idx[p]], K)
             s.gcounts[v * K + b.yc[idx[p]]] += 1
             s.gsum[2 * v] += 1
         for p in range(e, end):
@@ -456,6 +461,7 @@ cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, P
     for c in range(b.K):
         b.node_counts[c] = 0
     for p in range(start, end):
+        fastml_check_index(b.yc[idx[p]], b.K)
         b.node_counts[b.yc[idx[p]]] += 1
     for c in range(b.K):
         value[c] = <double> b.node_counts[c]
@@ -559,7 +565,9 @@ cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_
         s.offset[c] = s.offset[c - 1] + child_size[c - 1]
     for p in range(n):
         side = b.side[idx[p]]
+        fastml_check_index(side, k)
         o = s.offset[side]
+        fastml_check_index(o, n)
         s.tmp_idx[o] = idx[p]
         s.tmp_val[o] = val[p]
         s.offset[side] = o + 1
@@ -648,7 +656,7 @@ cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
 
 cdef int grow_tree(Builder *b, TreeBuffer *t) noexcept nogil:
     """Depth-first growth (best-first by gain when max_leaf_nodes is set)."""
-    cdef int cap = 256
+    cdef int cap = FIRST_STACK
     cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
     cdef count_t *child_size = <count_t *> malloc((b.max_levels + 2) * sizeof(count_t))
     cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
