@@ -313,53 +313,71 @@ cdef int largest_level(const double *gsum, int L) noexcept nogil:
     return arg
 
 
+cdef inline Py_ssize_t run_end(const double *val, Py_ssize_t p, Py_ssize_t e) noexcept nogil:
+    """End of the run of equal values starting at p (a level's rows, in a categorical list)."""
+    cdef double v = val[p]
+    p += 1
+    while p < e and val[p] == v:
+        p += 1
+    return p
+
+
 cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
                            Split *best, double mean) noexcept nogil:
     """The multiway split of categorical feature f: one child per level present at the node;
-    missing rows join the largest child. Returns 0 when fewer than two levels are present."""
+    missing rows join the largest child (the first largest, in level order). Returns 0 when
+    fewer than two levels are present.
+
+    The node's rows of f are sorted by level code, so each present level is one run of the
+    list: two passes over the runs (the largest, then the cost, in level order) cost
+    O(rows + K x levels present) per node. Nothing here is sized by the column's number of
+    levels, which would make an ID-like column cost O(levels) at every node it cannot split."""
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
-    cdef Py_ssize_t e = missing_start(val, start, end), p
-    cdef int L = b.n_levels[f], K = b.K, v, c, n_present = 0, big
-    cdef count_t n_child
-    cdef double cost = 0.0, s_miss = 0.0
-    cdef count_t *gc
-    memset(s.gsum, 0, 2 * L * sizeof(double))
+    cdef Py_ssize_t e = missing_start(val, start, end), p, q, r, big_start = -1
+    cdef count_t n_miss = end - e, n_child, most = 0
+    cdef int K = b.K, c, n_present = 0
+    cdef double cost = 0.0, s_miss = 0.0, s_run
+    p = start
+    while p < e:  # the largest level (first on ties), which also takes the missing rows
+        q = run_end(val, p, e)
+        n_present += 1
+        if q - p > most:
+            most = q - p
+            big_start = p
+        p = q
+    if n_present < 2:
+        return 0
     if b.criterion != CRIT_SSE:
-        memset(s.gcounts, 0, L * K * sizeof(count_t))
         for c in range(K):
             s.miss[c] = 0
-        for p in range(start, e):
-            v = <int> val[p]
-            fastml_check_index(v, L)
-            fastml_check_index(b.yc[idx[p]], K)
-            s.gcounts[v * K + b.yc[idx[p]]] += 1
-            s.gsum[2 * v] += 1
         for p in range(e, end):
             s.miss[b.yc[idx[p]]] += 1
     else:
-        for p in range(start, e):
-            v = <int> val[p]
-            s.gsum[2 * v] += 1
-            s.gsum[2 * v + 1] += b.yr[idx[p]] - mean
         for p in range(e, end):
             s_miss += b.yr[idx[p]] - mean
-    big = largest_level(s.gsum, L)
-    for v in range(L):
-        if s.gsum[2 * v] == 0:
-            continue
-        n_present += 1
-        n_child = <count_t> s.gsum[2 * v] + (end - e if v == big else 0)
+    p = start
+    while p < e:
+        q = run_end(val, p, e)
+        n_child = q - p + (n_miss if p == big_start else 0)
         if n_child < b.min_samples_leaf:
             return 1
         if b.criterion == CRIT_SSE:
-            cost += sse_term(s.gsum[2 * v + 1] + (s_miss if v == big else 0.0), n_child)
-        elif v == big:
-            cost += class_term2(b, s.gcounts + v * K, s.miss, n_child)
+            s_run = 0.0
+            for r in range(p, q):
+                s_run += b.yr[idx[r]] - mean
+            cost += sse_term(s_run + (s_miss if p == big_start else 0.0), n_child)
         else:
-            cost += class_term(b, s.gcounts + v * K, n_child)
-    if n_present < 2:
-        return 0
+            for c in range(K):
+                s.left[c] = 0
+            for r in range(p, q):
+                fastml_check_index(b.yc[idx[r]], K)
+                s.left[b.yc[idx[r]]] += 1
+            if p == big_start:
+                cost += class_term2(b, s.left, s.miss, n_child)
+            else:
+                cost += class_term(b, s.left, n_child)
+        p = q
     consider(best, cost, f, NAN, 0, n_present)
     return 1
 
