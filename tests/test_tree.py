@@ -448,3 +448,28 @@ def test_categorical_sweep_agrees_with_the_information_gain_of_every_level():
                                        min_samples_leaf=leaf).fit(X, y)
         if counts.min() < counts.max():  # the smallest level gets no missing rows
             assert small.tree_.node_count == 1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DecisionTreeClassifier(categorical_features=[0]),
+    lambda: DecisionTreeRegressor(categorical_features=[0]),
+    lambda: __import__("fastml").RandomForestClassifier(n_estimators=3, random_state=0,
+                                                        categorical_features=[0])])
+def test_an_all_missing_categorical_column_saves_and_loads(make):
+    """A categorical column with no value at fit has no levels; the fitted model must load
+    again after fastml.save (it was refused as 'categories_ does not match') and predict the
+    same, sending the column's values down the majority path."""
+    import io
+    import fastml
+    X = np.empty((30, 2), dtype=object)
+    X[:, 0] = None
+    X[:, 1] = np.arange(30.0)
+    y = (np.arange(30) >= 15).astype(int)
+    est = make().fit(X, y)
+    assert len(est.categories_[0]) == 0
+    buffer = io.BytesIO()
+    fastml.save(est, buffer)
+    again = fastml.load(io.BytesIO(buffer.getvalue()))
+    X_new = X.copy()
+    X_new[:5, 0] = "never seen"
+    np.testing.assert_array_equal(again.predict(X_new), est.predict(X_new))

@@ -135,10 +135,12 @@ class EncodedInput:
                              "categorical_mask_")
         if not isinstance(self.categories_, list) or len(self.categories_) != n_features:
             raise ValueError(f"categories_ is not a list of {n_features} entries")
-        n_levels = self._n_levels()
-        if (n_levels > 0).tolist() != mask.tolist() or n_levels.tolist() != \
-                [0 if c is None else len(c) for c in encoder.categories_]:
+        # a categorical column has a list of levels (empty when the column was all missing)
+        if [c is not None for c in self.categories_] != mask.tolist() or \
+                self._n_levels().tolist() != [0 if c is None else len(c)
+                                              for c in encoder.categories_]:
             raise ValueError("categories_ does not match the categorical columns")
+        n_levels = self._n_levels()
         n_values = 1
         if self._estimator_type == "classifier":
             n_values = state_count(self, "n_classes_", low=1)
