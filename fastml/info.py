@@ -30,10 +30,12 @@ GAIN_TIE = 1e-10
 
 def _entropy_of_counts(counts, base=2.0):
     counts = np.asarray(counts, dtype=np.float64)
-    total = counts.sum()
-    if total <= 0:
+    if counts.size == 0 or counts.max() <= 0:
         return 0.0
-    p = counts[counts > 0] / total
+    # Divide by the largest count before summing: entropy depends only on the proportions,
+    # and counts near 1e308 would overflow the total to inf (and p to 0, giving NaN).
+    counts = counts / counts.max()
+    p = counts[counts > 0] / counts.sum()
     return float(-(p * np.log(p)).sum() / np.log(base))
 
 
@@ -186,12 +188,17 @@ def chi2_test(contingency_table):
         raise ValueError(f"contingency_table must be 2-D; got shape {table.shape}")
     if (table < 0).any() or not np.isfinite(table).all():
         raise ValueError("contingency_table must hold finite non-negative counts")
-    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    table = table[(table > 0).any(axis=1)][:, (table > 0).any(axis=0)]
     rows, cols = table.shape
     if rows < 2 or cols < 2:
         return 0.0, 1.0
+    # The statistic is proportional to the table's scale: compute it on the table divided by
+    # its largest count, then scale back, so counts near 1e308 cannot overflow the sums.
+    scale = table.max()
+    table = table / scale
     expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
-    statistic = float(((table - expected) ** 2 / expected).sum())
+    with np.errstate(over="ignore"):
+        statistic = float(((table - expected) ** 2 / expected).sum() * scale)
     return statistic, float(chi2.sf(statistic, (rows - 1) * (cols - 1)))
 
 
@@ -240,6 +247,9 @@ def information_gain_table(X, y, *, feature_names=None, categorical_features="au
     for j, name in enumerate(names):
         col = codes[:, j]
         keep = ~np.isnan(col)
+        if not keep.any():
+            raise ValueError(f"column {str(name)!r} has no values (every entry is missing): "
+                             f"it has no information gain; drop it or fill it in")
         yc, col = y_codes[keep], col[keep]
         if enc.categorical_mask_[j]:
             levels = np.unique(col).astype(int)

@@ -176,3 +176,25 @@ def test_best_threshold_uses_the_builders_tie_rule(monkeypatch):
     y = np.array([0, 1, 1, 0])
     stump = fastml.DecisionTreeClassifier(max_depth=1).fit(x[:, None], y)
     assert stump.tree_.threshold[0] == info.best_threshold(x, y)[0] == 0.5
+
+
+def test_entropy_and_chi2_are_stable_for_huge_counts():
+    """Counts near 1e308 overflowed the total to inf: entropy returned NaN. Entropy depends on
+    the proportions only; chi-square scales with the table."""
+    assert info.entropy([1e308, 1e308], counts=True) == pytest.approx(1.0)
+    assert info.entropy([3e307, 1e307], counts=True) == pytest.approx(info.entropy([3, 1], counts=True))
+    assert info.entropy({"a": 1e308, "b": 0.0}) == 0.0
+    small = info.chi2_test([[30.0, 10.0], [10.0, 30.0]])
+    huge = info.chi2_test([[3e307, 1e307], [1e307, 3e307]])
+    assert huge[0] == pytest.approx(small[0] * 1e306) and huge[1] == 0.0
+    assert info.chi2_test([[1e308, 1e308], [1e308, 1e308]]) == (0.0, 1.0)
+
+
+def test_information_gain_table_names_an_all_empty_column():
+    import pandas as pd
+    X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 4.0], "notes": [None] * 4})
+    with pytest.raises(ValueError, match="'notes' has no values"):
+        info.information_gain_table(X, ["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match="'x1' has no values"):
+        info.information_gain_table(np.array([[1.0, np.nan], [2.0, np.nan]]), [0, 1],
+                                    feature_names=["x0", "x1"])
