@@ -473,3 +473,34 @@ def test_an_all_missing_categorical_column_saves_and_loads(make):
     X_new = X.copy()
     X_new[:5, 0] = "never seen"
     np.testing.assert_array_equal(again.predict(X_new), est.predict(X_new))
+
+
+@pytest.mark.parametrize("params", [
+    {"max_depth": 99999999999}, {"max_depth": 2**80}, {"max_leaf_nodes": 2**70},
+    {"min_samples_split": 2**64}, {"min_samples_leaf": 2**40}, {"max_features": 2**65},
+    {"n_jobs": 2**40}])
+def test_huge_integer_hyper_parameters_act_as_unlimited(params):
+    """Integers too large for C (the builder's int64, or int for n_threads) gave an
+    OverflowError; they mean 'no limit' for a sample this size, so each is clamped to what
+    the rows can reach and the tree is the one the largest meaningful value grows."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    name, value = next(iter(params.items()))
+    meaningful = {"max_depth": 61, "max_leaf_nodes": 61, "min_samples_split": 61,
+                  "min_samples_leaf": 61, "max_features": 3, "n_jobs": 2}[name]
+    got = DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    expected = DecisionTreeClassifier(random_state=0, **{name: meaningful}).fit(X, y)
+    assert got.tree_ == expected.tree_
+
+
+def test_forest_n_estimators_has_a_documented_limit():
+    from fastml.tree import RandomForestRegressor
+    from fastml.tree._forest import MAX_ESTIMATORS
+    X, y = np.arange(20.0)[:, None], np.arange(20.0)
+    for value in (MAX_ESTIMATORS + 1, 2**63, 2**80):
+        with pytest.raises(ValueError, match="n_estimators must be <= 1000000"):
+            RandomForestRegressor(n_estimators=value).fit(X, y)
+    forest = RandomForestRegressor(n_estimators=3, max_depth=2**90, n_jobs=2**40,
+                                   random_state=0).fit(X, y)
+    assert forest.predict(X).shape == (20,)

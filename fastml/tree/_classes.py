@@ -20,6 +20,7 @@ The compiled builder is fastml/tree/_builder_fast.pyx (its header describes the 
 fitted tree's storage, its walks and its checks are fastml/tree/_tree_fast.pyx.
 """
 import numbers
+import os
 
 import numpy as np
 
@@ -34,7 +35,6 @@ from ._tree_fast import KIND_LEAF, Tree
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
-NO_LIMIT = 2**30
 
 
 def presort(Xf, n_threads=1):
@@ -89,18 +89,24 @@ class EncodedInput:
 
     _fitted_attr = "tree_"
 
-    def _limits(self, n_features):
+    def _limits(self, n_samples, n_features):
+        """The growth limits as the builder takes them. Any integer is accepted (a Python int
+        has no size limit); each is clamped to what n_samples rows can reach, which leaves
+        the tree unchanged (no tree over n rows is deeper than n, has more than n leaves, or
+        splits a node of more than n rows), so the C integers cannot overflow."""
         check_param("criterion", self.criterion, choices=self._criteria)
         check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True)
         check_param("min_samples_split", self.min_samples_split, low=2, integer=True)
         check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
         check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True)
+        beyond = n_samples + 1  # as good as infinite for a sample of n_samples rows
         return dict(
             criterion=CRITERIA[self.criterion],
-            max_depth=NO_LIMIT if self.max_depth is None else int(self.max_depth),
-            min_samples_split=int(self.min_samples_split),
-            min_samples_leaf=int(self.min_samples_leaf),
-            max_leaf_nodes=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes),
+            max_depth=beyond if self.max_depth is None else min(int(self.max_depth), beyond),
+            min_samples_split=min(int(self.min_samples_split), beyond),
+            min_samples_leaf=min(int(self.min_samples_leaf), beyond),
+            max_leaf_nodes=0 if self.max_leaf_nodes is None else
+            min(int(self.max_leaf_nodes), beyond),
             max_features=resolve_max_features(self.max_features, n_features))
 
     def _encode_fit(self, X):
@@ -177,9 +183,11 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
     _allows_nan = True
 
     def _grow(self, Xe, y, n_classes):
-        limits = self._limits(Xe.shape[1])
+        limits = self._limits(*Xe.shape)
         rng = check_random_state(self.random_state)
-        n_threads = check_n_jobs(self.n_jobs)
+        # each thread gets scratch the size of the sample: more threads than features (which
+        # they share out) or than cores cannot help, so n_jobs is clamped to both
+        n_threads = min(check_n_jobs(self.n_jobs), Xe.shape[1], os.cpu_count() or 1)
         Xf = np.ascontiguousarray(Xe.T)
         self.tree_ = grow_tree(Xf, presort(Xf, n_threads), None, y,
                                self.categorical_mask_.astype(np.uint8), self._n_levels(),

@@ -20,6 +20,11 @@ from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInp
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
+# The most trees a forest grows: each is kept in memory (a Python object and its arrays, a few
+# kB even for a stump), and the seeds are drawn up front, so a mistyped n_estimators=10**12
+# must be refused at once rather than exhaust memory after an hour.
+MAX_ESTIMATORS = 1_000_000
+
 
 class BaseForest(EncodedInput, BaseEstimator):
     _allows_nan = True
@@ -28,11 +33,11 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _fit_forest(self, Xe, y_kernel, n_outputs):
         """Grow the trees on the encoded X (passed, never kept: a failed fit leaves no copy
         of the data on the estimator)."""
-        check_param("n_estimators", self.n_estimators, low=1, integer=True)
+        check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS, integer=True)
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
-        limits = self._limits(Xe.shape[1])
+        limits = self._limits(*Xe.shape)
         Xf = np.ascontiguousarray(Xe.T)
         order = presort(Xf)
         is_cat = self.categorical_mask_.astype(np.uint8)
@@ -50,7 +55,7 @@ class BaseForest(EncodedInput, BaseEstimator):
                              n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -71,7 +76,7 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _per_tree(self, Xe, fn):
         """Sum of fn(tree_estimator, Xe) over the trees, computed in threads."""
         self._check_is_fitted("estimators_")
-        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(self.estimators_))) as pool:
             parts = list(pool.map(lambda est: fn(est, Xe), self.estimators_))
         return np.sum(parts, axis=0)
 
@@ -91,7 +96,7 @@ class BaseForest(EncodedInput, BaseEstimator):
 _FOREST_DOC = """
     Parameters
     ----------
-    n_estimators : number of trees.
+    n_estimators : number of trees (at most MAX_ESTIMATORS = 1,000,000).
     criterion, max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
     categorical_features : as for the single tree.
     max_features : features tried per node ("sqrt" by default for classification, 1.0 =
