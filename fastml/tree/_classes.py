@@ -38,8 +38,23 @@ __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
 
 def presort(Xf, n_threads=1):
-    """Each feature's rows sorted by value, NaN last (once per fit; forests share it). With
-    n_threads, features are sorted in parallel threads (numpy's sort releases the GIL)."""
+    """Each feature's rows sorted by value, NaN last (once per fit; forests share it).
+
+    Parameters
+    ----------
+    Xf : ndarray of shape (n_features, n_samples), float64
+    n_threads : int, default=1
+        Features sorted in parallel threads (numpy's sort releases the GIL).
+
+    Returns
+    -------
+    order : ndarray of int32, shape (n_features, n_samples)
+
+    Examples
+    --------
+    >>> presort(np.array([[3.0, np.nan, 1.0]])).tolist()
+    [[2, 0, 1]]
+    """
     if n_threads == 1 or Xf.shape[0] < 2:
         return np.ascontiguousarray(np.argsort(Xf, axis=1, kind="stable"), dtype=np.int32)
     from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +72,34 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
               max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features,
               seed, n_threads=1):
     """One call of the compiled builder (it runs without the GIL: forests call it from
-    threads, one OpenMP thread each). counts: per-row bootstrap multiplicities, or None."""
+    threads, one OpenMP thread each).
+
+    Parameters
+    ----------
+    Xf, order : ndarrays of shape (n_features, n_samples)
+        The encoded columns, feature-major, and their presort.
+    counts : ndarray of int32 or None
+        Per-row bootstrap multiplicities (None: each row once).
+    y : ndarray
+        Class codes (int32) or targets (float64, criterion "squared_error").
+    is_categorical, n_levels : ndarrays of shape (n_features,)
+    n_classes, criterion, max_depth, ..., seed, n_threads
+        As ``EncodedInput._limits`` returns them.
+
+    Returns
+    -------
+    Tree
+
+    Examples
+    --------
+    >>> Xf = np.array([[0.0, 1.0, 2.0, 3.0]])
+    >>> tree = grow_tree(Xf, presort(Xf), None, np.array([0, 0, 1, 1], np.int32),
+    ...                  np.zeros(1, np.uint8), np.zeros(1, np.int32), n_classes=2,
+    ...                  criterion=CRITERIA["entropy"], max_depth=5, min_samples_split=2,
+    ...                  min_samples_leaf=1, max_leaf_nodes=0, max_features=1, seed=0)
+    >>> tree.node_count, float(tree.threshold[0])
+    (3, 1.5)
+    """
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRITERIA["squared_error"]
     return build_tree(
@@ -68,6 +110,22 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
 
 
 def resolve_max_features(max_features, n_features):
+    """The number of features a node tries, from the max_features parameter.
+
+    Parameters
+    ----------
+    max_features : None, "sqrt", "log2", int >= 1 or float in (0, 1]
+    n_features : int
+
+    Returns
+    -------
+    int in [1, n_features]
+
+    Examples
+    --------
+    >>> resolve_max_features("sqrt", 20), resolve_max_features(0.5, 20), resolve_max_features(99, 20)
+    (4, 10, 20)
+    """
     if max_features is None:
         return n_features
     if isinstance(max_features, str):
@@ -228,20 +286,55 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : "entropy" (the lectures' information gain) or "gini".
-    max_depth, min_samples_split, min_samples_leaf (001), max_leaf_nodes : growth limits
-        (None = unlimited; max_leaf_nodes grows best-first by gain).
-    max_pchance : float or None. 000's MaxPchance: after growing, splits whose Pearson
-        chi-square p_chance exceeds it are collapsed, bottom-up, until none is prunable.
-    categorical_features : "auto" (category/string/bool columns, object columns holding
-        non-numbers; the rules of fastml/_tabular.py), "all", None, or a list of column names /
-        indices / a boolean mask. They get ID3's multiway split; unseen values at predict time
-        take the majority path.
-    max_features : None (all), "sqrt", "log2", an int or a fraction: features tried per node.
-    random_state : seed for the feature draws (only matters with max_features).
-    n_jobs : int or None. Threads that search the features' splits (and partition the rows)
-        of the large nodes (a few thousand rows or more); None = 1, -1 = every core. The tree
-        is the same for any n_jobs.
+    criterion : {"entropy", "gini"}, default="entropy"
+        "entropy" is the lectures' information gain.
+    max_depth : int or None, default=None
+        Deepest level grown (None: unlimited; any integer is accepted).
+    min_samples_split : int, default=2
+        A node with fewer rows is a leaf.
+    min_samples_leaf : int, default=1
+        Every child of a split holds at least this many rows (001).
+    max_leaf_nodes : int or None, default=None
+        Grow best-first by gain until the tree has this many leaves (None: depth-first,
+        unlimited).
+    max_pchance : float in [0, 1] or None, default=None
+        000's MaxPchance: after growing, splits whose Pearson chi-square p_chance exceeds it
+        are collapsed, bottom-up, until none is prunable.
+    categorical_features : "auto", "all", None, or list of names / indices, or bool mask
+        Columns that get ID3's multiway split. "auto": category/string/bool columns and object
+        columns holding non-numbers (the rules of fastml/_tabular.py). Values unseen at fit
+        time take the majority path.
+    max_features : None, "sqrt", "log2", int or float in (0, 1], default=None
+        Features tried per node (None: all).
+    random_state : int, Generator or None, default=None
+        Seed of the feature draws (only matters with max_features).
+    n_jobs : int or None, default=None
+        Threads that search the features' splits (and partition the rows) of the large nodes
+        (a few thousand rows or more); None = 1, -1 = every core. The tree is the same for
+        any n_jobs.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree's arrays (fastml/tree/_tree_fast.pyx).
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (when X was a DataFrame)
+    categorical_mask_ : ndarray of bool, shape (n_features_in_,)
+    categories_ : list
+        The levels of each categorical column (None for a real column).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 2, dtype=float)
+    >>> y = np.array([0, 1, 1, 0] * 2)  # XOR: two levels of zero-gain splits
+    >>> tree = DecisionTreeClassifier().fit(X, y)
+    >>> tree.predict(X[:4]).tolist(), tree.get_depth()
+    ([0, 1, 1, 0], 2)
     """
 
     _criteria = ("entropy", "gini")
@@ -290,10 +383,33 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
 
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
-    """The same builder with variance reduction as the criterion (000: "can be used for
-    regression"); leaves predict the mean of their training targets. Parameters as for
-    DecisionTreeClassifier (criterion "squared_error"; no chi-square pruning), n_jobs
-    included."""
+    """A regression tree: the same builder with variance reduction as the criterion (000:
+    "can be used for regression"); leaves predict the mean of their training targets.
+
+    Parameters
+    ----------
+    criterion : {"squared_error"}, default="squared_error"
+    max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, categorical_features,
+    max_features, random_state, n_jobs
+        As for DecisionTreeClassifier (there is no chi-square pruning).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree's arrays; ``tree_.value[:, 0]`` is each node's mean target.
+    n_features_in_, feature_names_in_, categorical_mask_, categories_, feature_importances_
+        As for DecisionTreeClassifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeRegressor
+    >>> X = np.array([[1.0], [2.0], [3.0], [10.0], [11.0], [12.0]])
+    >>> y = np.array([1.0, 1.0, 1.0, 5.0, 5.0, 5.0])
+    >>> reg = DecisionTreeRegressor(max_depth=1).fit(X, y)
+    >>> float(reg.tree_.threshold[0]), reg.predict([[2.5], [11.5]]).tolist()
+    (6.5, [1.0, 5.0])
+    """
 
     _criteria = ("squared_error",)
 

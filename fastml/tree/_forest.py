@@ -96,22 +96,56 @@ class BaseForest(EncodedInput, BaseEstimator):
 _FOREST_DOC = """
     Parameters
     ----------
-    n_estimators : number of trees (at most MAX_ESTIMATORS = 1,000,000).
+    n_estimators : int, default=100
+        Number of trees (at most MAX_ESTIMATORS = 1,000,000).
     criterion, max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
-    categorical_features : as for the single tree.
-    max_features : features tried per node ("sqrt" by default for classification, 1.0 =
-        all for regression, as in scikit-learn).
-    bootstrap : grow each tree on a bootstrap sample of the rows.
-    oob_score : score each row with the trees that did not see it.
-    n_jobs : threads that grow (and predict with) the trees; None = 1, -1 = all cores.
-    random_state : seed of the bootstrap samples and the feature draws.
-    verbose : 1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a
-        line per tree, 0 = silent.
+    categorical_features
+        As for the single tree.
+    max_features : None, "sqrt", "log2", int or float in (0, 1]
+        Features tried per node ("sqrt" by default for classification, 1.0 = all for
+        regression, as in scikit-learn).
+    bootstrap : bool, default=True
+        Grow each tree on a bootstrap sample of the rows.
+    oob_score : bool, default=False
+        Score each row with the trees that did not see it (needs bootstrap).
+    n_jobs : int or None, default=None
+        Threads that grow (and predict with) the trees; None = 1, -1 = all cores. The forest
+        is the same for any n_jobs.
+    random_state : int, Generator or None, default=None
+        Seed of the bootstrap samples and the feature draws.
+    verbose : int, default=0
+        1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a line per
+        tree, 0 = silent.
+
+    Attributes
+    ----------
+    estimators_ : list of single-tree estimators
+        Fitted trees that share the forest's column encoding (inspect or export any one).
+    n_features_in_, feature_names_in_, categorical_mask_, categories_
+        As for the single tree.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean over the trees of their information-gain importances.
+    oob_score_ : float
+        Out-of-bag accuracy (classifier) or R^2 (regressor), with oob_score=True.
 """
 
 
 class RandomForestClassifier(ClassifierMixin, BaseForest):
-    __doc__ = "A random forest of information-gain trees (001)." + _FOREST_DOC
+    __doc__ = "A random forest of information-gain trees (001)." + _FOREST_DOC + """
+    classes_ : ndarray of shape (n_classes,)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        Out-of-bag class frequencies (NaN for a row every tree saw).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import RandomForestClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]] * 5)
+    >>> y = (X[:, 0] >= 3).astype(int)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> forest.predict([[0.5], [4.5]]).tolist()
+    [0, 1]
+    """
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
                     "max_leaf_nodes", "categorical_features", "max_features")
@@ -172,7 +206,20 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
 
 
 class RandomForestRegressor(RegressorMixin, BaseForest):
-    __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC
+    __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC + """
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag mean prediction (NaN for a row every tree saw).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import RandomForestRegressor
+    >>> X = np.arange(20.0)[:, None]
+    >>> y = np.where(X[:, 0] < 10, 1.0, 3.0)
+    >>> forest = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
+    >>> forest.predict([[2.0], [17.0]]).round(1).tolist()
+    [1.0, 3.0]
+    """
     _tree_class = DecisionTreeRegressor
     _tree_params = RandomForestClassifier._tree_params
     _criteria = DecisionTreeRegressor._criteria

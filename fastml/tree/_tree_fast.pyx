@@ -183,7 +183,7 @@ cdef class Tree:
     >>> import fastml
     >>> est = fastml.DecisionTreeClassifier().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
     >>> t = est.tree_
-    >>> t.node_count, t.kind[0] == KIND_THRESHOLD, float(t.threshold[0])
+    >>> t.node_count, int(t.kind[0]) == KIND_THRESHOLD, float(t.threshold[0])
     (3, True, 1.5)
     >>> t.apply(np.array([[0.5], [2.5]]))[0].tolist()
     [1, 2]
