@@ -254,18 +254,50 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
 
     # ------------------------------------------------------------------ inspection
     def apply(self, X):
-        """The id of the leaf each sample ends in."""
+        """The id of the leaf each sample ends in.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
         return self.tree_.apply(self._encode(X))[0]
 
     def decision_path(self, X):
-        """CSR indicator (n_samples, n_nodes): which nodes each sample passes through."""
+        """Which nodes each sample passes through.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_samples, tree_.node_count)
+        """
         return self.tree_.decision_path(self._encode(X))
 
     def get_depth(self):
+        """The depth of the deepest leaf (a single leaf has depth 0).
+
+        Returns
+        -------
+        int
+        """
         self._check_is_fitted("tree_")
         return self.tree_.max_depth
 
     def get_n_leaves(self):
+        """The number of leaves.
+
+        Returns
+        -------
+        int
+        """
         self._check_is_fitted("tree_")
         return self.tree_.n_leaves
 
@@ -355,6 +387,19 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Grow the tree (then chi-square prune it, with max_pchance).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
@@ -370,14 +415,46 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         return counts / counts.sum(axis=1, keepdims=True)
 
     def predict_proba(self, X):
-        """Class frequencies of the training rows in the leaf each sample reaches."""
+        """Class frequencies of the training rows in the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_), columns in classes_ order
+        """
         return self._proba(self._encode(X))
 
     def predict_log_proba(self, X):
+        """The log of predict_proba (-inf for a class absent from the leaf).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_)
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
+        """The majority class of the leaf each sample reaches (first in classes_ on ties).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -427,6 +504,19 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Grow the tree by variance reduction.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Finite numeric targets.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
         self._check_lengths(Xe, y)
@@ -437,4 +527,15 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return self.tree_.value[self.tree_.apply(Xe)[0], 0]
 
     def predict(self, X):
+        """The mean training target of the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,)
+        """
         return self._predict(self._encode(X))

@@ -87,7 +87,17 @@ class BaseForest(EncodedInput, BaseEstimator):
         return np.mean([est.feature_importances_ for est in self.estimators_], axis=0)
 
     def apply(self, X):
-        """(n_samples, n_estimators) leaf ids."""
+        """The leaf each sample reaches in each tree.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples, n_estimators)
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return np.column_stack([est.tree_.apply(Xe)[0] for est in self.estimators_])
@@ -170,6 +180,19 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
+        """Grow the trees, each on its bootstrap sample.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
@@ -195,12 +218,33 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
             del self._oob_codes
 
     def predict_proba(self, X):
-        """Mean over the trees of their leaf class frequencies."""
+        """Mean over the trees of their leaf class frequencies.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_), columns in classes_ order
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return self._per_tree(Xe, lambda est, Xe: est._proba(Xe)) / len(self.estimators_)
 
     def predict(self, X):
+        """The class of largest mean probability over the trees.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -243,6 +287,19 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
+        """Grow the trees, each on its bootstrap sample.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Finite numeric targets.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
         self._check_lengths(Xe, y)
@@ -264,7 +321,17 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.oob_score_ = metrics.r2(self._y[seen], self.oob_prediction_[seen])
 
     def predict(self, X):
-        """Mean over the trees of their leaf means."""
+        """Mean over the trees of their leaf means.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,)
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return self._per_tree(Xe, lambda est, Xe: est._predict(Xe)) / len(self.estimators_)

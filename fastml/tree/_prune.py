@@ -14,6 +14,29 @@ from ._tree_fast import KIND_LEAF
 
 
 def chi2_prune(tree, max_pchance):
+    """000's bottom-up chi-square pruning of a grown classification tree.
+
+    Parameters
+    ----------
+    tree : Tree
+        Its value holds class counts.
+    max_pchance : float in [0, 1]
+        Splits (with only leaves below them) whose p_chance exceeds it are collapsed.
+
+    Returns
+    -------
+    Tree
+        A new, compacted tree (tree itself is unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 1, 0, 1])
+    >>> full = DecisionTreeClassifier().fit(X, y).tree_
+    >>> full.node_count, chi2_prune(full, 0.05).node_count
+    (7, 1)
+    """
     kind = tree.kind.copy()
     for node in range(tree.node_count - 1, -1, -1):
         if kind[node] == KIND_LEAF:
