@@ -28,11 +28,12 @@
 # Loop invariant of the threshold sweep: after moving the run of rows [start, p) to the left,
 # left[c] + right[c] = count of class c among the node's non-missing rows, and every cut
 # before p that passed the filters has been compared with the best so far.
-# Ties: the split is the first candidate whose cost is within 1e-10 bits per row of the smallest
-# cost, candidates ordered by feature (index order; draw order with max_features), then by
-# threshold ascending (missing-right before missing-left). That rule does not depend on the order the
-# features are searched in, so large nodes search them in parallel OpenMP threads (n_threads)
-# and partition their sorted lists in parallel too, and grow the same tree for any n_threads.
+# Ties: the split is the first candidate whose cost is within TIE (info.GAIN_TIE, 1e-10) bits
+# per row of the smallest cost, candidates ordered by feature (index order; draw order with
+# max_features), then by threshold ascending (missing-right before missing-left). That rule
+# does not depend on the order the features are searched in, so large nodes search them in
+# parallel OpenMP threads (n_threads) and partition their sorted lists in parallel too, and
+# grow the same tree for any n_threads.
 from libc.math cimport log2, isnan, NAN, INFINITY
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset

@@ -7,8 +7,8 @@ outputs agree or the inputs are identical, never because every gain is zero (XOR
 chi-square pruning (`max_pchance`) collapses, bottom-up, the splits whose p_chance exceeds it.
 
 Choices the lectures leave open, made here (and tested):
-- Ties: gains within 1e-10 bits are ties; the first feature (column order; draw order under
-  `max_features`) and then the smallest threshold win.
+- Ties: gains within info.GAIN_TIE (1e-10) bits are ties; the first feature (column order;
+  draw order under `max_features`) and then the smallest threshold win.
 - Missing values (NaN in a real column, None/NaN in a categorical one) are learned, not
   rejected: at a real split the rows with the value missing go to the side that gives the larger
   gain (right on ties); at a categorical split, or where no training row was missing, they follow
