@@ -504,3 +504,32 @@ def test_forest_n_estimators_has_a_documented_limit():
     forest = RandomForestRegressor(n_estimators=3, max_depth=2**90, n_jobs=2**40,
                                    random_state=0).fit(X, y)
     assert forest.predict(X).shape == (20,)
+
+
+def test_tree_storage_is_checked_read_only_and_round_trips():
+    """The Tree (fastml/tree/_tree_fast.pyx) owns one Node struct array: its views are
+    read-only, apply checks X's width at entry, an unchecked Tree cannot be walked, and
+    pickling rebuilds an equal tree through the same structure check."""
+    from fastml.tree._tree_fast import NODE_FIELDS, Tree
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 2] > 0).astype(int) + (X[:, 3] > 1)
+    t = DecisionTreeClassifier(random_state=0).fit(X, y).tree_
+    with pytest.raises(ValueError, match="read-only"):
+        t.feature[0] = 10**7
+    with pytest.raises(ValueError, match="columns"):
+        t.apply(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="not been built"):
+        Tree.__new__(Tree).apply(np.zeros((1, 4)))
+    again = pickle.loads(pickle.dumps(t))
+    assert again == t and again is not t
+    for name in NODE_FIELDS:
+        np.testing.assert_array_equal(getattr(again, name), getattr(t, name))
+    state = t.__getstate__()
+    state["arrays"]["children"] = state["arrays"]["children"].copy()
+    state["arrays"]["children"][0] = 0  # the root's own child: a cycle
+    with pytest.raises(ValueError, match="cycle"):
+        Tree.__new__(Tree)._adopt_state(state)
+    pruned = t.collapsed(np.arange(t.node_count) == 0)
+    assert pruned.node_count == 1 and pruned.kind[0] == KIND_LEAF
+    np.testing.assert_array_equal(pruned.value[0], t.value[0])

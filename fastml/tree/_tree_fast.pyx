@@ -198,6 +198,10 @@ cdef class Tree:
     def _adopt(self, nodes, value, children, seen):
         """Own these arrays once they pass the structure check (ValueError otherwise)."""
         self._n_nodes = 0  # not walkable until the check has passed
+        for a, dtype in ((nodes, NODE_DTYPE), (value, np.float64), (children, np.int64),
+                         (seen, np.int32)):
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
+                raise ValueError(f"a Tree's arrays must be C-contiguous of dtype {dtype}")
         check_structure(nodes, value, children, seen)
         cdef const char[::1] raw = nodes.view(np.int8)
         cdef const index_t[::1] table = children
@@ -443,7 +447,8 @@ cdef class Tree:
         nodes["child_start"][~leaf] = np.cumsum(count) - count
         nodes["missing_child"][~leaf] = new_id[self.missing_child[old]]
         return_tree = Tree.__new__(Tree)
-        return_tree._adopt(nodes, self.value[keep].copy(), new_id[self.children[slots]],
+        return_tree._adopt(nodes, self.value[keep].copy(),
+                           new_id[self.children[slots]].astype(np.int64),
                            self.seen[slots].copy())
         return return_tree
 
@@ -463,9 +468,9 @@ def check_structure(nodes, value, children, seen):
     n = len(nodes)
     if n == 0:
         raise ValueError("the tree has no nodes")
-    if value.shape[0] != n or value.shape[1] < 1:
+    if value.ndim != 2 or value.shape[0] != n or value.shape[1] < 1:
         raise ValueError(f"the tree's value has shape {value.shape}; expected ({n}, >= 1)")
-    if seen.shape != children.shape:
+    if children.ndim != 1 or seen.shape != children.shape:
         raise ValueError("the tree's seen and children tables differ in length")
     kind = nodes["kind"]
     if not np.isin(kind, (KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL)).all():
