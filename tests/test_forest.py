@@ -99,3 +99,22 @@ def test_a_failed_fit_keeps_no_copy_of_the_data(forest):
         assert not hasattr(model, "_oob_codes")
     with pytest.raises(ValueError, match="samples"):
         forest().fit(X, y[:-1])  # mismatched lengths fail before any tree
+
+
+def test_oob_scores_are_the_metrics_of_the_oob_predictions():
+    """oob_score_ is fastml.metrics' accuracy / R^2 of the out-of-bag predictions (one copy of
+    each metric, in metrics.py), over the rows some tree left out."""
+    from fastml import metrics
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = RandomForestClassifier(n_estimators=15, oob_score=True, random_state=0).fit(X, y)
+    seen = ~np.isnan(clf.oob_decision_function_).any(axis=1)
+    assert clf.oob_score_ == metrics.accuracy(
+        y[seen], np.argmax(clf.oob_decision_function_[seen], axis=1))
+    target = X[:, 0] * 3 + rng.normal(size=300)
+    reg = RandomForestRegressor(n_estimators=15, oob_score=True, random_state=0).fit(X, target)
+    seen = ~np.isnan(reg.oob_prediction_)
+    expected = 1 - ((target[seen] - reg.oob_prediction_[seen]) ** 2).sum() / \
+        ((target[seen] - target[seen].mean()) ** 2).sum()
+    assert reg.oob_score_ == pytest.approx(expected, rel=1e-12)

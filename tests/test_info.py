@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import fastml
 from fastml import info
 from fastml.datasets import load_x1x2y_table, load_xor
 
@@ -60,13 +61,13 @@ def test_best_threshold_against_brute_force():
         mids = values[:-1] + np.diff(values) / 2
         gains = [info.information_gain(y, x, threshold=m) for m in mids]
         assert gain == pytest.approx(max(gains))
-        assert t == mids[int(np.argmax(np.array(gains) > max(gains) - 1e-12))]
+        assert t == mids[int(np.argmax(np.array(gains) >= max(gains) - info.GAIN_TIE))]
         assert t in mids  # the lectures' x_i + (x_{i+1} - x_i)/2
 
 
 def reference_best_threshold(x, y):
     """Brute force: every cut between distinct known values, H(Y|X:t) from the two sides'
-    class lists; the first cut within 1e-12 bits of the best wins."""
+    class lists; the first cut within info.GAIN_TIE bits of the best wins."""
     known = ~np.isnan(x)
     x, y = x[known], y[known]
 
@@ -80,7 +81,7 @@ def reference_best_threshold(x, y):
              for t in cuts]
     if not cuts:
         return np.nan, 0.0
-    best = next(i for i, g in enumerate(gains) if g >= max(gains) - 1e-12)
+    best = next(i for i, g in enumerate(gains) if g >= max(gains) - info.GAIN_TIE)
     return cuts[best], gains[best]
 
 
@@ -158,3 +159,42 @@ def test_bad_input():
         info.entropy([-1, 2], counts=True)
     with pytest.raises(ValueError, match="2-D"):
         info.chi2_test([1, 2, 3])
+
+
+def test_best_threshold_uses_the_builders_tie_rule(monkeypatch):
+    """One tie rule (info.GAIN_TIE) for best_threshold and the compiled builder: with a wide
+    tolerance, the first cut within it wins, as the brute-force reference says; with the real
+    one, the root split of a stump agrees with best_threshold on data with exact ties."""
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    y = np.array([0, 0, 1, 0, 1, 1, 1, 1])
+    monkeypatch.setattr(info, "GAIN_TIE", 0.2)
+    assert info.best_threshold(x, y) == pytest.approx(reference_best_threshold(x, y))
+    assert info.best_threshold(x, y)[0] == 1.5  # not 4.5, the cut of the largest gain
+    monkeypatch.undo()
+    assert info.GAIN_TIE == 1e-10
+    x = np.array([0.0, 1.0, 2.0, 3.0])  # cuts 0.5 and 2.5 tie exactly
+    y = np.array([0, 1, 1, 0])
+    stump = fastml.DecisionTreeClassifier(max_depth=1).fit(x[:, None], y)
+    assert stump.tree_.threshold[0] == info.best_threshold(x, y)[0] == 0.5
+
+
+def test_entropy_and_chi2_are_stable_for_huge_counts():
+    """Counts near 1e308 overflowed the total to inf: entropy returned NaN. Entropy depends on
+    the proportions only; chi-square scales with the table."""
+    assert info.entropy([1e308, 1e308], counts=True) == pytest.approx(1.0)
+    assert info.entropy([3e307, 1e307], counts=True) == pytest.approx(info.entropy([3, 1], counts=True))
+    assert info.entropy({"a": 1e308, "b": 0.0}) == 0.0
+    small = info.chi2_test([[30.0, 10.0], [10.0, 30.0]])
+    huge = info.chi2_test([[3e307, 1e307], [1e307, 3e307]])
+    assert huge[0] == pytest.approx(small[0] * 1e306) and huge[1] == 0.0
+    assert info.chi2_test([[1e308, 1e308], [1e308, 1e308]]) == (0.0, 1.0)
+
+
+def test_information_gain_table_names_an_all_empty_column():
+    import pandas as pd
+    X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 4.0], "notes": [None] * 4})
+    with pytest.raises(ValueError, match="'notes' has no values"):
+        info.information_gain_table(X, ["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match="'x1' has no values"):
+        info.information_gain_table(np.array([[1.0, np.nan], [2.0, np.nan]]), [0, 1],
+                                    feature_names=["x0", "x1"])

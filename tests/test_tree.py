@@ -8,7 +8,7 @@ import pytest
 from fastml import info
 from fastml.datasets import load_lecture_mpg, load_x1x2y_table, load_xor
 from fastml.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text, plot_tree
-from fastml.tree._classes import KIND_LEAF, KIND_THRESHOLD
+from fastml.tree._tree_fast import KIND_LEAF, KIND_THRESHOLD
 
 pytestmark = pytest.mark.kernel
 
@@ -404,3 +404,132 @@ def test_n_jobs_is_checked():
     with pytest.raises(ValueError, match="n_jobs"):
         DecisionTreeClassifier(n_jobs=0).fit(X, y)
     assert DecisionTreeClassifier(n_jobs=-1).fit(X, y).score(X, y) > 0.5
+
+
+def test_an_unsplittable_id_column_costs_rows_not_levels_per_node():
+    """An ID-like categorical column (a level per row) that min_samples_leaf forbids splitting
+    on must cost O(rows at the node) per node, not O(levels): with 80k rows that took ~12-35 s
+    when every node swept all 80k levels, and ~0.6 s now. The tree is exactly the one grown
+    without the column (it never wins, and never changes a tie)."""
+    rng = np.random.default_rng(0)
+    n = 80_000
+    x = rng.normal(size=n)
+    y = (x + rng.normal(size=n) > 0).astype(int)
+    X = np.column_stack([np.arange(n, dtype=float), x])
+    with_ids = DecisionTreeClassifier(min_samples_leaf=2, categorical_features=[0]).fit(X, y)
+    without = DecisionTreeClassifier(min_samples_leaf=2).fit(x[:, None], y)
+    t, u = with_ids.tree_, without.tree_
+    assert t.node_count == u.node_count > 1000
+    inner = t.kind != KIND_LEAF
+    assert (t.feature[inner] == 1).all()
+    np.testing.assert_array_equal(t.threshold, u.threshold)
+    np.testing.assert_array_equal(t.value, u.value)
+
+
+def test_categorical_sweep_agrees_with_the_information_gain_of_every_level():
+    """The run-by-run categorical sweep gives the multiway IG that fastml.info computes, with
+    missing rows joining the largest level, and respects min_samples_leaf per level."""
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n = int(rng.integers(20, 200))
+        codes = rng.integers(0, int(rng.integers(2, 12)), size=n).astype(float)
+        codes[rng.random(n) < 0.1] = np.nan
+        y = rng.integers(0, 3, size=n)
+        X = codes[:, None]
+        if len(np.unique(codes[~np.isnan(codes)])) < 2:
+            continue
+        stump = DecisionTreeClassifier(max_depth=1, categorical_features=[0]).fit(X, y)
+        levels, counts = np.unique(codes[~np.isnan(codes)], return_counts=True)
+        joined = codes.copy()
+        joined[np.isnan(codes)] = levels[np.argmax(counts)]  # the first largest level
+        assert stump.tree_.gain[0] == pytest.approx(info.information_gain(y, joined), abs=1e-9)
+        leaf = int(counts.min()) + 1  # the smallest level is now too small to be a child
+        small = DecisionTreeClassifier(max_depth=1, categorical_features=[0],
+                                       min_samples_leaf=leaf).fit(X, y)
+        if counts.min() < counts.max():  # the smallest level gets no missing rows
+            assert small.tree_.node_count == 1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DecisionTreeClassifier(categorical_features=[0]),
+    lambda: DecisionTreeRegressor(categorical_features=[0]),
+    lambda: __import__("fastml").RandomForestClassifier(n_estimators=3, random_state=0,
+                                                        categorical_features=[0])])
+def test_an_all_missing_categorical_column_saves_and_loads(make):
+    """A categorical column with no value at fit has no levels; the fitted model must load
+    again after fastml.save (it was refused as 'categories_ does not match') and predict the
+    same, sending the column's values down the majority path."""
+    import io
+    import fastml
+    X = np.empty((30, 2), dtype=object)
+    X[:, 0] = None
+    X[:, 1] = np.arange(30.0)
+    y = (np.arange(30) >= 15).astype(int)
+    est = make().fit(X, y)
+    assert len(est.categories_[0]) == 0
+    buffer = io.BytesIO()
+    fastml.save(est, buffer)
+    again = fastml.load(io.BytesIO(buffer.getvalue()))
+    X_new = X.copy()
+    X_new[:5, 0] = "never seen"
+    np.testing.assert_array_equal(again.predict(X_new), est.predict(X_new))
+
+
+@pytest.mark.parametrize("params", [
+    {"max_depth": 99999999999}, {"max_depth": 2**80}, {"max_leaf_nodes": 2**70},
+    {"min_samples_split": 2**64}, {"min_samples_leaf": 2**40}, {"max_features": 2**65},
+    {"n_jobs": 2**40}])
+def test_huge_integer_hyper_parameters_act_as_unlimited(params):
+    """Integers too large for C (the builder's int64, or int for n_threads) gave an
+    OverflowError; they mean 'no limit' for a sample this size, so each is clamped to what
+    the rows can reach and the tree is the one the largest meaningful value grows."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    name, value = next(iter(params.items()))
+    meaningful = {"max_depth": 61, "max_leaf_nodes": 61, "min_samples_split": 61,
+                  "min_samples_leaf": 61, "max_features": 3, "n_jobs": 2}[name]
+    got = DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    expected = DecisionTreeClassifier(random_state=0, **{name: meaningful}).fit(X, y)
+    assert got.tree_ == expected.tree_
+
+
+def test_forest_n_estimators_has_a_documented_limit():
+    from fastml.tree import RandomForestRegressor
+    from fastml.tree._forest import MAX_ESTIMATORS
+    X, y = np.arange(20.0)[:, None], np.arange(20.0)
+    for value in (MAX_ESTIMATORS + 1, 2**63, 2**80):
+        with pytest.raises(ValueError, match="n_estimators must be <= 1000000"):
+            RandomForestRegressor(n_estimators=value).fit(X, y)
+    forest = RandomForestRegressor(n_estimators=3, max_depth=2**90, n_jobs=2**40,
+                                   random_state=0).fit(X, y)
+    assert forest.predict(X).shape == (20,)
+
+
+def test_tree_storage_is_checked_read_only_and_round_trips():
+    """The Tree (fastml/tree/_tree_fast.pyx) owns one Node struct array: its views are
+    read-only, apply checks X's width at entry, an unchecked Tree cannot be walked, and
+    pickling rebuilds an equal tree through the same structure check."""
+    from fastml.tree._tree_fast import NODE_FIELDS, Tree
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 2] > 0).astype(int) + (X[:, 3] > 1)
+    t = DecisionTreeClassifier(random_state=0).fit(X, y).tree_
+    with pytest.raises(ValueError, match="read-only"):
+        t.feature[0] = 10**7
+    with pytest.raises(ValueError, match="columns"):
+        t.apply(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="not been built"):
+        Tree.__new__(Tree).apply(np.zeros((1, 4)))
+    again = pickle.loads(pickle.dumps(t))
+    assert again == t and again is not t
+    for name in NODE_FIELDS:
+        np.testing.assert_array_equal(getattr(again, name), getattr(t, name))
+    state = t.__getstate__()
+    state["arrays"]["children"] = state["arrays"]["children"].copy()
+    state["arrays"]["children"][0] = 0  # the root's own child: a cycle
+    with pytest.raises(ValueError, match="cycle"):
+        Tree.__new__(Tree)._adopt_state(state)
+    pruned = t.collapsed(np.arange(t.node_count) == 0)
+    assert pruned.node_count == 1 and pruned.kind[0] == KIND_LEAF
+    np.testing.assert_array_equal(pruned.value[0], t.value[0])

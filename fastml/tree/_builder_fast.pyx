@@ -18,7 +18,7 @@
 # whose node saw no missing value, they follow the child with the most training rows (the
 # "majority path", which is also where an unseen category goes at predict time).
 #
-# Where the speed comes from (DESIGN.md "Trees"): each feature is sorted once, before the root;
+# Where the speed comes from: each feature is sorted once, before the root;
 # the node's rows live in the range [start, end) of one sorted (index, value) list per feature,
 # and a split partitions every list stably (a counting scatter by child), so children stay
 # sorted and no node sorts again. The sweep moves rows from right to left class counts
@@ -28,36 +28,47 @@
 # Loop invariant of the threshold sweep: after moving the run of rows [start, p) to the left,
 # left[c] + right[c] = count of class c among the node's non-missing rows, and every cut
 # before p that passed the filters has been compared with the best so far.
-# Ties: the split is the first candidate whose cost is within 1e-10 bits per row of the smallest
-# cost, candidates ordered by feature (index order; draw order with max_features), then by
-# threshold ascending (missing-right before missing-left). That rule does not depend on the order the
-# features are searched in, so large nodes search them in parallel OpenMP threads (n_threads)
-# and partition their sorted lists in parallel too, and grow the same tree for any n_threads.
+# Ties: the split is the first candidate whose cost is within TIE (info.GAIN_TIE, 1e-10) bits
+# per row of the smallest cost, candidates ordered by feature (index order; draw order with
+# max_features), then by threshold ascending (missing-right before missing-left). That rule
+# does not depend on the order the features are searched in, so large nodes search them in
+# parallel OpenMP threads (n_threads) and partition their sorted lists in parallel too, and
+# grow the same tree for any n_threads.
 from libc.math cimport log2, isnan, NAN, INFINITY
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport uint64_t
+from libc.limits cimport INT_MAX
 
 import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below
+from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below, fastml_check_index
+from .._core._typedefs cimport count_t, index_t
+from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL,
+                          buffer_init, buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
+                          tree_from_buffer)
+
+from ..info import GAIN_TIE
 
 cdef enum:
     CRIT_ENTROPY = 0
     CRIT_GINI = 1
     CRIT_SSE = 2
 
-cdef enum:
-    KIND_LEAF = 0
-    KIND_THRESHOLD = 1
-    KIND_CATEGORICAL = 2
+# The criterion codes build_tree takes, by the estimators' names for them.
+CRITERIA = {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}
 
-cdef double TIE = 1e-10  # gains closer than this (per sample) are ties
+# Gains closer than this (in bits, or squared target units, per row) are ties: the one rule,
+# defined in fastml/info.py, that info.best_threshold applies too.
+cdef double TIE = GAIN_TIE
 # Nodes with fewer rows are searched and partitioned by one thread: below this, waking the
 # threads costs more than the work they share.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 2048
+# First capacity of the stack of nodes waiting to be split (it doubles when full): depth-first
+# growth keeps about depth x children nodes on it, so it rarely grows.
+cdef int FIRST_STACK = 256
 
 
 ctypedef struct Split:
@@ -71,58 +82,43 @@ ctypedef struct Split:
 
 
 ctypedef struct Item:          # a node waiting to be split (its range and its best split)
-    int node
+    index_t node
     Py_ssize_t start, end
-    int depth
+    index_t depth
     double gain
     double priority      # best-first order: n_node * gain, the total reduction of impurity
     Split split
 
 
-ctypedef struct Tree:          # growable arrays of the tree under construction
-    int n_nodes, cap_nodes, n_children, cap_children, n_values
-    int *kind
-    int *feature
-    double *threshold
-    int *child_start
-    int *n_child
-    int *missing_child
-    int *n_samples
-    int *depth
-    double *impurity
-    double *gain
-    double *value          # n_values per node: class counts, or the mean
-    int *children
-    int *seen              # per children entry: 1 if that level had rows at the node
-
-
 ctypedef struct Scratch:       # what one thread writes while it searches / partitions
-    long *left
-    long *right
-    long *miss
-    long *gcounts             # (max_levels + 1, K) per-level class counts
+    count_t *left             # (K) class counts left of the cut
+    count_t *right            # (K) right of it
+    count_t *miss             # (K) of the rows with the value missing
+    count_t *gcounts          # (max_levels + 1, K) per-level class counts
     double *gsum              # (max_levels + 1, 2) per-level n and sum (regression)
-    int *tmp_idx
+    int *tmp_idx              # (m) a partition's output before it is copied back
     double *tmp_val
-    long *offset              # (max_levels + 2) write positions of the children
+    count_t *offset           # (max_levels + 2) write positions of the children
 
 
 ctypedef struct Builder:
     # data
     Py_ssize_t m, d           # sample size (bootstrap repeats included), features
-    int *sidx                 # (d, m) sorted row indices, partitioned down the tree
+    int *sidx                 # (d, m) sorted row indices, partitioned down the tree (int32
+                              # halves the memory traffic of the partitions; build_tree
+                              # refuses more than INT_MAX rows)
     double *sval              # (d, m) the matching values
     const int *yc             # class codes (classification)
     const double *yr          # targets (regression)
     const unsigned char *is_cat
     const int *n_levels
     int K, criterion
-    # limits
-    int max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
+    # limits (build_tree clamps them to the sample size)
+    index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     # scratch
     double *nlogn             # nlogn[k] = k log2 k, k = 0..m
     int *side                 # (n rows of X) child of each row at the split being applied
-    long *node_counts
+    count_t *node_counts
     Scratch *scratch          # one per thread
     int n_threads
     int *candidates           # the features a node searches, in draw order
@@ -135,71 +131,9 @@ ctypedef struct Builder:
     int failed
 
 
-# ---------------------------------------------------------------- growable tree arrays
-
-cdef int tree_init(Tree *t, int n_values) noexcept nogil:
-    memset(t, 0, sizeof(Tree))
-    t.n_values = n_values
-    return tree_reserve(t, 64, 128)
-
-
-cdef int grow(void **p, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
-    cdef void *q = realloc(p[0], n * size)
-    if q == NULL:
-        return -1
-    p[0] = q
-    return 0
-
-
-cdef int tree_reserve(Tree *t, int nodes, int children) noexcept nogil:
-    cdef int bad = 0
-    if nodes > t.cap_nodes:
-        bad |= grow(<void **> &t.kind, nodes, sizeof(int))
-        bad |= grow(<void **> &t.feature, nodes, sizeof(int))
-        bad |= grow(<void **> &t.threshold, nodes, sizeof(double))
-        bad |= grow(<void **> &t.child_start, nodes, sizeof(int))
-        bad |= grow(<void **> &t.n_child, nodes, sizeof(int))
-        bad |= grow(<void **> &t.missing_child, nodes, sizeof(int))
-        bad |= grow(<void **> &t.n_samples, nodes, sizeof(int))
-        bad |= grow(<void **> &t.depth, nodes, sizeof(int))
-        bad |= grow(<void **> &t.impurity, nodes, sizeof(double))
-        bad |= grow(<void **> &t.gain, nodes, sizeof(double))
-        bad |= grow(<void **> &t.value, nodes * t.n_values, sizeof(double))
-        t.cap_nodes = nodes
-    if children > t.cap_children:
-        bad |= grow(<void **> &t.children, children, sizeof(int))
-        bad |= grow(<void **> &t.seen, children, sizeof(int))
-        t.cap_children = children
-    return -1 if bad else 0
-
-
-cdef void tree_free(Tree *t) noexcept nogil:
-    free(t.kind); free(t.feature); free(t.threshold); free(t.child_start); free(t.n_child)
-    free(t.missing_child); free(t.n_samples); free(t.depth); free(t.impurity); free(t.gain)
-    free(t.value); free(t.children); free(t.seen)
-
-
-cdef int new_node(Builder *b, Tree *t, int depth, Py_ssize_t n) noexcept nogil:
-    """Append a leaf (made internal later if it is split); -1 when memory runs out."""
-    cdef int i = t.n_nodes
-    if i == t.cap_nodes and tree_reserve(t, 2 * t.cap_nodes, t.cap_children) < 0:
-        return -1
-    t.kind[i] = KIND_LEAF
-    t.feature[i] = -1
-    t.threshold[i] = NAN
-    t.child_start[i] = 0
-    t.n_child[i] = 0
-    t.missing_child[i] = -1
-    t.n_samples[i] = <int> n
-    t.depth[i] = depth
-    t.gain[i] = 0.0
-    t.n_nodes += 1
-    return i
-
-
 # ---------------------------------------------------------------- impurity from counts
 
-cdef inline double class_term(Builder *b, const long *counts, long n) noexcept nogil:
+cdef inline double class_term(Builder *b, const count_t *counts, count_t n) noexcept nogil:
     """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
     cdef int c
     cdef double s = 0.0
@@ -215,7 +149,7 @@ cdef inline double class_term(Builder *b, const long *counts, long n) noexcept n
     return n - s / n
 
 
-cdef inline double class_term2(Builder *b, const long *a, const long *extra, long n) noexcept nogil:
+cdef inline double class_term2(Builder *b, const count_t *a, const count_t *extra, count_t n) noexcept nogil:
     """class_term of the counts a + extra (a child that also receives the missing rows)."""
     cdef int c
     cdef double s = 0.0
@@ -231,7 +165,7 @@ cdef inline double class_term2(Builder *b, const long *a, const long *extra, lon
     return n - s / n
 
 
-cdef inline double sse_term(double s, long n) noexcept nogil:
+cdef inline double sse_term(double s, count_t n) noexcept nogil:
     """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
     return 0.0 if n == 0 else -s * s / n
 
@@ -274,7 +208,7 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     cdef const double *val = b.sval + f * b.m
     cdef const int *y = b.yc
     cdef Py_ssize_t e = missing_start(val, start, end), p, q, g_end, nxt_end
-    cdef long n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
     cdef int c, K = b.K, g_class, nxt_class
     cdef double t, cost
     if e - start < 2 or val[start] == val[e - 1]:
@@ -344,7 +278,7 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end), p
-    cdef long n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
     cdef double s_left = 0.0, s_miss = 0.0, s_all = 0.0, s_right, t, cost
     if e - start < 2 or val[start] == val[e - 1]:
         return 0
@@ -380,51 +314,71 @@ cdef int largest_level(const double *gsum, int L) noexcept nogil:
     return arg
 
 
+cdef inline Py_ssize_t run_end(const double *val, Py_ssize_t p, Py_ssize_t e) noexcept nogil:
+    """End of the run of equal values starting at p (a level's rows, in a categorical list)."""
+    cdef double v = val[p]
+    p += 1
+    while p < e and val[p] == v:
+        p += 1
+    return p
+
+
 cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
                            Split *best, double mean) noexcept nogil:
     """The multiway split of categorical feature f: one child per level present at the node;
-    missing rows join the largest child. Returns 0 when fewer than two levels are present."""
+    missing rows join the largest child (the first largest, in level order). Returns 0 when
+    fewer than two levels are present.
+
+    The node's rows of f are sorted by level code, so each present level is one run of the
+    list: two passes over the runs (the largest, then the cost, in level order) cost
+    O(rows + K x levels present) per node. Nothing here is sized by the column's number of
+    levels, which would make an ID-like column cost O(levels) at every node it cannot split."""
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
-    cdef Py_ssize_t e = missing_start(val, start, end), p
-    cdef int L = b.n_levels[f], K = b.K, v, c, n_present = 0, big
-    cdef long n_child
-    cdef double cost = 0.0, s_miss = 0.0
-    cdef long *gc
-    memset(s.gsum, 0, 2 * L * sizeof(double))
+    cdef Py_ssize_t e = missing_start(val, start, end), p, q, r, big_start = -1
+    cdef count_t n_miss = end - e, n_child, most = 0
+    cdef int K = b.K, c, n_present = 0
+    cdef double cost = 0.0, s_miss = 0.0, s_run
+    p = start
+    while p < e:  # the largest level (first on ties), which also takes the missing rows
+        q = run_end(val, p, e)
+        n_present += 1
+        if q - p > most:
+            most = q - p
+            big_start = p
+        p = q
+    if n_present < 2:
+        return 0
     if b.criterion != CRIT_SSE:
-        memset(s.gcounts, 0, L * K * sizeof(long))
         for c in range(K):
             s.miss[c] = 0
-        for p in range(start, e):
-            v = <int> val[p]
-            s.gcounts[v * K + b.yc[idx[p]]] += 1
-            s.gsum[2 * v] += 1
         for p in range(e, end):
             s.miss[b.yc[idx[p]]] += 1
     else:
-        for p in range(start, e):
-            v = <int> val[p]
-            s.gsum[2 * v] += 1
-            s.gsum[2 * v + 1] += b.yr[idx[p]] - mean
         for p in range(e, end):
             s_miss += b.yr[idx[p]] - mean
-    big = largest_level(s.gsum, L)
-    for v in range(L):
-        if s.gsum[2 * v] == 0:
-            continue
-        n_present += 1
-        n_child = <long> s.gsum[2 * v] + (end - e if v == big else 0)
+    p = start
+    while p < e:
+        q = run_end(val, p, e)
+        n_child = q - p + (n_miss if p == big_start else 0)
         if n_child < b.min_samples_leaf:
             return 1
         if b.criterion == CRIT_SSE:
-            cost += sse_term(s.gsum[2 * v + 1] + (s_miss if v == big else 0.0), n_child)
-        elif v == big:
-            cost += class_term2(b, s.gcounts + v * K, s.miss, n_child)
+            s_run = 0.0
+            for r in range(p, q):
+                s_run += b.yr[idx[r]] - mean
+            cost += sse_term(s_run + (s_miss if p == big_start else 0.0), n_child)
         else:
-            cost += class_term(b, s.gcounts + v * K, n_child)
-    if n_present < 2:
-        return 0
+            for c in range(K):
+                s.left[c] = 0
+            for r in range(p, q):
+                fastml_check_index(b.yc[idx[r]], K)
+                s.left[b.yc[idx[r]]] += 1
+            if p == big_start:
+                cost += class_term2(b, s.left, s.miss, n_child)
+            else:
+                cost += class_term(b, s.left, n_child)
+        p = q
     consider(best, cost, f, NAN, 0, n_present)
     return 1
 
@@ -501,7 +455,7 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
 
 # ---------------------------------------------------------------- node statistics
 
-cdef int node_stats(Builder *b, Tree *t, int node, Py_ssize_t start, Py_ssize_t end,
+cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssize_t end,
                     double *parent_term, double *mean) noexcept nogil:
     """Fill the node's value and impurity; return 1 if its outputs all agree (a pure node)."""
     cdef const int *idx = b.sidx
@@ -520,30 +474,32 @@ cdef int node_stats(Builder *b, Tree *t, int node, Py_ssize_t start, Py_ssize_t 
             d = b.yr[idx[p]] - mean[0]
             ss += d * d
         value[0] = mean[0]
-        t.impurity[node] = ss / n
+        t.nodes[node].impurity = ss / n
         parent_term[0] = 0.0  # sse_term of the centred node sum, which is 0
         return pure
     for c in range(b.K):
         b.node_counts[c] = 0
     for p in range(start, end):
+        fastml_check_index(b.yc[idx[p]], b.K)
         b.node_counts[b.yc[idx[p]]] += 1
     for c in range(b.K):
         value[c] = <double> b.node_counts[c]
         if b.node_counts[c] != 0 and b.node_counts[c] != n:
             pure = 0
     parent_term[0] = class_term(b, b.node_counts, n)
-    t.impurity[node] = parent_term[0] / n
+    t.nodes[node].impurity = parent_term[0] / n
     mean[0] = 0.0
     return pure
 
 
-cdef int make_node(Builder *b, Tree *t, Item *item, Py_ssize_t start, Py_ssize_t end,
-                   int depth) noexcept nogil:
+cdef int make_node(Builder *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
+                   index_t depth) noexcept nogil:
     """Create the node for rows [start, end); return 1 if it should be split (item filled),
     0 if it is a leaf, -1 when memory runs out."""
     cdef Py_ssize_t n = end - start
     cdef double parent_term, mean
-    cdef int node = new_node(b, t, depth, n), pure
+    cdef index_t node = buffer_add_leaf(t, depth, n)
+    cdef int pure
     if node < 0:
         return -1
     pure = node_stats(b, t, node, start, end, &parent_term, &mean)
@@ -565,7 +521,7 @@ cdef int make_node(Builder *b, Tree *t, Item *item, Py_ssize_t start, Py_ssize_t
 
 # ---------------------------------------------------------------- applying a split
 
-cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcept nogil:
+cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size) noexcept nogil:
     """side[row] = child of each row at the split; fills the node's children count and the
     level → child map. Returns the number of children k."""
     cdef int f = item.split.feature, L, v, k = 0, big, miss_side
@@ -600,7 +556,7 @@ cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcep
         b.level_seen[v] = b.scratch.gsum[2 * v] > 0
         if b.scratch.gsum[2 * v] > 0:
             b.child_of_level[v] = k
-            child_size[k] = <long> b.scratch.gsum[2 * v]
+            child_size[k] = <count_t> b.scratch.gsum[2 * v]
             k += 1
     for p in range(item.start, e):
         b.side[idx[p]] = b.child_of_level[<int> val[p]]
@@ -616,7 +572,7 @@ cdef int assign_sides(Builder *b, Tree *t, Item *item, long *child_size) noexcep
 
 
 cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
-                            const long *child_size, int k) noexcept nogil:
+                            const count_t *child_size, int k) noexcept nogil:
     """Stable counting scatter of feature f's [start, end) by side[row]: the children stay
     sorted, in child order."""
     cdef int c, side
@@ -628,7 +584,9 @@ cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_
         s.offset[c] = s.offset[c - 1] + child_size[c - 1]
     for p in range(n):
         side = b.side[idx[p]]
+        fastml_check_index(side, k)
         o = s.offset[side]
+        fastml_check_index(o, n)
         s.tmp_idx[o] = idx[p]
         s.tmp_val[o] = val[p]
         s.offset[side] = o + 1
@@ -636,7 +594,7 @@ cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_
     memcpy(val, s.tmp_val, n * sizeof(double))
 
 
-cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *child_size,
+cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const count_t *child_size,
                     int k) noexcept nogil:
     """Every feature's list partitioned by child (each feature's list is independent, so large
     nodes do them in parallel threads)."""
@@ -649,26 +607,29 @@ cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const long *ch
             partition_feature(b, b.scratch, f, start, end, child_size, k)
 
 
-cdef int split_node(Builder *b, Tree *t, Item *item, Item **stack, int *n_stack, int *cap,
-                    long *child_size) noexcept nogil:
+cdef int split_node(Builder *b, TreeBuffer *t, Item *item, Item **stack, int *n_stack, int *cap,
+                    count_t *child_size) noexcept nogil:
     """Turn item's node into an internal node, partition its rows and create the children
     (pushed on the stack in reverse, so the first child is grown next). Returns the number
     of children, or -1 when memory runs out."""
-    cdef int node = item.node, f = item.split.feature, k, c, L, v, child, first_child, r
+    cdef index_t node = item.node, first_child, start, L
+    cdef int f = item.split.feature, k, c, v, r
     cdef Py_ssize_t lo
     cdef Item child_item
+    cdef Node *split
     k = assign_sides(b, t, item, child_size)
     partition(b, item.start, item.end, child_size, k)
     L = b.n_levels[f] if b.is_cat[f] else 2
     if t.n_children + L > t.cap_children and \
-            tree_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
+            buffer_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
         return -1
-    t.kind[node] = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
-    t.feature[node] = f
-    t.threshold[node] = item.split.threshold
-    t.gain[node] = item.gain
-    t.child_start[node] = t.n_children
-    t.n_child[node] = L
+    split = &t.nodes[node]
+    split.kind = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
+    split.feature = f
+    split.threshold = item.split.threshold
+    split.gain = item.gain
+    split.child_start = start = t.n_children
+    split.n_child = L
     t.n_children += L
     first_child = t.n_nodes
     lo = item.start
@@ -679,24 +640,25 @@ cdef int split_node(Builder *b, Tree *t, Item *item, Item **stack, int *n_stack,
             return -1
         if r == 1:
             if n_stack[0] == cap[0]:
-                if grow(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
+                if grow_array(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
                     return -1
                 cap[0] *= 2
             stack[0][n_stack[0]] = child_item
             n_stack[0] += 1
         lo += child_size[c]
-    # children table: threshold nodes [left, right]; categorical nodes one entry per level
+    # make_node may have moved t.nodes (it grows the buffer): index it afresh from here on.
+    # Children table: threshold nodes [left, right]; categorical nodes one entry per level.
     if b.is_cat[f]:
         for v in range(L):
-            t.children[t.child_start[node] + v] = first_child + b.child_of_level[v]
-            t.seen[t.child_start[node] + v] = b.level_seen[v]
-        t.missing_child[node] = first_child + b.child_of_level[L]
+            t.children[start + v] = first_child + b.child_of_level[v]
+            t.seen[start + v] = b.level_seen[v]
+        t.nodes[node].missing_child = first_child + b.child_of_level[L]
     else:
-        t.children[t.child_start[node]] = first_child
-        t.children[t.child_start[node] + 1] = first_child + 1
-        t.seen[t.child_start[node]] = 1
-        t.seen[t.child_start[node] + 1] = 1
-        t.missing_child[node] = first_child + b.child_of_level[0]
+        t.children[start] = first_child
+        t.children[start + 1] = first_child + 1
+        t.seen[start] = 1
+        t.seen[start + 1] = 1
+        t.nodes[node].missing_child = first_child + b.child_of_level[0]
     return k
 
 
@@ -711,11 +673,11 @@ cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
         hi -= 1
 
 
-cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
+cdef int grow_tree(Builder *b, TreeBuffer *t) noexcept nogil:
     """Depth-first growth (best-first by gain when max_leaf_nodes is set)."""
-    cdef int cap = 256
+    cdef int cap = FIRST_STACK
     cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
-    cdef long *child_size = <long *> malloc((b.max_levels + 2) * sizeof(long))
+    cdef count_t *child_size = <count_t *> malloc((b.max_levels + 2) * sizeof(count_t))
     cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
     cdef Item item
     if stack == NULL or child_size == NULL:
@@ -755,20 +717,23 @@ cdef int grow_tree(Builder *b, Tree *t) noexcept nogil:
     return -1 if n_stack < 0 else 0
 
 
-# ---------------------------------------------------------------- Python entry points
+# ---------------------------------------------------------------- scratch memory and entry point
 
 cdef int scratch_init(Scratch *s, int n_threads, Py_ssize_t m, int K,
                       int max_levels) noexcept nogil:
+    """Each thread's scratch arrays; -1 when memory runs out (scratch_free frees any part).
+    The class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may return
+    NULL, which would read as out of memory."""
     cdef int i
     for i in range(n_threads):
-        s[i].left = <long *> malloc(K * sizeof(long) + 8)
-        s[i].right = <long *> malloc(K * sizeof(long) + 8)
-        s[i].miss = <long *> malloc(K * sizeof(long) + 8)
-        s[i].gcounts = <long *> malloc((max_levels + 1) * (K + 1) * sizeof(long))
+        s[i].left = <count_t *> malloc((K + 1) * sizeof(count_t))
+        s[i].right = <count_t *> malloc((K + 1) * sizeof(count_t))
+        s[i].miss = <count_t *> malloc((K + 1) * sizeof(count_t))
+        s[i].gcounts = <count_t *> malloc((max_levels + 1) * (K + 1) * sizeof(count_t))
         s[i].gsum = <double *> malloc(2 * (max_levels + 1) * sizeof(double))
         s[i].tmp_idx = <int *> malloc(m * sizeof(int))
         s[i].tmp_val = <double *> malloc(m * sizeof(double))
-        s[i].offset = <long *> malloc((max_levels + 2) * sizeof(long))
+        s[i].offset = <count_t *> malloc((max_levels + 2) * sizeof(count_t))
         if (s[i].left == NULL or s[i].right == NULL or s[i].miss == NULL or
                 s[i].gcounts == NULL or s[i].gsum == NULL or s[i].tmp_idx == NULL or
                 s[i].tmp_val == NULL or s[i].offset == NULL):
@@ -783,41 +748,104 @@ cdef void scratch_free(Scratch *s, int n_threads) noexcept nogil:
         free(s[i].gsum); free(s[i].tmp_idx); free(s[i].tmp_val); free(s[i].offset)
 
 
+cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
+    """The builder's arrays for n distinct rows (b.m, b.d, b.K, b.n_threads and b.max_levels
+    set); -1 when memory runs out (builder_free frees any part)."""
+    b.sidx = <int *> malloc(b.d * b.m * sizeof(int))
+    b.sval = <double *> malloc(b.d * b.m * sizeof(double))
+    b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
+    b.side = <int *> malloc(n * sizeof(int))
+    b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
+    b.candidates = <int *> malloc(b.d * sizeof(int))
+    b.found = <Split *> malloc(b.d * sizeof(Split))
+    b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
+    b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
+    b.features = <int *> malloc(b.d * sizeof(int))
+    b.scratch = <Scratch *> calloc(b.n_threads, sizeof(Scratch))
+    if b.scratch == NULL or scratch_init(b.scratch, b.n_threads, b.m, b.K, b.max_levels) < 0:
+        return -1
+    if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
+            b.node_counts == NULL or b.candidates == NULL or b.found == NULL or
+            b.child_of_level == NULL or b.level_seen == NULL or b.features == NULL):
+        return -1
+    return 0
+
+
+cdef void builder_free(Builder *b) noexcept nogil:
+    free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
+    free(b.candidates); free(b.found); free(b.child_of_level); free(b.level_seen)
+    free(b.features)
+    if b.scratch != NULL:
+        scratch_free(b.scratch, b.n_threads)
+    free(b.scratch)
+
+
+cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::1] order,
+                            const int[::1] counts) noexcept nogil:
+    """nlogn, and each feature's sorted sample with a row repeated counts[row] times (once
+    each when counts is empty)."""
+    cdef Py_ssize_t f, i, j, p, n = Xf.shape[1], repeat
+    cdef int r, weighted = counts.shape[0] > 0
+    b.nlogn[0] = 0.0
+    for i in range(1, b.m + 1):
+        b.nlogn[i] = i * log2(<double> i)
+    for f in range(b.d):
+        p = f * b.m
+        for i in range(n):
+            r = order[f, i]
+            repeat = counts[r] if weighted else 1
+            for j in range(repeat):
+                fastml_check_index(p, (f + 1) * b.m)
+                b.sidx[p] = r
+                b.sval[p] = Xf[f, r]
+                p += 1
+
+
 def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] counts,
                const int[::1] y_class, const double[::1] y_reg,
                const unsigned char[::1] is_categorical, const int[::1] n_levels,
-               int n_classes, int criterion, int max_depth, int min_samples_split,
-               int min_samples_leaf, int max_leaf_nodes, int max_features, uint64_t seed,
-               int n_threads=1):
-    """Grow one tree. Xf: (d, n) feature-major values (NaN = missing, categorical columns as
-    codes 0..L-1); order: (d, n) each feature's rows sorted by value, NaN last; counts: how
-    many times each row is in the sample (bootstrap), or empty for once each; y_class or y_reg
-    the targets; n_threads: OpenMP threads for the split search and partition of large nodes
-    (the tree is the same for any number). Returns a dict of the tree's arrays. Runs without
-    the GIL."""
+               int n_classes, int criterion, index_t max_depth, index_t min_samples_split,
+               index_t min_samples_leaf, index_t max_leaf_nodes, index_t max_features,
+               uint64_t seed, int n_threads=1):
+    """Grow one tree and return it as a Tree (fastml/tree/_tree_fast.pyx). Runs without the GIL.
+
+    Xf: (d, n) feature-major values (NaN = missing, categorical columns as codes 0..L-1);
+    order: (d, n) each feature's rows sorted by value, NaN last; counts: how many times each
+    row is in the sample (bootstrap), or empty for once each; y_class (classification, codes
+    0..n_classes-1) or y_reg (regression, criterion CRITERIA["squared_error"]) the targets;
+    the limits as the estimators document them (max_depth >= n, max_leaf_nodes = 0: none);
+    n_threads: OpenMP threads for the split search and partition of large nodes (the tree is
+    the same for any number). Shapes are checked here; values (codes, finite y) are trusted
+    from the caller's validation (fastml/_core/__init__.py states the contract)."""
     cdef Builder b
-    cdef Tree t
-    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], f, i, p, m = 0, j, L
-    cdef int r, status = 0, n_values
-    cdef int weighted = counts.shape[0] > 0
-    memset(&b, 0, sizeof(Builder))
-    memset(&t, 0, sizeof(Tree))
-    if weighted:
-        for i in range(n):
-            m += counts[i]
-    else:
+    cdef TreeBuffer t
+    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], i, f, m = 0
+    cdef int status = 0
+    cdef int classification = criterion != CRIT_SSE
+    if order.shape[0] != d or order.shape[1] != n or is_categorical.shape[0] != d or \
+            n_levels.shape[0] != d or counts.shape[0] not in (0, n) or \
+            (y_class.shape[0] if classification else y_reg.shape[0]) != n or \
+            criterion not in (CRIT_ENTROPY, CRIT_GINI, CRIT_SSE) or \
+            (classification and n_classes < 1):
+        raise ValueError("build_tree: the arrays' shapes do not match")
+    if n > INT_MAX:
+        raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {n}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    for i in range(counts.shape[0]):
+        m += counts[i]
+    if counts.shape[0] == 0:
         m = n
     if m < 1:
         raise ValueError("the sample to grow a tree from is empty")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    memset(&b, 0, sizeof(Builder))
     b.n_threads = n_threads
     b.m, b.d = m, d
-    b.yc = &y_class[0] if y_class.shape[0] > 0 else NULL
-    b.yr = &y_reg[0] if y_reg.shape[0] > 0 else NULL
+    b.yc = &y_class[0] if classification else NULL
+    b.yr = &y_reg[0] if not classification else NULL
     b.is_cat = &is_categorical[0]
     b.n_levels = &n_levels[0]
-    b.K, b.criterion = n_classes, criterion
+    b.K, b.criterion = (n_classes if classification else 0), criterion
     b.max_depth, b.min_samples_split = max_depth, min_samples_split
     b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
     b.max_features = max_features
@@ -826,122 +854,16 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         if is_categorical[f] and n_levels[f] > b.max_levels:
             b.max_levels = n_levels[f]
     fastml_rng_seed(&b.rng, seed)
-    n_values = n_classes if criterion != CRIT_SSE else 1
     with nogil:
-        b.sidx = <int *> malloc(d * m * sizeof(int))
-        b.sval = <double *> malloc(d * m * sizeof(double))
-        b.nlogn = <double *> malloc((m + 1) * sizeof(double))
-        b.side = <int *> malloc(n * sizeof(int))
-        b.node_counts = <long *> malloc(n_classes * sizeof(long) + 8)
-        b.scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
-        b.candidates = <int *> malloc(d * sizeof(int))
-        b.found = <Split *> malloc(d * sizeof(Split))
-        if b.scratch != NULL and scratch_init(b.scratch, n_threads, m, n_classes,
-                                              b.max_levels) < 0:
-            status = -1
-        b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
-        b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
-        b.features = <int *> malloc(d * sizeof(int))
-        if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
-                b.scratch == NULL or status < 0 or b.candidates == NULL or b.found == NULL or
-                b.node_counts == NULL or b.child_of_level == NULL or b.level_seen == NULL or
-                b.features == NULL or
-                tree_init(&t, n_values) < 0):
+        if builder_init(&b, n) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
         else:
-            b.nlogn[0] = 0.0
-            for i in range(1, m + 1):
-                b.nlogn[i] = i * log2(<double> i)
-            for f in range(d):  # each feature's sorted sample, a row repeated counts[row] times
-                p = f * m
-                for i in range(n):
-                    r = order[f, i]
-                    L = counts[r] if weighted else 1
-                    for j in range(L):
-                        b.sidx[p] = r
-                        b.sval[p] = Xf[f, r]
-                        p += 1
+            fill_sorted_lists(&b, Xf, order, counts)
             status = grow_tree(&b, &t)
-        free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
-        if b.scratch != NULL:
-            scratch_free(b.scratch, n_threads)
-        free(b.scratch); free(b.candidates); free(b.found)
-        free(b.child_of_level); free(b.level_seen); free(b.features)
-    if status < 0:
-        tree_free(&t)
-        raise MemoryError("not enough memory to grow the tree")
+        builder_free(&b)
     try:
-        return tree_to_arrays(&t)
+        if status < 0:
+            raise MemoryError("not enough memory to grow the tree")
+        return tree_from_buffer(&t)
     finally:
-        tree_free(&t)
-
-
-cdef object ints(int *p, Py_ssize_t k):
-    return np.array(<int[:k]> p, dtype=np.int32) if k > 0 else np.zeros(0, np.int32)
-
-
-cdef object doubles(double *p, Py_ssize_t k):
-    return np.array(<double[:k]> p, dtype=np.float64) if k > 0 else np.zeros(0)
-
-
-cdef object tree_to_arrays(Tree *t):
-    cdef int n = t.n_nodes
-    return {
-        "kind": ints(t.kind, n), "feature": ints(t.feature, n),
-        "threshold": doubles(t.threshold, n), "child_start": ints(t.child_start, n),
-        "n_child": ints(t.n_child, n), "missing_child": ints(t.missing_child, n),
-        "n_node_samples": ints(t.n_samples, n), "depth": ints(t.depth, n),
-        "impurity": doubles(t.impurity, n), "gain": doubles(t.gain, n),
-        "value": doubles(t.value, <Py_ssize_t> n * t.n_values).reshape(n, t.n_values),
-        "children": ints(t.children, t.n_children), "seen": ints(t.seen, t.n_children),
-    }
-
-
-cdef inline int next_node(const int *kind, const int *feature, const double *threshold,
-                          const int *child_start, const int *n_child, const int *missing_child,
-                          const int *children, int node, const double *x) noexcept nogil:
-    cdef double v = x[feature[node]]
-    if isnan(v):
-        return missing_child[node]
-    if kind[node] == KIND_THRESHOLD:
-        return children[child_start[node] + (0 if v < threshold[node] else 1)]
-    if v < 0 or v >= n_child[node]:  # a category never seen at fit: the majority path
-        return missing_child[node]
-    return children[child_start[node] + <int> v]
-
-
-def apply_tree(const int[::1] kind, const int[::1] feature, const double[::1] threshold,
-               const int[::1] child_start, const int[::1] n_child, const int[::1] missing_child,
-               const int[::1] children, const double[:, ::1] X, int[::1] out, int[::1] path_len):
-    """The leaf each row of X lands in (and, in path_len, how many nodes it visits)."""
-    cdef Py_ssize_t i, n = X.shape[0]
-    cdef int node, steps
-    with nogil:
-        for i in range(n):
-            node = 0
-            steps = 1
-            while kind[node] != KIND_LEAF:
-                node = next_node(&kind[0], &feature[0], &threshold[0], &child_start[0],
-                                 &n_child[0], &missing_child[0], &children[0], node, &X[i, 0])
-                steps += 1
-            out[i] = node
-            path_len[i] = steps
-
-
-def fill_paths(const int[::1] kind, const int[::1] feature, const double[::1] threshold,
-               const int[::1] child_start, const int[::1] n_child, const int[::1] missing_child,
-               const int[::1] children, const double[:, ::1] X, const int64_t[::1] indptr,
-               int[::1] indices):
-    """The nodes each row visits, root first, into CSR indices (indptr from apply_tree)."""
-    cdef Py_ssize_t i, n = X.shape[0], p
-    cdef int node
-    with nogil:
-        for i in range(n):
-            node = 0
-            p = indptr[i]
-            indices[p] = 0
-            while kind[node] != KIND_LEAF:
-                node = next_node(&kind[0], &feature[0], &threshold[0], &child_start[0],
-                                 &n_child[0], &missing_child[0], &children[0], node, &X[i, 0])
-                p += 1
-                indices[p] = node
+        buffer_free(&t)

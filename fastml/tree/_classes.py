@@ -7,8 +7,8 @@ outputs agree or the inputs are identical, never because every gain is zero (XOR
 chi-square pruning (`max_pchance`) collapses, bottom-up, the splits whose p_chance exceeds it.
 
 Choices the lectures leave open, made here (and tested):
-- Ties: gains within 1e-10 bits are ties; the first feature (column order; draw order under
-  `max_features`) and then the smallest threshold win.
+- Ties: gains within info.GAIN_TIE (1e-10) bits are ties; the first feature (column order;
+  draw order under `max_features`) and then the smallest threshold win.
 - Missing values (NaN in a real column, None/NaN in a categorical one) are learned, not
   rejected: at a real split the rows with the value missing go to the side that gives the larger
   gain (right on ties); at a categorical split, or where no training row was missing, they follow
@@ -16,9 +16,11 @@ Choices the lectures leave open, made here (and tested):
 - A category never seen at fit time, or not seen at that node, also takes the majority path.
 - `feature_importances_`: total information gain of each attribute, sum over its splits of
   (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).
-The compiled builder is fastml/_core/_builder_fast.pyx (its header describes the algorithm).
+The compiled builder is fastml/tree/_builder_fast.pyx (its header describes the algorithm); the
+fitted tree's storage, its walks and its checks are fastml/tree/_tree_fast.pyx.
 """
 import numbers
+import os
 
 import numpy as np
 
@@ -27,113 +29,32 @@ from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
                            state_count)
-from . import _builder_fast
+from ._builder_fast import CRITERIA, build_tree
+from ._prune import chi2_prune
+from ._tree_fast import KIND_LEAF, Tree
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
-CRITERIA = {"entropy": 0, "gini": 1, "squared_error": 2}
-KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL = 0, 1, 2
-NO_LIMIT = 2**30
-
-
-class Tree:
-    """The arrays of a fitted tree (node i: kind, feature, threshold, children, counts ...).
-
-    kind 0 = leaf, 1 = threshold test x < threshold (children [left, right]), 2 = categorical
-    multiway (one child per level code); `missing_child` is where missing / unseen values go.
-    `value` holds class counts (classification) or the mean (regression).
-    """
-
-    def __init__(self, arrays):
-        self.__dict__.update(arrays)
-
-    @property
-    def node_count(self):
-        return len(self.kind)
-
-    @property
-    def max_depth(self):
-        return int(self.depth.max())
-
-    @property
-    def n_leaves(self):
-        return int((self.kind == KIND_LEAF).sum())
-
-    def child_ids(self, node):
-        """The distinct children of a node, in child order."""
-        start, n = self.child_start[node], self.n_child[node]
-        return list(dict.fromkeys(self.children[start:start + n].tolist()))
-
-    _NODE_INTS = ("kind", "feature", "child_start", "n_child", "missing_child",
-                  "n_node_samples", "depth")
-    _NODE_FLOATS = ("threshold", "impurity", "gain")
-
-    def check(self, n_features, n_values, n_levels):
-        """Raise ValueError unless these arrays are a tree the builder could have grown over
-        n_features columns (n_levels[j] > 0: column j is categorical with that many levels),
-        with n_values numbers per node. The compiled walk (apply_tree / fill_paths) indexes
-        them without bounds checks, so fastml.io.load runs this on every tree it restores.
-        Every child id (and missing_child) lies after its parent and inside the tree, which
-        also bounds every walk by node_count steps."""
-        n = len(state_array(self, "kind", np.int32, 1))
-        if n == 0:
-            raise ValueError("the tree has no nodes")
-        for name in self._NODE_INTS:
-            state_array(self, name, np.int32, (n,))
-        for name in self._NODE_FLOATS:
-            state_array(self, name, np.float64, (n,))
-        state_array(self, "value", np.float64, (n, n_values))
-        children = state_array(self, "children", np.int32, 1)
-        state_array(self, "seen", np.int32, children.shape)
-        kind = self.kind
-        if not np.isin(kind, (KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL)).all():
-            raise ValueError("a tree node has an unknown kind")
-        inner = np.flatnonzero(kind != KIND_LEAF)
-        feature = self.feature[inner].astype(np.int64)
-        if ((feature < 0) | (feature >= n_features)).any():
-            raise ValueError(f"a tree node tests a feature outside 0..{n_features - 1}")
-        categorical = kind[inner] == KIND_CATEGORICAL
-        levels = np.asarray(n_levels, dtype=np.int64)[feature]
-        if (categorical != (levels > 0)).any():
-            raise ValueError("a tree node's split kind does not match its column's kind")
-        count = self.n_child[inner].astype(np.int64)
-        if (count != np.where(categorical, levels, 2)).any():
-            raise ValueError("a tree node has the wrong number of children for its split")
-        start = self.child_start[inner].astype(np.int64)
-        if ((start < 0) | (start + count > len(children))).any():
-            raise ValueError("a tree node's children lie outside the children table")
-        before = np.cumsum(count) - count  # each node's first entry in the flat list below
-        slots = np.repeat(start - before, count) + np.arange(count.sum())
-        parent = np.concatenate([np.repeat(inner, count), inner])
-        child = np.concatenate([children[slots], self.missing_child[inner]])
-        if ((child <= parent) | (child >= n)).any():
-            raise ValueError("a tree node points to a child that is not after it in the "
-                             "tree (out of range, or a cycle)")
-
-    def apply(self, X):
-        leaves = np.empty(X.shape[0], dtype=np.int32)
-        lengths = np.empty(X.shape[0], dtype=np.int32)
-        _builder_fast.apply_tree(self.kind, self.feature, self.threshold, self.child_start,
-                                 self.n_child, self.missing_child, self.children, X, leaves,
-                                 lengths)
-        return leaves, lengths
-
-    def decision_path(self, X):
-        import scipy.sparse as sp
-        _, lengths = self.apply(X)
-        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        indices = np.empty(indptr[-1], dtype=np.int32)
-        _builder_fast.fill_paths(self.kind, self.feature, self.threshold, self.child_start,
-                                 self.n_child, self.missing_child, self.children, X, indptr,
-                                 indices)
-        data = np.ones(len(indices), dtype=np.int8)
-        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
 
 
 def presort(Xf, n_threads=1):
-    """Each feature's rows sorted by value, NaN last (once per fit; forests share it). With
-    n_threads, features are sorted in parallel threads (numpy's sort releases the GIL)."""
+    """Each feature's rows sorted by value, NaN last (once per fit; forests share it).
+
+    Parameters
+    ----------
+    Xf : ndarray of shape (n_features, n_samples), float64
+    n_threads : int, default=1
+        Features sorted in parallel threads (numpy's sort releases the GIL).
+
+    Returns
+    -------
+    order : ndarray of int32, shape (n_features, n_samples)
+
+    Examples
+    --------
+    >>> presort(np.array([[3.0, np.nan, 1.0]])).tolist()
+    [[2, 0, 1]]
+    """
     if n_threads == 1 or Xf.shape[0] < 2:
         return np.ascontiguousarray(np.argsort(Xf, axis=1, kind="stable"), dtype=np.int32)
     from concurrent.futures import ThreadPoolExecutor
@@ -151,18 +72,60 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
               max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features,
               seed, n_threads=1):
     """One call of the compiled builder (it runs without the GIL: forests call it from
-    threads, one OpenMP thread each). counts: per-row bootstrap multiplicities, or None."""
+    threads, one OpenMP thread each).
+
+    Parameters
+    ----------
+    Xf, order : ndarrays of shape (n_features, n_samples)
+        The encoded columns, feature-major, and their presort.
+    counts : ndarray of int32 or None
+        Per-row bootstrap multiplicities (None: each row once).
+    y : ndarray
+        Class codes (int32) or targets (float64, criterion "squared_error").
+    is_categorical, n_levels : ndarrays of shape (n_features,)
+    n_classes, criterion, max_depth, ..., seed, n_threads
+        As ``EncodedInput._limits`` returns them.
+
+    Returns
+    -------
+    Tree
+
+    Examples
+    --------
+    >>> Xf = np.array([[0.0, 1.0, 2.0, 3.0]])
+    >>> tree = grow_tree(Xf, presort(Xf), None, np.array([0, 0, 1, 1], np.int32),
+    ...                  np.zeros(1, np.uint8), np.zeros(1, np.int32), n_classes=2,
+    ...                  criterion=CRITERIA["entropy"], max_depth=5, min_samples_split=2,
+    ...                  min_samples_leaf=1, max_leaf_nodes=0, max_features=1, seed=0)
+    >>> tree.node_count, float(tree.threshold[0])
+    (3, 1.5)
+    """
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRITERIA["squared_error"]
-    arrays = _builder_fast.build_tree(
+    return build_tree(
         Xf, order, empty_i if counts is None else counts,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
         min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads)
-    return Tree(arrays)
 
 
 def resolve_max_features(max_features, n_features):
+    """The number of features a node tries, from the max_features parameter.
+
+    Parameters
+    ----------
+    max_features : None, "sqrt", "log2", int >= 1 or float in (0, 1]
+    n_features : int
+
+    Returns
+    -------
+    int in [1, n_features]
+
+    Examples
+    --------
+    >>> resolve_max_features("sqrt", 20), resolve_max_features(0.5, 20), resolve_max_features(99, 20)
+    (4, 10, 20)
+    """
     if max_features is None:
         return n_features
     if isinstance(max_features, str):
@@ -184,18 +147,24 @@ class EncodedInput:
 
     _fitted_attr = "tree_"
 
-    def _limits(self, n_features):
+    def _limits(self, n_samples, n_features):
+        """The growth limits as the builder takes them. Any integer is accepted (a Python int
+        has no size limit); each is clamped to what n_samples rows can reach, which leaves
+        the tree unchanged (no tree over n rows is deeper than n, has more than n leaves, or
+        splits a node of more than n rows), so the C integers cannot overflow."""
         check_param("criterion", self.criterion, choices=self._criteria)
         check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True)
         check_param("min_samples_split", self.min_samples_split, low=2, integer=True)
         check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
         check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True)
+        beyond = n_samples + 1  # as good as infinite for a sample of n_samples rows
         return dict(
             criterion=CRITERIA[self.criterion],
-            max_depth=NO_LIMIT if self.max_depth is None else int(self.max_depth),
-            min_samples_split=int(self.min_samples_split),
-            min_samples_leaf=int(self.min_samples_leaf),
-            max_leaf_nodes=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes),
+            max_depth=beyond if self.max_depth is None else min(int(self.max_depth), beyond),
+            min_samples_split=min(int(self.min_samples_split), beyond),
+            min_samples_leaf=min(int(self.min_samples_leaf), beyond),
+            max_leaf_nodes=0 if self.max_leaf_nodes is None else
+            min(int(self.max_leaf_nodes), beyond),
             max_features=resolve_max_features(self.max_features, n_features))
 
     def _encode_fit(self, X):
@@ -230,16 +199,18 @@ class EncodedInput:
                              "categorical_mask_")
         if not isinstance(self.categories_, list) or len(self.categories_) != n_features:
             raise ValueError(f"categories_ is not a list of {n_features} entries")
-        n_levels = self._n_levels()
-        if (n_levels > 0).tolist() != mask.tolist() or n_levels.tolist() != \
-                [0 if c is None else len(c) for c in encoder.categories_]:
+        # a categorical column has a list of levels (empty when the column was all missing)
+        if [c is not None for c in self.categories_] != mask.tolist() or \
+                self._n_levels().tolist() != [0 if c is None else len(c)
+                                              for c in encoder.categories_]:
             raise ValueError("categories_ does not match the categorical columns")
+        n_levels = self._n_levels()
         n_values = 1
         if self._estimator_type == "classifier":
             n_values = state_count(self, "n_classes_", low=1)
             state_array(self, "classes_", None, (n_values,), contiguous=False)
         for tree in self._trees():
-            tree.check(n_features, n_values, n_levels)
+            tree.check_columns(n_features, n_values, n_levels)
 
     def _trees(self):
         fitted = getattr(self, self._fitted_attr)
@@ -270,9 +241,11 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
     _allows_nan = True
 
     def _grow(self, Xe, y, n_classes):
-        limits = self._limits(Xe.shape[1])
+        limits = self._limits(*Xe.shape)
         rng = check_random_state(self.random_state)
-        n_threads = check_n_jobs(self.n_jobs)
+        # each thread gets scratch the size of the sample: more threads than features (which
+        # they share out) or than cores cannot help, so n_jobs is clamped to both
+        n_threads = min(check_n_jobs(self.n_jobs), Xe.shape[1], os.cpu_count() or 1)
         Xf = np.ascontiguousarray(Xe.T)
         self.tree_ = grow_tree(Xf, presort(Xf, n_threads), None, y,
                                self.categorical_mask_.astype(np.uint8), self._n_levels(),
@@ -281,18 +254,50 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
 
     # ------------------------------------------------------------------ inspection
     def apply(self, X):
-        """The id of the leaf each sample ends in."""
-        return self.tree_.apply(self._encode(X))[0].astype(np.int64)
+        """The id of the leaf each sample ends in.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        return self.tree_.apply(self._encode(X))[0]
 
     def decision_path(self, X):
-        """CSR indicator (n_samples, n_nodes): which nodes each sample passes through."""
+        """Which nodes each sample passes through.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_samples, tree_.node_count)
+        """
         return self.tree_.decision_path(self._encode(X))
 
     def get_depth(self):
+        """The depth of the deepest leaf (a single leaf has depth 0).
+
+        Returns
+        -------
+        int
+        """
         self._check_is_fitted("tree_")
         return self.tree_.max_depth
 
     def get_n_leaves(self):
+        """The number of leaves.
+
+        Returns
+        -------
+        int
+        """
         self._check_is_fitted("tree_")
         return self.tree_.n_leaves
 
@@ -313,20 +318,55 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : "entropy" (the lectures' information gain) or "gini".
-    max_depth, min_samples_split, min_samples_leaf (001), max_leaf_nodes : growth limits
-        (None = unlimited; max_leaf_nodes grows best-first by gain).
-    max_pchance : float or None. 000's MaxPchance: after growing, splits whose Pearson
-        chi-square p_chance exceeds it are collapsed, bottom-up, until none is prunable.
-    categorical_features : "auto" (category/string/bool columns, object columns holding
-        non-numbers; the rules of fastml/_tabular.py), "all", None, or a list of column names /
-        indices / a boolean mask. They get ID3's multiway split; unseen values at predict time
-        take the majority path.
-    max_features : None (all), "sqrt", "log2", an int or a fraction: features tried per node.
-    random_state : seed for the feature draws (only matters with max_features).
-    n_jobs : int or None. Threads that search the features' splits (and partition the rows)
-        of the large nodes (a few thousand rows or more); None = 1, -1 = every core. The tree
-        is the same for any n_jobs.
+    criterion : {"entropy", "gini"}, default="entropy"
+        "entropy" is the lectures' information gain.
+    max_depth : int or None, default=None
+        Deepest level grown (None: unlimited; any integer is accepted).
+    min_samples_split : int, default=2
+        A node with fewer rows is a leaf.
+    min_samples_leaf : int, default=1
+        Every child of a split holds at least this many rows (001).
+    max_leaf_nodes : int or None, default=None
+        Grow best-first by gain until the tree has this many leaves (None: depth-first,
+        unlimited).
+    max_pchance : float in [0, 1] or None, default=None
+        000's MaxPchance: after growing, splits whose Pearson chi-square p_chance exceeds it
+        are collapsed, bottom-up, until none is prunable.
+    categorical_features : "auto", "all", None, or list of names / indices, or bool mask
+        Columns that get ID3's multiway split. "auto": category/string/bool columns and object
+        columns holding non-numbers (the rules of fastml/_tabular.py). Values unseen at fit
+        time take the majority path.
+    max_features : None, "sqrt", "log2", int or float in (0, 1], default=None
+        Features tried per node (None: all).
+    random_state : int, Generator or None, default=None
+        Seed of the feature draws (only matters with max_features).
+    n_jobs : int or None, default=None
+        Threads that search the features' splits (and partition the rows) of the large nodes
+        (a few thousand rows or more); None = 1, -1 = every core. The tree is the same for
+        any n_jobs.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree's arrays (fastml/tree/_tree_fast.pyx).
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (when X was a DataFrame)
+    categorical_mask_ : ndarray of bool, shape (n_features_in_,)
+    categories_ : list
+        The levels of each categorical column (None for a real column).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 2, dtype=float)
+    >>> y = np.array([0, 1, 1, 0] * 2)  # XOR: two levels of zero-gain splits
+    >>> tree = DecisionTreeClassifier().fit(X, y)
+    >>> tree.predict(X[:4]).tolist(), tree.get_depth()
+    ([0, 1, 1, 0], 2)
     """
 
     _criteria = ("entropy", "gini")
@@ -347,6 +387,19 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Grow the tree (then chi-square prune it, with max_pchance).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
@@ -354,7 +407,6 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_classes_ = len(self.classes_)
         self._grow(Xe, codes.astype(np.int32), self.n_classes_)
         if self.max_pchance is not None:
-            from ._prune import chi2_prune
             self.tree_ = chi2_prune(self.tree_, self.max_pchance)
         return self
 
@@ -363,23 +415,78 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         return counts / counts.sum(axis=1, keepdims=True)
 
     def predict_proba(self, X):
-        """Class frequencies of the training rows in the leaf each sample reaches."""
+        """Class frequencies of the training rows in the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_), columns in classes_ order
+        """
         return self._proba(self._encode(X))
 
     def predict_log_proba(self, X):
+        """The log of predict_proba (-inf for a class absent from the leaf).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_)
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
+        """The majority class of the leaf each sample reaches (first in classes_ on ties).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
 
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
-    """The same builder with variance reduction as the criterion (000: "can be used for
-    regression"); leaves predict the mean of their training targets. Parameters as for
-    DecisionTreeClassifier (criterion "squared_error"; no chi-square pruning), n_jobs
-    included."""
+    """A regression tree: the same builder with variance reduction as the criterion (000:
+    "can be used for regression"); leaves predict the mean of their training targets.
+
+    Parameters
+    ----------
+    criterion : {"squared_error"}, default="squared_error"
+    max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, categorical_features,
+    max_features, random_state, n_jobs
+        As for DecisionTreeClassifier (there is no chi-square pruning).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree's arrays; ``tree_.value[:, 0]`` is each node's mean target.
+    n_features_in_, feature_names_in_, categorical_mask_, categories_, feature_importances_
+        As for DecisionTreeClassifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeRegressor
+    >>> X = np.array([[1.0], [2.0], [3.0], [10.0], [11.0], [12.0]])
+    >>> y = np.array([1.0, 1.0, 1.0, 5.0, 5.0, 5.0])
+    >>> reg = DecisionTreeRegressor(max_depth=1).fit(X, y)
+    >>> float(reg.tree_.threshold[0]), reg.predict([[2.5], [11.5]]).tolist()
+    (6.5, [1.0, 5.0])
+    """
 
     _criteria = ("squared_error",)
 
@@ -397,6 +504,19 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Grow the tree by variance reduction.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Finite numeric targets.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
         self._check_lengths(Xe, y)
@@ -407,4 +527,15 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return self.tree_.value[self.tree_.apply(Xe)[0], 0]
 
     def predict(self, X):
+        """The mean training target of the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,)
+        """
         return self._predict(self._encode(X))

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..exceptions import NotFittedError
 
-from ._classes import KIND_CATEGORICAL, KIND_LEAF
+from ._tree_fast import KIND_CATEGORICAL, KIND_LEAF
 
 __all__ = ["export_text", "plot_tree"]
 
@@ -78,7 +78,29 @@ def export_text(model, feature_names=None, *, max_depth=None):
         cylinders = 4
         |   maker = america: predict good (bad: 0, good: 10)
         ...
-    Subtrees deeper than max_depth are shown as "...".
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier or DecisionTreeRegressor
+        (or one of a forest's ``estimators_``).
+    feature_names : list of str, optional
+        Column names (default: the fitted ones, or x0, x1, ...).
+    max_depth : int, optional
+        Subtrees deeper than this are shown as "...".
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> tree = DecisionTreeClassifier().fit(np.array([[0.0], [1.0], [2.0], [3.0]]),
+    ...                                     ["bad", "bad", "good", "good"])
+    >>> print(export_text(tree, ["mpg"]), end="")
+    mpg < 1.5: predict bad (bad: 2, good: 0)
+    mpg >= 1.5: predict good (bad: 0, good: 2)
     """
     tree = _fitted_tree(model)
     names = _feature_names(model, feature_names)
@@ -102,10 +124,35 @@ def export_text(model, feature_names=None, *, max_depth=None):
 
 
 def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
-    """Draw the tree with matplotlib (pip install matplotlib); returns the Axes.
+    """Draw the tree with matplotlib (pip install matplotlib).
+
     Leaves are spread evenly left to right; each parent sits above its children. A leaf shows
     its predicted class over the class counts in classes_ order (a regression leaf: its value
-    over its number of samples)."""
+    over its number of samples).
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    feature_names : list of str, optional
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure sized from the tree).
+    fontsize : int, default=8
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> tree = DecisionTreeClassifier().fit(np.array([[0.0], [1.0]]), [0, 1])
+    >>> ax = plot_tree(tree)
+    >>> len(ax.texts)  # the root, its two leaves and the two edge labels
+    5
+    """
     try:
         import matplotlib.pyplot as plt
     except ImportError:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
@@ -18,6 +19,11 @@ from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInp
                        presort)
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
+
+# The most trees a forest grows: each is kept in memory (a Python object and its arrays, a few
+# kB even for a stump), and the seeds are drawn up front, so a mistyped n_estimators=10**12
+# must be refused at once rather than exhaust memory after an hour.
+MAX_ESTIMATORS = 1_000_000
 
 
 class BaseForest(EncodedInput, BaseEstimator):
@@ -27,11 +33,11 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _fit_forest(self, Xe, y_kernel, n_outputs):
         """Grow the trees on the encoded X (passed, never kept: a failed fit leaves no copy
         of the data on the estimator)."""
-        check_param("n_estimators", self.n_estimators, low=1, integer=True)
+        check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS, integer=True)
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
-        limits = self._limits(Xe.shape[1])
+        limits = self._limits(*Xe.shape)
         Xf = np.ascontiguousarray(Xe.T)
         order = presort(Xf)
         is_cat = self.categorical_mask_.astype(np.uint8)
@@ -49,7 +55,7 @@ class BaseForest(EncodedInput, BaseEstimator):
                              n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -70,7 +76,7 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _per_tree(self, Xe, fn):
         """Sum of fn(tree_estimator, Xe) over the trees, computed in threads."""
         self._check_is_fitted("estimators_")
-        with ThreadPoolExecutor(check_n_jobs(self.n_jobs)) as pool:
+        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(self.estimators_))) as pool:
             parts = list(pool.map(lambda est: fn(est, Xe), self.estimators_))
         return np.sum(parts, axis=0)
 
@@ -81,7 +87,17 @@ class BaseForest(EncodedInput, BaseEstimator):
         return np.mean([est.feature_importances_ for est in self.estimators_], axis=0)
 
     def apply(self, X):
-        """(n_samples, n_estimators) leaf ids."""
+        """The leaf each sample reaches in each tree.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples, n_estimators)
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return np.column_stack([est.tree_.apply(Xe)[0] for est in self.estimators_])
@@ -90,22 +106,56 @@ class BaseForest(EncodedInput, BaseEstimator):
 _FOREST_DOC = """
     Parameters
     ----------
-    n_estimators : number of trees.
+    n_estimators : int, default=100
+        Number of trees (at most MAX_ESTIMATORS = 1,000,000).
     criterion, max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
-    categorical_features : as for the single tree.
-    max_features : features tried per node ("sqrt" by default for classification, 1.0 =
-        all for regression, as in scikit-learn).
-    bootstrap : grow each tree on a bootstrap sample of the rows.
-    oob_score : score each row with the trees that did not see it.
-    n_jobs : threads that grow (and predict with) the trees; None = 1, -1 = all cores.
-    random_state : seed of the bootstrap samples and the feature draws.
-    verbose : 1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a
-        line per tree, 0 = silent.
+    categorical_features
+        As for the single tree.
+    max_features : None, "sqrt", "log2", int or float in (0, 1]
+        Features tried per node ("sqrt" by default for classification, 1.0 = all for
+        regression, as in scikit-learn).
+    bootstrap : bool, default=True
+        Grow each tree on a bootstrap sample of the rows.
+    oob_score : bool, default=False
+        Score each row with the trees that did not see it (needs bootstrap).
+    n_jobs : int or None, default=None
+        Threads that grow (and predict with) the trees; None = 1, -1 = all cores. The forest
+        is the same for any n_jobs.
+    random_state : int, Generator or None, default=None
+        Seed of the bootstrap samples and the feature draws.
+    verbose : int, default=0
+        1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a line per
+        tree, 0 = silent.
+
+    Attributes
+    ----------
+    estimators_ : list of single-tree estimators
+        Fitted trees that share the forest's column encoding (inspect or export any one).
+    n_features_in_, feature_names_in_, categorical_mask_, categories_
+        As for the single tree.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean over the trees of their information-gain importances.
+    oob_score_ : float
+        Out-of-bag accuracy (classifier) or R^2 (regressor), with oob_score=True.
 """
 
 
 class RandomForestClassifier(ClassifierMixin, BaseForest):
-    __doc__ = "A random forest of information-gain trees (001)." + _FOREST_DOC
+    __doc__ = "A random forest of information-gain trees (001)." + _FOREST_DOC + """
+    classes_ : ndarray of shape (n_classes,)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        Out-of-bag class frequencies (NaN for a row every tree saw).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import RandomForestClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]] * 5)
+    >>> y = (X[:, 0] >= 3).astype(int)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> forest.predict([[0.5], [4.5]]).tolist()
+    [0, 1]
+    """
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
                     "max_leaf_nodes", "categorical_features", "max_features")
@@ -130,6 +180,19 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
+        """Grow the trees, each on its bootstrap sample.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
@@ -145,7 +208,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         with np.errstate(invalid="ignore"):
             self.oob_decision_function_ = total / total.sum(axis=1, keepdims=True)
         y_codes = self._oob_codes
-        self.oob_score_ = float((np.argmax(total[seen], axis=1) == y_codes[seen]).mean())
+        self.oob_score_ = metrics.accuracy(y_codes[seen], np.argmax(total[seen], axis=1))
 
     def _fit_forest(self, Xe, y_kernel, n_outputs):
         self._oob_codes = y_kernel
@@ -155,18 +218,52 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
             del self._oob_codes
 
     def predict_proba(self, X):
-        """Mean over the trees of their leaf class frequencies."""
+        """Mean over the trees of their leaf class frequencies.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_), columns in classes_ order
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return self._per_tree(Xe, lambda est, Xe: est._proba(Xe)) / len(self.estimators_)
 
     def predict(self, X):
+        """The class of largest mean probability over the trees.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
 
 class RandomForestRegressor(RegressorMixin, BaseForest):
-    __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC
+    __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC + """
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag mean prediction (NaN for a row every tree saw).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import RandomForestRegressor
+    >>> X = np.arange(20.0)[:, None]
+    >>> y = np.where(X[:, 0] < 10, 1.0, 3.0)
+    >>> forest = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
+    >>> forest.predict([[2.0], [17.0]]).round(1).tolist()
+    [1.0, 3.0]
+    """
     _tree_class = DecisionTreeRegressor
     _tree_params = RandomForestClassifier._tree_params
     _criteria = DecisionTreeRegressor._criteria
@@ -190,6 +287,19 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.verbose = verbose
 
     def fit(self, X, y):
+        """Grow the trees, each on its bootstrap sample.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real and categorical columns (NaN / None = missing, learned, not rejected).
+        y : array-like of shape (n_samples,)
+            Finite numeric targets.
+
+        Returns
+        -------
+        self
+        """
         Xe = self._encode_fit(X)
         y = check_target(y, numeric=True).astype(np.float64)
         self._check_lengths(Xe, y)
@@ -208,12 +318,20 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         seen = hits > 0
         with np.errstate(invalid="ignore"):
             self.oob_prediction_ = total / hits
-        y, pred = self._y[seen], self.oob_prediction_[seen]
-        ss_tot = ((y - y.mean()) ** 2).sum()
-        self.oob_score_ = float(1 - ((y - pred) ** 2).sum() / ss_tot) if ss_tot > 0 else 0.0
+        self.oob_score_ = metrics.r2(self._y[seen], self.oob_prediction_[seen])
 
     def predict(self, X):
-        """Mean over the trees of their leaf means."""
+        """Mean over the trees of their leaf means.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            The columns seen at fit (NaN / None = missing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,)
+        """
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return self._per_tree(Xe, lambda est, Xe: est._predict(Xe)) / len(self.estimators_)

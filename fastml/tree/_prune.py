@@ -10,10 +10,33 @@ visits every child before its parent: that single pass is the bottom-up sweep.
 import numpy as np
 
 from ..info import chi2_test
-from ._classes import KIND_LEAF, Tree
+from ._tree_fast import KIND_LEAF
 
 
 def chi2_prune(tree, max_pchance):
+    """000's bottom-up chi-square pruning of a grown classification tree.
+
+    Parameters
+    ----------
+    tree : Tree
+        Its value holds class counts.
+    max_pchance : float in [0, 1]
+        Splits (with only leaves below them) whose p_chance exceeds it are collapsed.
+
+    Returns
+    -------
+    Tree
+        A new, compacted tree (tree itself is unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DecisionTreeClassifier
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 1, 0, 1])
+    >>> full = DecisionTreeClassifier().fit(X, y).tree_
+    >>> full.node_count, chi2_prune(full, 0.05).node_count
+    (7, 1)
+    """
     kind = tree.kind.copy()
     for node in range(tree.node_count - 1, -1, -1):
         if kind[node] == KIND_LEAF:
@@ -24,39 +47,4 @@ def chi2_prune(tree, max_pchance):
         _, p_chance = chi2_test(tree.value[children])
         if p_chance > max_pchance:
             kind[node] = KIND_LEAF
-    return compact(tree, kind)
-
-
-def compact(tree, kind):
-    """The tree restricted to the nodes still reachable with the new kinds, renumbered in
-    creation order (so children still come after their parents)."""
-    keep = np.zeros(tree.node_count, dtype=bool)
-    keep[0] = True
-    for node in range(tree.node_count):  # parents before children
-        if keep[node] and kind[node] != KIND_LEAF:
-            keep[tree.child_ids(node)] = True
-    new_id = np.cumsum(keep) - 1
-    arrays = {name: getattr(tree, name)[keep].copy() for name in
-              ("feature", "threshold", "n_node_samples", "depth", "impurity", "gain", "value")}
-    arrays["kind"] = kind[keep].astype(np.int32)
-    child_start, n_child, missing, children, seen = [], [], [], [], []
-    for node in np.flatnonzero(keep):
-        if kind[node] == KIND_LEAF:
-            child_start.append(0), n_child.append(0), missing.append(-1)
-            continue
-        s, n = tree.child_start[node], tree.n_child[node]
-        child_start.append(len(children))
-        n_child.append(n)
-        children.extend(new_id[tree.children[s:s + n]].tolist())
-        seen.extend(tree.seen[s:s + n].tolist())
-        missing.append(int(new_id[tree.missing_child[node]]))
-    arrays["child_start"] = np.array(child_start, dtype=np.int32)
-    arrays["n_child"] = np.array(n_child, dtype=np.int32)
-    arrays["missing_child"] = np.array(missing, dtype=np.int32)
-    arrays["children"] = np.array(children, dtype=np.int32)
-    arrays["seen"] = np.array(seen, dtype=np.int32)
-    leaves = arrays["kind"] == KIND_LEAF
-    arrays["feature"][leaves] = -1
-    arrays["gain"][leaves] = 0.0
-    arrays["threshold"][leaves] = np.nan
-    return Tree(arrays)
+    return tree.collapsed(kind == KIND_LEAF)

@@ -1,0 +1,492 @@
+# The fitted decision tree: one array of Node structs (declared in _tree_fast.pxd) owned by the
+# Tree class, as scikit-learn's Tree does, with the walks that use it (apply, the decision
+# path), the structure check every tree passes before it is walked, and the compaction that
+# chi-square pruning needs. The builder (_builder_fast.pyx) grows a TreeBuffer of the same
+# layout and hands it over with tree_from_buffer.
+#
+# Safety: the walks index the arrays without bounds checks, so a Tree only becomes walkable
+# through _adopt, which checks that every child id lies after its parent and inside the tree
+# (so every walk ends within node_count steps), that a node's children entries lie inside the
+# children table, and that a threshold node has exactly two of them; apply checks at entry that
+# X has a column for every feature the tree tests. A tree read by fastml.io.load or unpickled
+# is checked the same way before it can be walked.
+from libc.math cimport isnan, NAN
+from libc.stdlib cimport realloc, free
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from .._core._csrc cimport fastml_check_index
+
+# The first sizes of a TreeBuffer's arrays (they double when full).
+cdef index_t FIRST_NODES = 64
+cdef index_t FIRST_CHILDREN = 128
+
+# The node kinds as plain module-level ints for Python code (`from ._tree_fast import
+# KIND_LEAF`): the cpdef enum in _tree_fast.pxd exposes them only as NodeKind members.
+globals().update({name: int(kind) for name, kind in NodeKind.__members__.items()})
+
+NODE_FIELDS = ("kind", "feature", "threshold", "child_start", "n_child", "missing_child",
+               "n_node_samples", "depth", "impurity", "gain")
+cdef Node _probe
+# numpy's view of the Node struct: the offsets are the C compiler's, so the two always agree.
+NODE_DTYPE = np.dtype({
+    "names": list(NODE_FIELDS),
+    "formats": [np.intc, np.int64, np.float64, np.int64, np.int64, np.int64, np.int64,
+                np.int64, np.float64, np.float64],
+    "offsets": [<Py_ssize_t> (<char *> &_probe.kind - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.feature - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.threshold - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.child_start - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.n_child - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.missing_child - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.n_node_samples - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.depth - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.impurity - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.gain - <char *> &_probe)],
+    "itemsize": sizeof(Node),
+})
+
+
+# ---------------------------------------------------------------- the builder's growable arrays
+
+cdef int grow_array(void **p, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    cdef void *q = realloc(p[0], n * size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
+cdef int buffer_init(TreeBuffer *t, index_t n_values) noexcept nogil:
+    """An empty buffer for nodes of n_values values each; -1 when memory runs out."""
+    memset(t, 0, sizeof(TreeBuffer))
+    t.n_values = n_values
+    return buffer_reserve(t, FIRST_NODES, FIRST_CHILDREN)
+
+
+cdef int buffer_reserve(TreeBuffer *t, index_t nodes, index_t children) noexcept nogil:
+    """Room for at least this many nodes and children entries; -1 when memory runs out."""
+    cdef int bad = 0
+    if nodes > t.cap_nodes:
+        bad |= grow_array(<void **> &t.nodes, nodes, sizeof(Node))
+        bad |= grow_array(<void **> &t.value, nodes * t.n_values, sizeof(double))
+        if not bad:
+            t.cap_nodes = nodes
+    if children > t.cap_children:
+        bad |= grow_array(<void **> &t.children, children, sizeof(index_t))
+        bad |= grow_array(<void **> &t.seen, children, sizeof(int))
+        if not bad:
+            t.cap_children = children
+    return -1 if bad else 0
+
+
+cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept nogil:
+    """Append a leaf of n rows (the builder makes it internal if it splits it); its id, or -1
+    when memory runs out. Its value and impurity are the caller's to fill."""
+    cdef index_t i = t.n_nodes
+    cdef Node *node
+    if i == t.cap_nodes and buffer_reserve(t, 2 * t.cap_nodes, t.cap_children) < 0:
+        return -1
+    node = &t.nodes[i]
+    node.kind = KIND_LEAF
+    node.feature = -1
+    node.threshold = NAN
+    node.child_start = 0
+    node.n_child = 0
+    node.missing_child = -1
+    node.n_node_samples = n
+    node.depth = depth
+    node.impurity = 0.0
+    node.gain = 0.0
+    t.n_nodes += 1
+    return i
+
+
+cdef void buffer_free(TreeBuffer *t) noexcept nogil:
+    free(t.nodes); free(t.value); free(t.children); free(t.seen)
+    memset(t, 0, sizeof(TreeBuffer))
+
+
+cdef Tree tree_from_buffer(TreeBuffer *t):
+    """The finished tree, copied out of the builder's buffer (which the caller frees)."""
+    cdef index_t n = t.n_nodes, k = t.n_children
+    nodes = np.empty(n, dtype=NODE_DTYPE)
+    value = np.empty((n, t.n_values), dtype=np.float64)
+    children = np.empty(k, dtype=np.int64)
+    seen = np.empty(k, dtype=np.int32)
+    cdef char[::1] raw = nodes.view(np.int8)
+    cdef double[:, ::1] v = value
+    cdef index_t[::1] c = children
+    cdef int[::1] s = seen
+    if n > 0:
+        memcpy(&raw[0], t.nodes, n * sizeof(Node))
+        memcpy(&v[0, 0], t.value, n * t.n_values * sizeof(double))
+    if k > 0:
+        memcpy(&c[0], t.children, k * sizeof(index_t))
+        memcpy(&s[0], t.seen, k * sizeof(int))
+    tree = Tree.__new__(Tree)
+    tree._adopt(nodes, value, children, seen)
+    return tree
+
+
+# ---------------------------------------------------------------- walking the tree
+
+cdef inline index_t next_node(const Node *nodes, const index_t *children, index_t i,
+                              const double *x) noexcept nogil:
+    """The child of node i that the row x goes to."""
+    cdef const Node *node = &nodes[i]
+    cdef double v = x[node.feature]
+    if isnan(v):
+        return node.missing_child
+    if node.kind == KIND_THRESHOLD:
+        return children[node.child_start + (0 if v < node.threshold else 1)]
+    if v < 0 or v >= node.n_child:  # a category never seen at fit: the majority path
+        return node.missing_child
+    return children[node.child_start + <index_t> v]
+
+
+def _restore(state):
+    """Unpickling: a Tree from its __getstate__, checked before it can be walked."""
+    tree = Tree.__new__(Tree)
+    tree._adopt_state(state)
+    return tree
+
+
+cdef object read_only(object a):
+    a.flags.writeable = False
+    return a
+
+
+cdef class Tree:
+    """The arrays of a fitted decision tree.
+
+    Node ``i`` is ``nodes[i]``, a record with the fields of ``NODE_FIELDS`` (each also an
+    attribute: ``tree.kind[i]``, ``tree.feature[i]`` ...). ``kind`` is ``KIND_LEAF``,
+    ``KIND_THRESHOLD`` (the test ``x[feature] < threshold``; its two children entries are
+    [left, right]) or ``KIND_CATEGORICAL`` (one children entry per level code of the column,
+    ``seen`` telling which levels had rows at the node). A missing value, or a category the
+    node never saw, goes to ``missing_child``. The arrays are read-only views.
+
+    Attributes
+    ----------
+    nodes : ndarray of dtype NODE_DTYPE, shape (node_count,)
+    value : ndarray of shape (node_count, n_values)
+        Class counts of the training rows at each node (classification) or their mean target.
+    children : ndarray of int64
+        The children table: node i's entries are ``children[child_start[i]:][:n_child[i]]``.
+    seen : ndarray of int32, the same length as ``children``
+    node_count, n_leaves, max_depth : int
+
+    Examples
+    --------
+    >>> import fastml
+    >>> est = fastml.DecisionTreeClassifier().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    >>> t = est.tree_
+    >>> t.node_count, int(t.kind[0]) == KIND_THRESHOLD, float(t.threshold[0])
+    (3, True, 1.5)
+    >>> t.apply(np.array([[0.5], [2.5]]))[0].tolist()
+    [1, 2]
+    """
+
+    def __cinit__(self):
+        self._n_nodes = 0
+        self._n_columns = 0
+        self._pending = None
+
+    # ------------------------------------------------------------ construction and checks
+    def _adopt(self, nodes, value, children, seen):
+        """Own these arrays once they pass the structure check (ValueError otherwise)."""
+        self._n_nodes = 0  # not walkable until the check has passed
+        for a, dtype in ((nodes, NODE_DTYPE), (value, np.float64), (children, np.int64),
+                         (seen, np.int32)):
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
+                raise ValueError(f"a Tree's arrays must be C-contiguous of dtype {dtype}")
+        check_structure(nodes, value, children, seen)
+        cdef const char[::1] raw = nodes.view(np.int8)
+        cdef const index_t[::1] table = children
+        self.nodes = read_only(nodes)
+        self.value = read_only(value)
+        self.children = read_only(children)
+        self.seen = read_only(seen)
+        self._nodes = <const Node *> &raw[0]
+        self._children = &table[0] if table.shape[0] > 0 else NULL
+        inner = nodes["kind"] != KIND_LEAF
+        self._n_columns = int(nodes["feature"][inner].max()) + 1 if inner.any() else 0
+        self._n_nodes = len(nodes)
+
+    def _adopt_state(self, state):
+        """Rebuild from __getstate__'s dict, refusing anything the builder could not have made."""
+        if not isinstance(state, dict) or set(state) != {"arrays"} or \
+                not isinstance(state["arrays"], dict):
+            raise ValueError("a Tree's state must be {'arrays': {name: array}}")
+        arrays = state["arrays"]
+        expected = set(NODE_FIELDS) | {"value", "children", "seen"}
+        if set(arrays) != expected:
+            raise ValueError(f"a Tree's arrays must be exactly {sorted(expected)}")
+        n = None
+        for name in NODE_FIELDS:
+            a = arrays[name]
+            want = NODE_DTYPE.fields[name][0]
+            if not isinstance(a, np.ndarray) or a.dtype != want or a.ndim != 1:
+                raise ValueError(f"Tree.{name} must be a 1-D array of dtype {want}")
+            if n is None:
+                n = len(a)
+            elif len(a) != n:
+                raise ValueError(f"Tree.{name} has {len(a)} entries; expected {n}")
+        value, children, seen = arrays["value"], arrays["children"], arrays["seen"]
+        if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 2:
+            raise ValueError("Tree.value must be a 2-D float64 array")
+        if not isinstance(children, np.ndarray) or children.dtype != np.int64 or children.ndim != 1:
+            raise ValueError("Tree.children must be a 1-D int64 array")
+        if not isinstance(seen, np.ndarray) or seen.dtype != np.int32 or seen.shape != children.shape:
+            raise ValueError("Tree.seen must be an int32 array the length of Tree.children")
+        nodes = np.zeros(n, dtype=NODE_DTYPE)
+        for name in NODE_FIELDS:
+            nodes[name] = arrays[name]
+        # np.array copies into arrays of our own (C-contiguous, never a caller's memmap)
+        self._adopt(nodes, np.array(value), np.array(children), np.array(seen))
+
+    def __getstate__(self):
+        arrays = {name: np.ascontiguousarray(self.nodes[name]) for name in NODE_FIELDS}
+        arrays.update(value=np.array(self.value), children=np.array(self.children),
+                      seen=np.array(self.seen))
+        return {"arrays": arrays}
+
+    def __setstate__(self, state):
+        # fastml.io.load sets the state, then calls _check_fitted_state, which checks it
+        self._n_nodes = 0
+        self._pending = state
+
+    def __eq__(self, other):
+        """Trees are equal when their arrays are (NaN equal to NaN)."""
+        if not isinstance(other, Tree):
+            return NotImplemented
+        mine, theirs = self.__getstate__()["arrays"], other.__getstate__()["arrays"]
+        return all(mine[k].shape == theirs[k].shape and
+                   np.array_equal(mine[k], theirs[k], equal_nan=mine[k].dtype.kind == "f")
+                   for k in mine)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return _restore, (self.__getstate__(),)
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: adopt the state read from the file, or raise ValueError."""
+        if self._pending is not None:
+            state, self._pending = self._pending, None
+            self._adopt_state(state)
+        if self._n_nodes == 0:
+            raise ValueError("the tree has no nodes")
+
+    def check_columns(self, n_features, n_values, n_levels):
+        """Raise ValueError unless the tree fits the estimator that holds it: it tests only
+        columns 0..n_features-1, a categorical split exactly where n_levels[j] > 0 (one
+        children entry per level), and holds n_values values per node."""
+        if self.value.shape[1] != n_values:
+            raise ValueError(f"the tree holds {self.value.shape[1]} values per node; "
+                             f"expected {n_values}")
+        kind = self.kind
+        inner = np.flatnonzero(kind != KIND_LEAF)
+        feature = self.feature[inner]
+        if (feature >= n_features).any():
+            raise ValueError(f"a tree node tests a feature outside 0..{n_features - 1}")
+        categorical = kind[inner] == KIND_CATEGORICAL
+        levels = np.asarray(n_levels, dtype=np.int64)[feature]
+        if (categorical != (levels > 0)).any():
+            raise ValueError("a tree node's split kind does not match its column's kind")
+        if (self.n_child[inner][categorical] != levels[categorical]).any():
+            raise ValueError("a tree node has the wrong number of children for its split")
+
+    # ------------------------------------------------------------ reading
+    @property
+    def node_count(self):
+        return self._n_nodes
+
+    @property
+    def max_depth(self):
+        return int(self.depth.max())
+
+    @property
+    def n_leaves(self):
+        return int((self.kind == KIND_LEAF).sum())
+
+    @property
+    def kind(self): return self.nodes["kind"]
+
+    @property
+    def feature(self): return self.nodes["feature"]
+
+    @property
+    def threshold(self): return self.nodes["threshold"]
+
+    @property
+    def child_start(self): return self.nodes["child_start"]
+
+    @property
+    def n_child(self): return self.nodes["n_child"]
+
+    @property
+    def missing_child(self): return self.nodes["missing_child"]
+
+    @property
+    def n_node_samples(self): return self.nodes["n_node_samples"]
+
+    @property
+    def depth(self): return self.nodes["depth"]
+
+    @property
+    def impurity(self): return self.nodes["impurity"]
+
+    @property
+    def gain(self): return self.nodes["gain"]
+
+    def child_ids(self, node):
+        """The distinct children of a node, in child order."""
+        start, n = self.child_start[node], self.n_child[node]
+        return list(dict.fromkeys(self.children[start:start + n].tolist()))
+
+    # ------------------------------------------------------------ walking
+    def _walkable(self, const double[:, ::1] X):
+        if self._n_nodes == 0:
+            raise ValueError("this Tree has not been built or checked")
+        if X.shape[1] < self._n_columns:
+            raise ValueError(f"X has {X.shape[1]} columns; the tree tests column "
+                             f"{self._n_columns - 1}")
+
+    def apply(self, const double[:, ::1] X):
+        """The leaf each row of X lands in, and the number of nodes on its path.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_columns), float64, C-contiguous
+            Encoded rows (NaN = missing, categorical columns as level codes).
+
+        Returns
+        -------
+        leaves, lengths : ndarrays of int64, shape (n_samples,)
+        """
+        self._walkable(X)
+        cdef Py_ssize_t i, n = X.shape[0]
+        leaves = np.empty(n, dtype=np.int64)
+        lengths = np.empty(n, dtype=np.int64)
+        cdef index_t[::1] out = leaves, steps = lengths
+        cdef index_t node, k
+        with nogil:
+            for i in range(n):
+                node = 0
+                k = 1
+                while self._nodes[node].kind != KIND_LEAF:
+                    node = next_node(self._nodes, self._children, node, &X[i, 0])
+                    fastml_check_index(node, self._n_nodes)
+                    k += 1
+                out[i] = node
+                steps[i] = k
+        return leaves, lengths
+
+    def decision_path(self, const double[:, ::1] X):
+        """CSR indicator matrix (n_samples, node_count) of the nodes each row of X visits.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of int8
+        """
+        import scipy.sparse as sp
+        _, lengths = self.apply(X)
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(indptr[X.shape[0]], dtype=np.int64)
+        cdef index_t[::1] ptr = indptr, idx = indices
+        cdef Py_ssize_t i, n = X.shape[0]
+        cdef index_t node, p
+        with nogil:
+            for i in range(n):
+                node = 0
+                p = ptr[i]
+                idx[p] = 0
+                while self._nodes[node].kind != KIND_LEAF:
+                    node = next_node(self._nodes, self._children, node, &X[i, 0])
+                    p += 1
+                    fastml_check_index(p, ptr[i + 1])
+                    idx[p] = node
+        data = np.ones(len(indices), dtype=np.int8)
+        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self._n_nodes))
+
+    # ------------------------------------------------------------ pruning
+    def collapsed(self, make_leaf):
+        """A new tree in which the nodes where make_leaf is true are leaves, restricted to the
+        nodes still reachable from the root and renumbered in creation order (so children
+        still come after their parents), with the children table rebuilt to match.
+
+        Parameters
+        ----------
+        make_leaf : boolean array of shape (node_count,)
+
+        Returns
+        -------
+        Tree
+        """
+        kind = self.kind.copy()
+        kind[np.asarray(make_leaf, dtype=bool)] = KIND_LEAF
+        keep = np.zeros(self._n_nodes, dtype=bool)
+        keep[0] = True
+        for node in range(self._n_nodes):  # parents before children
+            if keep[node] and kind[node] != KIND_LEAF:
+                keep[self.child_ids(node)] = True
+        new_id = np.cumsum(keep) - 1
+        nodes = self.nodes[keep].copy()
+        nodes["kind"] = kind[keep]
+        leaf = nodes["kind"] == KIND_LEAF
+        for name, empty in (("feature", -1), ("threshold", NAN), ("child_start", 0),
+                            ("n_child", 0), ("missing_child", -1), ("gain", 0.0)):
+            nodes[name][leaf] = empty
+        old = np.flatnonzero(keep)[~leaf]  # the surviving inner nodes, old ids
+        count = self.n_child[old]
+        slots = entries(self.child_start[old], count)
+        nodes["child_start"][~leaf] = np.cumsum(count) - count
+        nodes["missing_child"][~leaf] = new_id[self.missing_child[old]]
+        return_tree = Tree.__new__(Tree)
+        return_tree._adopt(nodes, self.value[keep].copy(),
+                           new_id[self.children[slots]].astype(np.int64),
+                           self.seen[slots].copy())
+        return return_tree
+
+
+def entries(start, count):
+    """The children-table positions of nodes with these child_start and n_child, in order."""
+    before = np.cumsum(count) - count
+    return np.repeat(start - before, count) + np.arange(count.sum(), dtype=np.int64)
+
+
+def check_structure(nodes, value, children, seen):
+    """Raise ValueError unless the arrays are a tree that the walks can follow safely: known
+    kinds, a tested feature >= 0 at every inner node, two children entries at a threshold node
+    and at least one at a categorical node, every node's entries inside the children table,
+    and every child id (and missing_child) after its parent and inside the tree -- which also
+    bounds every walk by node_count steps."""
+    n = len(nodes)
+    if n == 0:
+        raise ValueError("the tree has no nodes")
+    if value.ndim != 2 or value.shape[0] != n or value.shape[1] < 1:
+        raise ValueError(f"the tree's value has shape {value.shape}; expected ({n}, >= 1)")
+    if children.ndim != 1 or seen.shape != children.shape:
+        raise ValueError("the tree's seen and children tables differ in length")
+    kind = nodes["kind"]
+    if not np.isin(kind, (KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL)).all():
+        raise ValueError("a tree node has an unknown kind")
+    inner = np.flatnonzero(kind != KIND_LEAF)
+    if (nodes["feature"][inner] < 0).any():
+        raise ValueError("a tree node tests a negative feature")
+    count = nodes["n_child"][inner]
+    threshold = kind[inner] == KIND_THRESHOLD
+    if (count[threshold] != 2).any() or (count[~threshold] < 1).any():
+        raise ValueError("a tree node has the wrong number of children for its split")
+    start = nodes["child_start"][inner]
+    if ((start < 0) | (start > len(children) - count)).any():
+        raise ValueError("a tree node's children lie outside the children table")
+    parent = np.concatenate([np.repeat(inner, count), inner])
+    child = np.concatenate([children[entries(start, count)], nodes["missing_child"][inner]])
+    if ((child <= parent) | (child >= n)).any():
+        raise ValueError("a tree node points to a child that is not after it in the "
+                         "tree (out of range, or a cycle)")
