@@ -74,7 +74,7 @@ checks what it restores before handing it out:
 - every restored estimator or object whose class defines `_check_fitted_state(self)` has it
   called once its state is set (inner objects first, so an estimator can rely on its parts'
   own checks and verify that they agree with each other). The method lives next to the code
-  that owns the arrays (e.g. Tree in fastml/tree/_classes.py) and raises ValueError / TypeError
+  that owns the arrays (e.g. Tree in fastml/tree/_tree_fast.pyx) and raises ValueError / TypeError
   when the arrays could not have come from fit (wrong shapes or dtypes, a node index out of
   range, a cycle in a tree); `load` reports that as a ModelFileError naming the class.
 """
@@ -127,6 +127,7 @@ ALLOWED_MODULES = frozenset({
     "fastml.tree._classes",
     "fastml.tree._forest",
     "fastml.tree._prune",
+    "fastml.tree._tree_fast",
 })
 
 

@@ -10,7 +10,7 @@
   by the naive Bayes kernel, naive Bayes' ``partial_fit`` and ``LinearStats.merge``.
 
 Each family keeps its own kernels beside its driver: ``linear_model/*_fast.pyx``,
-``tree/_builder_fast.pyx``, ``naive_bayes/_nb_fast.pyx``.
+``tree/_builder_fast.pyx`` + ``tree/_tree_fast.pyx``, ``naive_bayes/_nb_fast.pyx``.
 
 The kernels' contract with their callers (every kernel follows it):
 - A ``def`` kernel checks at entry the shapes its loops rely on (O(1) checks that raise
