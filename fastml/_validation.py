@@ -426,18 +426,23 @@ def check_param(name, value, *, choices=None, low=None, high=None, integer=False
     return value
 
 
+MAX_THREADS = 64  # more OpenMP threads than this (or than the cores, if more) never helps
+
+
 def check_n_jobs(n_jobs):
     """Threads to use for `n_jobs`: None = 1, a positive int = that many, -1 = every core,
-    -2 = all but one, and so on (joblib's convention); 0 is an error."""
+    -2 = all but one, and so on (joblib's convention); 0 is an error. A count above
+    max(MAX_THREADS, cores) is clamped to it, so no size a kernel derives from it overflows."""
     import os
     if n_jobs is None:
         return 1
-    check_param("n_jobs", n_jobs, integer=True)
+    check_param("n_jobs", n_jobs, integer=True, c_int=False)
     if n_jobs == 0:
         raise ValueError("n_jobs must be a number of threads (>= 1), or -1 for every core; got 0")
+    cores = os.cpu_count() or 1
     if n_jobs > 0:
-        return int(n_jobs)
-    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+        return int(min(n_jobs, max(MAX_THREADS, cores)))
+    return max(1, cores + 1 + int(max(n_jobs, -cores)))
 
 
 # ------------------------------------------------------------ fitted state read from a file

@@ -225,7 +225,7 @@ def test_classes_outside_fastml_are_refused(good_bytes, evil_class):
 
 def test_a_fastml_class_that_is_not_an_estimator_cannot_be_the_estimator(good_bytes):
     def edit(header):
-        header["root"]["class"] = "fastml.tree._classes:Tree"  # allowed, but not an estimator
+        header["root"]["class"] = "fastml.tree._tree_fast:Tree"  # allowed, but not an estimator
     with pytest.raises(ModelFileError, match="not a fastml estimator"):
         from_bytes(rewrite_header(good_bytes, edit))
 

@@ -539,7 +539,7 @@ def test_overflowing_sample_weights_are_named(solver):
     # issue 12: weights of 1e308 each overflow the statistics; the error names the weights
     # (it blamed the features).
     X, y = problem(n=20)
-    with pytest.raises(ValueError, match="sample weights are too large"):
+    with pytest.raises(ValueError, match="sample_weight sums to more than the largest float64"):
         LinearRegression(solver=solver).fit(X, y, np.full(20, 1e308))
     # large but representable weights give the unweighted model (scaled alike)
     a = LinearRegression(solver=solver).fit(X, y, np.full(20, 1e250))

@@ -276,16 +276,22 @@ def test_real_parameters_too_large_for_float64_are_a_value_error():
         check_param("alpha", 10**400, low=0)
 
 
-def test_n_jobs_too_large_is_a_value_error():
-    with pytest.raises(ValueError, match="n_jobs"):
-        check_n_jobs(10**20)
+def test_n_jobs_too_large_is_clamped_to_a_thread_count_that_helps():
+    import os
+    from fastml._validation import MAX_THREADS
+    cap = max(MAX_THREADS, os.cpu_count() or 1)
+    assert check_n_jobs(10**20) == cap and check_n_jobs(2) == 2
+    assert check_n_jobs(-10**20) == 1        # "all but 10**20 cores": at least one thread
 
 
-def test_an_estimator_refuses_a_huge_integer_parameter_with_a_value_error():
+def test_a_limit_beyond_c_means_no_limit_and_other_huge_integers_are_value_errors():
     import fastml
     X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 1] * 4)
-    with pytest.raises(ValueError, match="max_depth"):
-        fastml.DecisionTreeClassifier(max_depth=99999999999).fit(X, y)
+    unlimited = fastml.DecisionTreeClassifier().fit(X, y)
+    huge = fastml.DecisionTreeClassifier(max_depth=99999999999).fit(X, y)
+    assert (huge.predict(X) == unlimited.predict(X)).all()
+    with pytest.raises(ValueError, match="max_iter"):            # a count C must hold
+        fastml.Perceptron(max_iter=2**40).fit(X, y)
 
 
 # ------------------------------------------------------------ CSR structure, property-based

@@ -133,7 +133,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         -------
         self : PolynomialFeatures
         """
-        check_param("degree", self.degree, low=0, integer=True)
+        check_param("degree", self.degree, low=0, integer=True, c_int=False)  # width checked next
         check_n_jobs(self.n_jobs)
         X = check_array(X, estimator=self, reset=True)
         width = n_output_features(X.shape[1], self.degree, self.interaction_only,

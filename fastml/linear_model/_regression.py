@@ -918,7 +918,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        check_param("degree", self.degree, low=1, integer=True)
+        check_param("degree", self.degree, low=1, integer=True, c_int=False)  # width checked next
         check_n_jobs(self.n_jobs)
         X, y = check_X_y(X, y, multi_output=True,
                          estimator=self, reset=True)

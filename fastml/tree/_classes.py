@@ -136,7 +136,7 @@ def resolve_max_features(max_features, n_features):
         raise ValueError(f"max_features must be None, 'sqrt', 'log2', an int or a float in "
                          f"(0, 1]; got {max_features!r}")
     if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        check_param("max_features", max_features, low=1, integer=True)
+        check_param("max_features", max_features, low=1, integer=True, c_int=False)
         return min(int(max_features), n_features)
     check_param("max_features", max_features, low=0, high=1, low_inclusive=False)
     return max(1, int(max_features * n_features))
@@ -153,10 +153,14 @@ class EncodedInput:
         the tree unchanged (no tree over n rows is deeper than n, has more than n leaves, or
         splits a node of more than n rows), so the C integers cannot overflow."""
         check_param("criterion", self.criterion, choices=self._criteria)
-        check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True)
-        check_param("min_samples_split", self.min_samples_split, low=2, integer=True)
-        check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
-        check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True)
+        check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True,
+                    c_int=False)  # clamped to the data below
+        check_param("min_samples_split", self.min_samples_split, low=2, integer=True,
+                    c_int=False)  # clamped to the data below
+        check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True,
+                    c_int=False)  # clamped to the data below
+        check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True,
+                    c_int=False)  # clamped to the data below
         beyond = n_samples + 1  # as good as infinite for a sample of n_samples rows
         return dict(
             criterion=CRITERIA[self.criterion],

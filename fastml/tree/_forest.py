@@ -33,7 +33,8 @@ class BaseForest(EncodedInput, BaseEstimator):
     def _fit_forest(self, Xe, y_kernel, n_outputs):
         """Grow the trees on the encoded X (passed, never kept: a failed fit leaves no copy
         of the data on the estimator)."""
-        check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS, integer=True)
+        check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS, integer=True,
+                    c_int=False)
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
