@@ -29,7 +29,7 @@ import time
 from ._report import Report, timed_fit  # noqa: F401 (timed_fit: re-exported for callers of cli.timed_fit)
 from .exceptions import ModelFileError
 
-FAMILIES = ["linear_model", "tree", "naive_bayes"]
+FAMILIES = ["linear_model", "tree", "naive_bayes", "feature_extraction"]  # each has a _demo.py
 
 # short name -> class name in fastml (resolved when used, so families can land in any order)
 MODELS = {

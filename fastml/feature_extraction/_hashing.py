@@ -57,6 +57,9 @@ class FeatureHasher(TransformerMixin, BaseEstimator):
            [ 0.,  0.,  0., -1.,  0., -1.,  0.,  0.]])
     """
 
+    _takes_records = True     # raw records in, X out (fastml.all_estimators() leaves it out)
+    _estimator_type = "transformer"
+
     def __init__(self, n_features=2**20, input_type="dict", dtype=np.float64,
                  alternate_sign=True):
         self.n_features = n_features
