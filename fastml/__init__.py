@@ -8,6 +8,7 @@ from ._base import BaseEstimator, clone
 from .exceptions import ConvergenceWarning, ModelFileError, NotFittedError
 from . import datasets, exceptions, info, losses, metrics, model_selection
 from .io import load, save
+from .stream import fit_stream
 from .linear_model import *  # noqa: F401,F403
 from .linear_model import __all__ as _linear_all
 from .tree import *  # noqa: F401,F403
@@ -19,7 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
            "datasets", "exceptions", "info",
-           "losses", "metrics", "model_selection", "save", "load", "all_estimators",
+           "losses", "metrics", "model_selection", "save", "load", "all_estimators", "fit_stream",
            *_linear_all, *_tree_all, *_nb_all]
 
 
