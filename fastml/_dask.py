@@ -1,0 +1,596 @@
+"""Dask input: `fit` on dask arrays / DataFrames runs the distributed form of each algorithm,
+and predict / predict_proba / decision_function / transform return lazy dask collections.
+
+Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
+- exact (equal to `fit` on the concatenated partitions):
+  naive Bayes: each partition's counts and moments (`partial_fit` with all classes), merged
+  pairwise on the workers (counts add; moments by Chan's formula; category vocabularies grown
+  to their union first);
+  LinearRegression / Ridge / PolynomialRegression (normal): `LinearStats` per partition,
+  tree-summed on the workers, one solve;
+  LogisticRegression gd / lbfgs: the partitions are persisted once on the workers as
+  validated (X, codes, weights); each objective evaluation scatters the weights (broadcast)
+  and submits one task per partition returning (loss, gradient), summed on the client.
+- approximate (documented): the SGD family by iterative parameter mixing: each epoch, every
+  partition runs one local epoch of `partial_fit` from the current state (its own seed from
+  random_state, epoch and partition), then the states are averaged weighted by rows. The
+  result is deterministic for a fixed random_state and partitioning; it is not the
+  single-machine SGD path.
+- a single decision tree, forests and the kernel perceptron: a clear error naming the
+  alternatives.
+A lost worker is Dask's business: its tasks are retried on another worker (the same inputs
+give the same model), and a task that fails for good raises; no partial model is returned.
+
+With a dask.distributed Client the work runs on its cluster; without one, on dask's local
+scheduler. dask is imported only when a dask collection is met.
+"""
+import functools
+import warnings
+
+import numpy as np
+
+ROUTED = ("fit", "predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba",
+          "decision_function", "transform")
+
+
+def is_dask_collection(obj):
+    """dask.is_dask_collection without importing dask (a dask collection has a graph)."""
+    return hasattr(obj, "__dask_graph__") and not isinstance(obj, type)
+
+
+def route_collections(cls):
+    """Wrap the fit / predict methods `cls` defines so a dask collection goes to this module
+    (BaseEstimator calls this for every estimator class; numpy input costs one hasattr)."""
+    for name in ROUTED:
+        method = cls.__dict__.get(name)
+        if callable(method) and not getattr(method, "_routes_dask", False):
+            setattr(cls, name, _routed(name, method))
+
+
+def _routed(name, method):
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if is_dask_collection(X):
+            if name == "fit":
+                return fit(self, X, *args, **kwargs)
+            return lazy_method(self, name, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+    wrapper._routes_dask = True
+    return wrapper
+
+
+# ------------------------------------------------------------------------------ the data
+class _Partitions:
+    """The (X, y, sample_weight) partitions of the input, persisted once on the workers (or
+    in this process without a client), and how to run one function on each."""
+
+    def __init__(self, X, y, sample_weight):
+        import dask
+        parts = _partition_triples(X, y, sample_weight)
+        self.client = _client()
+        if self.client is not None:
+            self.futures = self.client.compute(parts)
+        else:
+            self.futures = list(dask.persist(*parts))
+        self.n = len(parts)
+
+    def map(self, func, *args, indexed=False):
+        """[func(X_i, y_i, w_i, *args) for each partition i] (with indexed=True,
+        func(X_i, y_i, w_i, i, *args)), computed where the data are."""
+        index = list(range(self.n)) if indexed else [None] * self.n
+        if self.client is not None:
+            shared = [self.client.scatter(a, broadcast=True, hash=False) if isinstance(a, np.ndarray)
+                      else a for a in args]
+            futures = self.client.map(_apply, self.futures, index, fn=func, extra=shared,
+                                      pure=False)
+            return self.client.gather(futures)
+        import dask
+        return list(dask.compute(*[dask.delayed(_apply)(p, i, fn=func, extra=args)
+                                   for p, i in zip(self.futures, index)], scheduler="sync"))
+
+    def map_reduce(self, func, merge, *args):
+        """func on every partition, then `merge` pairwise in a tree on the workers."""
+        if self.client is None:
+            values = [v for v in self.map(func, *args) if v is not None]
+            return functools.reduce(merge, values) if values else None
+        futures = self.client.map(_apply, self.futures, [None] * self.n, fn=func,
+                                  extra=list(args), pure=False)
+        while len(futures) > 1:
+            paired = [self.client.submit(_merge_or_keep, merge, a, b, pure=False)
+                      for a, b in zip(futures[::2], futures[1::2])]
+            futures = paired + ([futures[-1]] if len(futures) % 2 else [])
+        return futures[0].result()
+
+    def release(self):
+        if self.client is not None:
+            self.client.cancel(self.futures)
+
+
+def _apply(part, index, fn, extra=()):
+    return fn(*part, *extra) if index is None else fn(*part, index, *extra)
+
+
+def _merge_or_keep(merge, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return merge(a, b)
+
+
+def _client():
+    try:
+        from distributed import get_client
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _partition_triples(X, y, sample_weight):
+    """Delayed (X_i, y_i, w_i) with rows aligned (y / weights rechunked like X)."""
+    import dask
+    if y is None:
+        raise ValueError("y is required: fit(X, y) on dask collections")
+    X_parts, lengths = _row_blocks(X, "X")
+    y_parts = _aligned(y, X, lengths, "y")
+    w_parts = [None] * len(X_parts) if sample_weight is None else \
+        _aligned(sample_weight, X, lengths, "sample_weight")
+    return [dask.delayed(tuple)([a, b, c]) for a, b, c in zip(X_parts, y_parts, w_parts)]
+
+
+def _row_blocks(X, name):
+    if _is_dask_frame(X):
+        return list(X.to_delayed()), None
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"{name} is a {getattr(X, 'ndim', '?')}-D dask array; expected 2-D "
+                         f"(n_samples, n_features)")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return list(X.to_delayed()[:, 0]), X.chunks[0]
+
+
+def _aligned(v, X, lengths, name):
+    if not is_dask_collection(v):
+        raise TypeError(f"X is a dask collection but {name} is {type(v).__name__}; give "
+                        f"{name} as a dask array / Series partitioned like X")
+    if _is_dask_frame(v):
+        if not _is_dask_frame(X) or v.npartitions != X.npartitions:
+            raise ValueError(f"{name} has {v.npartitions} partitions and X "
+                             f"{X.npartitions}; give both from the same DataFrame")
+        return list(v.to_delayed())
+    if lengths is None:
+        raise TypeError(f"X is a dask DataFrame and {name} a dask array: give {name} as a "
+                        f"column (Series) of the same DataFrame")
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"X and {name} have different numbers of samples: {X.shape[0]} "
+                         f"and {v.shape[0]}")
+    if v.chunks[0] != lengths:
+        v = v.rechunk({0: lengths})
+    blocks = v.to_delayed()
+    return list(blocks if blocks.ndim == 1 else blocks[:, 0])
+
+
+def _is_dask_frame(obj):
+    return hasattr(obj, "npartitions") and hasattr(obj, "map_partitions")
+
+
+def _rows(X):
+    return X.shape[0]
+
+
+# ----------------------------------------------------------------------------- fit
+def fit(estimator, X, y=None, sample_weight=None, **kwargs):
+    """The distributed fit of `estimator` on dask X, y (see the module note)."""
+    from .linear_model import (LinearRegression, LogisticRegression, PolynomialFeatures,
+                               PolynomialRegression, Ridge)
+    from .naive_bayes import CategoricalNB, GaussianNB, NaiveBayes
+    from .stream import _forget_fit, _has_partial_fit
+    name = type(estimator).__name__
+    if kwargs:
+        raise TypeError(f"{name}.fit on dask input takes X, y, sample_weight; got "
+                        f"{sorted(kwargs)}")
+    if isinstance(estimator, PolynomialFeatures):    # it only needs the number of columns
+        return _original(estimator, "fit")(np.zeros((1, _n_columns(X))))
+    for kind, why in _WHY_NOT.items():
+        if name.startswith(kind):
+            raise TypeError(f"{name} cannot be fitted on a dask collection: {why}")
+    if sample_weight is not None and not is_dask_collection(sample_weight):
+        raise TypeError("X is a dask collection: give sample_weight as a dask array / Series "
+                        "partitioned like X")
+    if isinstance(estimator, (GaussianNB, CategoricalNB, NaiveBayes)):
+        driver = _fit_naive_bayes
+    elif isinstance(estimator, (LinearRegression, Ridge, PolynomialRegression)) and \
+            estimator.solver == "normal":
+        driver = _fit_least_squares
+    elif isinstance(estimator, LogisticRegression) and estimator.solver in ("gd", "lbfgs"):
+        driver = _fit_logistic_batch
+    elif _has_partial_fit(estimator):
+        driver = _fit_parameter_mixing
+    else:
+        raise TypeError(f"{name}" + (f"(solver={estimator.solver!r})"
+                                     if hasattr(estimator, "solver") else "") +
+                        " has no distributed form: use solver='normal' / 'lbfgs' / 'sgd', or "
+                        "fit in memory on X.compute()")
+    _forget_fit(estimator)
+    parts = _Partitions(X, y, sample_weight)
+    try:
+        driver(estimator, parts, X)
+    finally:
+        parts.release()
+    _set_feature_names(estimator, X)
+    return estimator
+
+
+_WHY_NOT = {
+    "KernelPerceptron": "its model is every mistake it made, compared with every row; fit it "
+                        "in memory on a sample (X.compute()), or use Perceptron / LinearSVM, "
+                        "which run on dask",
+    "DecisionTree": "the split search needs all rows at once; fit it in memory on "
+                    "X.compute() (or a sample), or use naive Bayes / a linear model, which "
+                    "run on dask",
+    "RandomForest": "the forest's trees need their bootstrap samples in one process; fit it "
+                    "in memory on X.compute() (or a sample), or use naive Bayes / a linear "
+                    "model, which run on dask",
+}
+
+
+def _original(estimator, name):
+    """The method without the dask routing."""
+    method = getattr(type(estimator), name)
+    return functools.partial(getattr(method, "__wrapped__", method), estimator)
+
+
+def _set_feature_names(estimator, X):
+    if _is_dask_frame(X):
+        names = [c for c in X.columns]
+        if names and all(isinstance(c, str) for c in names):
+            estimator.feature_names_in_ = np.asarray(names, dtype=object)
+        estimator.n_features_in_ = len(names)
+    else:
+        estimator.n_features_in_ = int(X.shape[1])
+
+
+def _classes_of(parts):
+    from .stream import _as_labels
+    found = [v for v in parts.map(_labels_of) if v is not None]
+    if not found:
+        raise ValueError("y has 0 samples")
+    return functools.reduce(np.union1d, found)
+
+
+def _labels_of(X, y, w):
+    from .stream import _as_labels
+    if _rows(X) == 0:
+        return None
+    if w is not None:       # a row of weight 0 is not there
+        y = np.asarray(y)[np.asarray(w) > 0]
+    return np.unique(_as_labels(y)) if len(y) else None
+
+
+# --- naive Bayes: partial_fit per partition, merged exactly
+def _fit_naive_bayes(estimator, parts, X):
+    classes = _classes_of(parts)
+    merged = parts.map_reduce(_nb_partition, _nb_merge, estimator, classes)
+    if merged is None:
+        raise ValueError("X has 0 samples")
+    _adopt(estimator, merged)
+
+
+def _nb_partition(X, y, w, template, classes):
+    from ._base import clone
+    if _rows(X) == 0 or (w is not None and not np.any(np.asarray(w) > 0)):
+        return None
+    model = clone(template)
+    model.partial_fit(X, y, classes=classes, sample_weight=w)
+    return model
+
+
+def _nb_merge(a, b):
+    """The naive Bayes model of the union of a's and b's rows (adapter onto the parts of
+    fastml/naive_bayes/_classes.py: counts add, moments merge by Chan's formula, category
+    vocabularies first grown to their union)."""
+    from .naive_bayes._classes import _chan_merge, _GaussianPart
+    if getattr(a, "categorical_features_", None) is not None and not np.array_equal(
+            a.categorical_features_, b.categorical_features_):
+        column = int(np.flatnonzero(a.categorical_features_ != b.categorical_features_)[0])
+        raise ValueError(f"column {column} is categorical in some partitions and numeric in "
+                         f"others; give it one type (e.g. astype(str) or astype(float))")
+    a.class_count_ = a.class_count_ + b.class_count_
+    for part_a, part_b in zip(a._parts, b._parts):
+        if isinstance(part_a, _GaussianPart):
+            part_a.moments = _chan_merge(part_a.moments, part_b.moments)
+        else:
+            _grow_vocabulary(part_a, part_b, a.n_features_in_)
+            _grow_vocabulary(part_b, part_a, a.n_features_in_)
+            part_a.counts = part_a.counts + part_b.counts
+    a._finalize()
+    return a
+
+
+def _grow_vocabulary(part, other, n_features):
+    """Add `other`'s levels to `part`'s vocabularies (its count columns move as
+    partial_fit moves them)."""
+    levels = other.encoder.categories_
+    height = max(len(c) for c in levels)
+    table = np.full((height, n_features), None, dtype=object)
+    for column, values in zip(part.encoder.columns_, levels):
+        table[:len(values), column] = values
+    before = [len(c) for c in part.encoder.categories_]
+    moved = part.encoder.partial_fit(table)
+    part.counts = part._relaid(before, moved)
+
+
+def _adopt(estimator, fitted):
+    """Copy the fitted state of `fitted` (same class and parameters) onto `estimator`."""
+    params = set(estimator.get_params(deep=False))
+    for key, value in vars(fitted).items():
+        if key not in params:
+            setattr(estimator, key, value)
+
+
+# --- least squares: statistics tree-summed
+def _fit_least_squares(estimator, parts, X):
+    from .linear_model import PolynomialRegression
+    from .stream import _finish_polynomial
+    n_features = _n_columns(X)
+    features = None
+    if isinstance(estimator, PolynomialRegression):
+        from .linear_model import PolynomialFeatures
+        features = PolynomialFeatures(estimator.degree,
+                                      interaction_only=estimator.interaction_only,
+                                      include_bias=False).fit(np.zeros((1, n_features)))
+    stats = parts.map_reduce(_stats_partition, _merge_stats, features)
+    if stats is None:
+        raise ValueError("X has 0 samples")
+    if features is not None:
+        _finish_polynomial(estimator, features, stats)
+    else:
+        estimator.fit_stats(stats, reset=True)
+
+
+def _stats_partition(X, y, w, features):
+    from ._validation import check_sample_weight, check_X_y
+    from .linear_model import LinearStats
+    if _rows(X) == 0:
+        return None
+    X, y = check_X_y(X, y, multi_output=True)
+    if features is not None:
+        X = np.ascontiguousarray(features.transform(X))
+    sw = None if w is None else check_sample_weight(np.asarray(w), X.shape[0])
+    return LinearStats.from_data(X, y.reshape(X.shape[0], -1), sw)
+
+
+def _merge_stats(a, b):
+    return a.merge(b)
+
+
+def _n_columns(X):
+    return len(X.columns) if _is_dask_frame(X) else int(X.shape[1])
+
+
+# --- logistic regression gd / lbfgs: one task per partition per evaluation
+def _fit_logistic_batch(estimator, parts, X):
+    from .linear_model._logistic import _Layout
+    estimator._check_params()
+    estimator._encode_labels(_classes_of(parts))
+    layout = _Layout(len(estimator.classes_), estimator.multi_class)
+    prepared = parts.map(_prepare_logistic, estimator.classes_, layout)
+    dtypes = {p for p in prepared if p is not None}
+    objective = _DaskLogisticObjective(estimator, parts, layout, _n_columns(X),
+                                       np.float32 if dtypes == {"float32"} else np.float64)
+    x0 = np.zeros(objective.size)
+    if estimator.solver == "lbfgs":
+        x, n_iter, curve = estimator._run_lbfgs(objective, x0)
+    else:
+        x, n_iter, curve = estimator._run_gd(objective, x0, None)
+    estimator.coef_, estimator.intercept_ = objective.unpack(x)
+    estimator.n_iter_ = n_iter
+    estimator.loss_curve_ = curve
+
+
+def _prepare_logistic(X, y, w, classes, layout):
+    """Validate a partition once (the first task); returns its dtype name."""
+    if _rows(X) == 0:
+        return None
+    return str(_validated_logistic(X, y, w, classes, layout)[0].dtype)
+
+
+def _validated_logistic(X, y, w, classes, layout):
+    from types import SimpleNamespace
+    from ._base import ClassifierMixin
+    from ._validation import check_sample_weight, check_X_y
+    X, y = check_X_y(X, y, accept_sparse=True)
+    codes = layout.codes(ClassifierMixin._encode_known_labels(SimpleNamespace(classes_=classes),
+                                                              y))
+    sw = np.ones(X.shape[0]) if w is None else check_sample_weight(np.asarray(w), X.shape[0])
+    return X, codes, sw
+
+
+def _logistic_loss_grad(X, y, w, x, classes, layout, template):
+    from .stream import _chunk_loss_grad
+    if _rows(X) == 0:
+        return 0.0, np.zeros(len(x)), 0.0
+    X, codes, sw = _validated_logistic(X, y, w, classes, layout)
+    return _chunk_loss_grad(template, X, codes, sw, layout, x)
+
+
+def _logistic_gram(X, y, w, classes, layout, fit_intercept):
+    from .stream import _scale_rows, _with_ones
+    if _rows(X) == 0:
+        return None
+    X, _, sw = _validated_logistic(X, y, w, classes, layout)
+    Z = _with_ones(X) if fit_intercept else X
+    S = Z.T @ _scale_rows(Z, sw)
+    return (S.toarray() if hasattr(S, "toarray") else np.asarray(S)), float(sw.sum())
+
+
+class _DaskLogisticObjective:
+    """LogisticRegression's objective over the persisted partitions: each call scatters x
+    (broadcast) and runs one task per partition; the sums come back to the client."""
+
+    def __init__(self, estimator, parts, layout, n_features, dtype):
+        self.estimator, self.parts, self.layout = estimator, parts, layout
+        self.alpha, self.fit_intercept = float(estimator.alpha), bool(estimator.fit_intercept)
+        self.K, self.d, self.dtype = layout.n_outputs, n_features, dtype
+        self.size = self.K * self.d + (self.K if self.fit_intercept else 0)
+
+    def unpack(self, x):
+        W = np.ascontiguousarray(x[:self.K * self.d].reshape(self.K, self.d), dtype=self.dtype)
+        b = x[self.K * self.d:] if self.fit_intercept else np.zeros(self.K)
+        return W, np.ascontiguousarray(b, dtype=self.dtype)
+
+    def __call__(self, x):
+        from .stream import _regularized
+        results = self.parts.map(_logistic_loss_grad, np.asarray(x, dtype=np.float64),
+                                 self.estimator.classes_, self.layout, self.estimator)
+        loss = sum(r[0] for r in results)
+        grad = np.sum([r[1] for r in results], axis=0)
+        weight = sum(r[2] for r in results)
+        return _regularized(loss, grad, weight, x, self.alpha, self.K * self.d)
+
+    def lipschitz(self, _X=None, n_power=20):
+        from .stream import _power_bound
+        grams = [g for g in self.parts.map(_logistic_gram, self.estimator.classes_,
+                                           self.layout, self.fit_intercept) if g is not None]
+        gram = np.sum([g for g, _ in grams], axis=0) / sum(w for _, w in grams)
+        return _power_bound(gram, self.layout.n_classes, self.alpha, n_power)
+
+
+# --- the SGD family: iterative parameter mixing
+def _fit_parameter_mixing(estimator, parts, X):
+    """Each epoch: every partition runs one local epoch of partial_fit from the current state
+    (seeded by random_state, epoch and partition), then the states are averaged with the
+    partitions' row weights. Stops after max_iter epochs, or earlier when the mean epoch loss
+    has not improved by tol for n_iter_no_change epochs."""
+    from ._validation import check_random_state
+    from .stream import _is_classifier
+    classes = _classes_of(parts) if _is_classifier(estimator) else None
+    seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
+    tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)
+    state, curve, best, stale = None, [], np.inf, 0
+    for epoch in range(estimator.max_iter):
+        local = [r for r in parts.map(_local_epoch, estimator, state, classes, seed, epoch,
+                                      indexed=True) if r is not None]
+        if not local:
+            raise ValueError("X has 0 samples")
+        state = _mix([r[0] for r in local], np.array([r[2] for r in local]))
+        curve.append(float(np.average([r[1] for r in local],
+                                      weights=[r[2] for r in local])))
+        if tol:
+            stale = stale + 1 if curve[-1] > best - tol else 0
+            best = min(best, curve[-1])
+            if stale >= patience:
+                break
+    _adopt(estimator, state)
+    _finish_mixing(estimator, len(curve), curve)
+
+
+def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
+    """One epoch of partial_fit on a partition from `state` (None: from scratch); returns
+    (the model, its mean loss, the partition's weight)."""
+    import copy
+    from ._base import clone
+    from .stream import _set_sgd_epoch
+    if _rows(X) == 0:
+        return None
+    model = clone(template) if state is None else copy.deepcopy(state)
+    if state is None:
+        model.set_params(random_state=np.random.default_rng([seed, epoch, part]))
+    else:
+        model._rng = np.random.default_rng([seed, epoch, part])
+    _set_sgd_epoch(model, epoch)
+    kwargs = {} if classes is None else {"classes": classes}
+    if w is not None:
+        kwargs["sample_weight"] = np.asarray(w)
+    model.partial_fit(X, y, **kwargs)
+    weight = float(_rows(X) if w is None else np.sum(w))
+    return model, float(model.loss_curve_[-1]), weight
+
+
+def _mix(models, weights):
+    """The row-weighted average of the models' SGD states (adapter onto SGDEngine: the
+    weights W (folded with their scale), intercepts, AdaGrad sums, running averages and
+    counters are averaged)."""
+    first = models[0]
+    engines = [m._engine for m in models]
+    p = weights / weights.sum()
+    avg = functools.partial(_weighted, p)
+    engine = first._engine
+    engine.W = avg([e.state[0] * e.W for e in engines]).astype(engine.dtype)
+    engine.b = avg([e.b for e in engines]).astype(engine.dtype)
+    engine.G, engine.Gb = avg([e.G for e in engines]), avg([e.Gb for e in engines])
+    engine.A, engine.Ab = avg([e.A for e in engines]), avg([e.Ab for e in engines])
+    engine.state = avg([e.state for e in engines])
+    engine.state[0] = 1.0
+    engine.n_updates = int(sum(e.n_updates for e in engines))
+    first.coef_, first.intercept_ = engine.coef(), engine.intercept()
+    return first
+
+
+def _weighted(p, arrays):
+    return np.tensordot(p, np.stack(arrays), axes=1)
+
+
+def _finish_mixing(estimator, n_epochs, curve):
+    from .stream import _finish_sgd
+    _finish_sgd(estimator, n_epochs, curve)
+    if hasattr(estimator, "_single_target") and np.ndim(estimator.coef_) == 2 and \
+            estimator._single_target:
+        estimator.coef_, estimator.intercept_ = estimator.coef_[0], estimator.intercept_[0]
+
+
+# ----------------------------------------------------------------------------- predict
+def lazy_method(estimator, name, X, *args, **kwargs):
+    """estimator.<name> applied block by block: a lazy dask array for a dask array, a dask
+    Series / DataFrame for a dask DataFrame (never collecting X)."""
+    method = _original(estimator, name)
+    sample = _sample_output(method, X, args, kwargs)
+    if _is_dask_frame(X):
+        return _map_partitions(method, X, sample, args, kwargs)
+    if getattr(X, "ndim", 2) != 2:
+        raise ValueError(f"X is a {X.ndim}-D dask array; expected 2-D (n_samples, n_features)")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    block = functools.partial(_call_block, method, sample, args=args, kwargs=kwargs)
+    if sample.ndim == 1:
+        return X.map_blocks(block, dtype=sample.dtype, drop_axis=1,
+                            meta=np.empty((0,), dtype=sample.dtype))
+    return X.map_blocks(block, dtype=sample.dtype, chunks=(X.chunks[0], (sample.shape[1],)),
+                        meta=np.empty((0, 0), dtype=sample.dtype))
+
+
+def _call_block(method, sample, block, args=(), kwargs=None):
+    if block.shape[0] == 0:
+        return np.empty((0,) + sample.shape[1:], dtype=sample.dtype)
+    return method(block, *args, **(kwargs or {}))
+
+
+def _sample_output(method, X, args, kwargs):
+    """The method's output on a fake row (dtype and width, for the lazy result's meta)."""
+    if _is_dask_frame(X):
+        row = X._meta_nonempty.iloc[:1]
+    else:
+        row = np.zeros((1, X.shape[1]), dtype=X.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = np.asarray(method(row, *args, **kwargs))
+    return out
+
+
+def _map_partitions(method, X, sample, args, kwargs):
+    import pandas as pd
+
+    def on_frame(frame):
+        if len(frame) == 0:
+            out = np.empty((0,) + sample.shape[1:], dtype=sample.dtype)
+        else:
+            out = np.asarray(method(frame, *args, **kwargs))
+        if out.ndim == 1:
+            return pd.Series(out, index=frame.index)
+        return pd.DataFrame(out, index=frame.index)
+
+    if sample.ndim == 1:
+        meta = pd.Series(np.empty(0, dtype=sample.dtype))
+    else:
+        meta = pd.DataFrame(np.empty((0, sample.shape[1]), dtype=sample.dtype))
+    return X.map_partitions(on_frame, meta=meta)
