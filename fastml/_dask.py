@@ -9,8 +9,9 @@ Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
   LinearRegression / Ridge / PolynomialRegression (normal): `LinearStats` per partition,
   tree-summed on the workers, one solve;
   LogisticRegression gd / lbfgs: the partitions are persisted once on the workers as
-  validated (X, codes, weights); each objective evaluation scatters the weights (broadcast)
-  and submits one task per partition returning (loss, gradient), summed on the client.
+  validated (X, codes, weights); each objective evaluation submits one task per partition
+  carrying the current weights (a few KB) and returning (loss, gradient), summed on the
+  client.
 - approximate (documented): the SGD family by iterative parameter mixing: each epoch, every
   partition runs one local epoch of `partial_fit` from the current state (its own seed from
   random_state, epoch and partition), then the states are averaged weighted by rows. The
@@ -79,14 +80,29 @@ class _Partitions:
         func(X_i, y_i, w_i, i, *args)), computed where the data are."""
         index = list(range(self.n)) if indexed else [None] * self.n
         if self.client is not None:
-            shared = [self.client.scatter(a, broadcast=True, hash=False) if isinstance(a, np.ndarray)
-                      else a for a in args]
-            futures = self.client.map(_apply, self.futures, index, fn=func, extra=shared,
+            # small arguments (the weights: K x d floats) travel inside the tasks rather than
+            # by scatter(broadcast=True): a lost worker's tasks are then simply rerun, where
+            # a broadcast replica stalls the scheduler while it retries the dead address
+            futures = self.client.map(_apply, self.futures, index, fn=func, extra=list(args),
                                       pure=False)
             return self.client.gather(futures)
         import dask
         return list(dask.compute(*[dask.delayed(_apply)(p, i, fn=func, extra=args)
                                    for p, i in zip(self.futures, index)], scheduler="sync"))
+
+    def derive(self, func, *args):
+        """New partitions func(X_i, y_i, w_i, *args) (a triple), kept on the workers."""
+        if self.client is not None:
+            futures = self.client.map(_apply, self.futures, [None] * self.n, fn=func,
+                                      extra=list(args), pure=False)
+            self.client.gather(futures)    # validation errors surface here
+        else:
+            import dask
+            futures = list(dask.persist(*[dask.delayed(_apply)(p, None, fn=func, extra=args)
+                                          for p in self.futures]))
+        derived = object.__new__(_Partitions)
+        derived.client, derived.futures, derived.n = self.client, futures, self.n
+        return derived
 
     def map_reduce(self, func, merge, *args):
         """func on every partition, then `merge` pairwise in a tree on the workers."""
@@ -374,28 +390,26 @@ def _fit_logistic_batch(estimator, parts, X):
     estimator._check_params()
     estimator._encode_labels(_classes_of(parts))
     layout = _Layout(len(estimator.classes_), estimator.multi_class)
-    prepared = parts.map(_prepare_logistic, estimator.classes_, layout)
-    dtypes = {p for p in prepared if p is not None}
-    objective = _DaskLogisticObjective(estimator, parts, layout, _n_columns(X),
-                                       np.float32 if dtypes == {"float32"} else np.float64)
-    x0 = np.zeros(objective.size)
-    if estimator.solver == "lbfgs":
-        x, n_iter, curve = estimator._run_lbfgs(objective, x0)
-    else:
-        x, n_iter, curve = estimator._run_gd(objective, x0, None)
-    estimator.coef_, estimator.intercept_ = objective.unpack(x)
-    estimator.n_iter_ = n_iter
-    estimator.loss_curve_ = curve
+    prepared = parts.derive(_validated_logistic, estimator.classes_, layout)
+    try:
+        dtypes = {d for d in prepared.map(_dtype_of) if d is not None}
+        objective = _DaskLogisticObjective(estimator, prepared, layout, _n_columns(X),
+                                           np.float32 if dtypes == {"float32"} else np.float64)
+        from .stream import _solve_logistic
+        _solve_logistic(estimator, objective)
+    finally:
+        prepared.release()
 
 
-def _prepare_logistic(X, y, w, classes, layout):
-    """Validate a partition once (the first task); returns its dtype name."""
-    if _rows(X) == 0:
-        return None
-    return str(_validated_logistic(X, y, w, classes, layout)[0].dtype)
+def _dtype_of(X, codes, sw):
+    return None if X is None else str(X.dtype)
 
 
 def _validated_logistic(X, y, w, classes, layout):
+    """A partition as the batch kernel takes it: (X, kernel codes, weights), validated once;
+    (None, None, None) when empty."""
+    if _rows(X) == 0:
+        return None, None, None
     from types import SimpleNamespace
     from ._base import ClassifierMixin
     from ._validation import check_sample_weight, check_X_y
@@ -406,32 +420,32 @@ def _validated_logistic(X, y, w, classes, layout):
     return X, codes, sw
 
 
-def _logistic_loss_grad(X, y, w, x, classes, layout, template):
+def _logistic_loss_grad(X, codes, sw, x, layout, template):
     from .stream import _chunk_loss_grad
-    if _rows(X) == 0:
+    if X is None:
         return 0.0, np.zeros(len(x)), 0.0
-    X, codes, sw = _validated_logistic(X, y, w, classes, layout)
     return _chunk_loss_grad(template, X, codes, sw, layout, x)
 
 
-def _logistic_gram(X, y, w, classes, layout, fit_intercept):
+def _logistic_gram(X, codes, sw, fit_intercept):
     from .stream import _scale_rows, _with_ones
-    if _rows(X) == 0:
+    if X is None:
         return None
-    X, _, sw = _validated_logistic(X, y, w, classes, layout)
     Z = _with_ones(X) if fit_intercept else X
     S = Z.T @ _scale_rows(Z, sw)
     return (S.toarray() if hasattr(S, "toarray") else np.asarray(S)), float(sw.sum())
 
 
 class _DaskLogisticObjective:
-    """LogisticRegression's objective over the persisted partitions: each call scatters x
+    """LogisticRegression's objective over the persisted partitions: each call sends x
     (broadcast) and runs one task per partition; the sums come back to the client."""
 
     def __init__(self, estimator, parts, layout, n_features, dtype):
         self.estimator, self.parts, self.layout = estimator, parts, layout
         self.alpha, self.fit_intercept = float(estimator.alpha), bool(estimator.fit_intercept)
         self.K, self.d, self.dtype = layout.n_outputs, n_features, dtype
+        # what the per-partition kernel call reads from the estimator, without its state
+        self.template = type(estimator)(**estimator.get_params(deep=False))
         self.size = self.K * self.d + (self.K if self.fit_intercept else 0)
 
     def unpack(self, x):
@@ -442,7 +456,7 @@ class _DaskLogisticObjective:
     def __call__(self, x):
         from .stream import _regularized
         results = self.parts.map(_logistic_loss_grad, np.asarray(x, dtype=np.float64),
-                                 self.estimator.classes_, self.layout, self.estimator)
+                                 self.layout, self.template)
         loss = sum(r[0] for r in results)
         grad = np.sum([r[1] for r in results], axis=0)
         weight = sum(r[2] for r in results)
@@ -450,8 +464,8 @@ class _DaskLogisticObjective:
 
     def lipschitz(self, _X=None, n_power=20):
         from .stream import _power_bound
-        grams = [g for g in self.parts.map(_logistic_gram, self.estimator.classes_,
-                                           self.layout, self.fit_intercept) if g is not None]
+        grams = [g for g in self.parts.map(_logistic_gram, self.fit_intercept)
+                 if g is not None]
         gram = np.sum([g for g, _ in grams], axis=0) / sum(w for _, w in grams)
         return _power_bound(gram, self.layout.n_classes, self.alpha, n_power)
 

@@ -239,7 +239,12 @@ def _fit_logistic_batch(estimator, stream, epochs):
     _forget_fit(estimator)
     estimator._check_params()
     estimator._encode_labels(stream.classes())
-    objective = _StreamedLogisticObjective(estimator, stream)
+    return _solve_logistic(estimator, _StreamedLogisticObjective(estimator, stream))
+
+
+def _solve_logistic(estimator, objective):
+    """Run the estimator's own gd / lbfgs loop on an objective that sums chunks (streamed
+    here, partitions in fastml._dask)."""
     x0 = np.zeros(objective.size)
     if estimator.solver == "lbfgs":
         x, n_iter, curve = estimator._run_lbfgs(objective, x0)
