@@ -330,3 +330,30 @@ def test_streaming_a_file_larger_than_the_memory_limit(tmp_path):
     assert abs(float(streamed.stdout) - mean_x0[1] / count[1]) < 1e-12
     whole = run("whole")
     assert whole.returncode == 3, (whole.returncode, whole.stderr[-2000:])
+
+
+def test_cli_fit_and_predict_stream(table, parquet_path, tmp_path, capsys):
+    """`fastml fit --chunk-rows` saves the streamed model (equal to fit on all rows) and
+    `fastml predict --chunk-rows` writes the same file as the in-memory predict."""
+    from fastml.cli import main
+    from fastml.io import load
+    columns = NUM + ["color"]
+    frame = table[columns + ["yc"]]
+    data = tmp_path / "data.parquet"
+    frame.to_parquet(data)
+    model_path = tmp_path / "m.fastml"
+    assert main(["fit", str(data), "--target", "yc", "--model", "NaiveBayes",
+                 "--chunk-rows", "300", "--out", str(model_path), "--quiet"]) == 0
+    streamed = load(str(model_path))
+    fitted = fastml.NaiveBayes().fit(frame[columns], frame["yc"])
+    np.testing.assert_allclose(streamed.predict_proba({c: frame[c].to_numpy()
+                                                       for c in columns}),
+                               fitted.predict_proba(frame[columns]), atol=1e-12)
+    outputs = []
+    for extra in (["--chunk-rows", "333"], []):
+        out = tmp_path / f"p{len(extra)}.csv"
+        assert main(["predict", str(model_path), str(data), "--proba", "--out", str(out),
+                     "--quiet", *extra]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == len(frame) + 1
