@@ -12,13 +12,14 @@ Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
   validated (X, codes, weights); each objective evaluation submits one task per partition
   carrying the current weights (a few KB) and returning (loss, gradient), summed on the
   client.
-- approximate (documented): the SGD family by iterative parameter mixing: each epoch, every
+- approximate (documented): forests: each partition grows its share of the trees on its own
+  rows (bootstrap within the partition; numeric columns); the SGD family by iterative
+  parameter mixing: each epoch, every
   partition runs one local epoch of `partial_fit` from the current state (its own seed from
   random_state, epoch and partition), then the states are averaged weighted by rows. The
   result is deterministic for a fixed random_state and partitioning; it is not the
   single-machine SGD path.
-- a single decision tree, forests and the kernel perceptron: a clear error naming the
-  alternatives.
+- a single decision tree and the kernel perceptron: a clear error naming the alternatives.
 A lost worker is Dask's business: its tasks are retried on another worker (the same inputs
 give the same model), and a task that fails for good raises; no partial model is returned.
 
@@ -213,7 +214,9 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
     if sample_weight is not None and not is_dask_collection(sample_weight):
         raise TypeError("X is a dask collection: give sample_weight as a dask array / Series "
                         "partitioned like X")
-    if isinstance(estimator, (GaussianNB, CategoricalNB, NaiveBayes)):
+    if name.startswith("RandomForest"):
+        driver = _fit_forest
+    elif isinstance(estimator, (GaussianNB, CategoricalNB, NaiveBayes)):
         driver = _fit_naive_bayes
     elif isinstance(estimator, (LinearRegression, Ridge, PolynomialRegression)) and \
             estimator.solver == "normal":
@@ -244,9 +247,6 @@ _WHY_NOT = {
     "DecisionTree": "the split search needs all rows at once; fit it in memory on "
                     "X.compute() (or a sample), or use naive Bayes / a linear model, which "
                     "run on dask",
-    "RandomForest": "the forest's trees need their bootstrap samples in one process; fit it "
-                    "in memory on X.compute() (or a sample), or use naive Bayes / a linear "
-                    "model, which run on dask",
 }
 
 
@@ -344,6 +344,74 @@ def _adopt(estimator, fitted):
             setattr(estimator, key, value)
 
 
+# --- forests: each partition grows its share of the trees (approximate)
+def _fit_forest(estimator, parts, X):
+    """Each partition grows a share of the n_estimators trees (in proportion to its rows) on
+    its own rows, with the bootstrap drawn within the partition; the forest is their union.
+    Numeric columns only: the trees share one encoding (the columns as numbers) and the
+    classes found over all partitions. Approximate: a tree sees one partition's rows."""
+    from ._validation import check_random_state, seed_from
+    from .stream import _is_classifier
+    if getattr(estimator, "oob_score", False):
+        raise ValueError("oob_score=True is not available on dask input (each tree's out-of-"
+                         "bag rows live in another partition); fit with oob_score=False")
+    if _is_dask_frame(X) and any(not np.issubdtype(t, np.number) for t in X.dtypes):
+        raise TypeError("a forest on a dask DataFrame takes numeric columns only (the "
+                        "partitions must share one encoding); encode the text columns first")
+    template = type(estimator)(**estimator.get_params(deep=False))
+    template._encode_fit(np.zeros((1, _n_columns(X))))
+    template.estimators_ = []      # the builder's "fitted" mark, so _encode accepts rows
+    if _is_classifier(estimator):
+        template.classes_ = _classes_of(parts)
+        template.n_classes_ = len(template.classes_)
+    rows = np.array(parts.map(_row_count), dtype=float)
+    if rows.sum() == 0:
+        raise ValueError("X has 0 samples")
+    shares = _apportion(estimator.n_estimators, rows)
+    rng = check_random_state(estimator.random_state)
+    seeds = [seed_from(rng) for _ in range(parts.n)]
+    grown = parts.map(_grow_share, template, shares, seeds, indexed=True)
+    template.estimators_ = [tree for trees in grown for tree in trees]
+    _adopt(estimator, template)
+
+
+def _row_count(X, y, w):
+    return _rows(X)
+
+
+def _apportion(total, rows):
+    """Integers proportional to rows summing to total (largest remainders)."""
+    exact = total * rows / rows.sum()
+    share = np.floor(exact).astype(int)
+    for i in np.argsort(-(exact - share))[:total - share.sum()]:
+        share[i] += 1
+    return share.tolist()
+
+
+def _grow_share(X, y, w, part, template, shares, seeds):
+    """Grow this partition's trees with the forest's own builder (adapter onto
+    BaseForest._fit_forest, fed the shared encoding and class codes)."""
+    import copy
+    from types import SimpleNamespace
+    from ._base import ClassifierMixin
+    from ._validation import check_target
+    if shares[part] == 0 or _rows(X) == 0:
+        return []
+    if w is not None:
+        raise TypeError("forests take no sample_weight")
+    forest = copy.deepcopy(template)
+    forest.n_estimators, forest.random_state = shares[part], seeds[part]
+    Xe = forest._encode(np.asarray(X, dtype=np.float64))
+    if hasattr(template, "classes_"):
+        codes = ClassifierMixin._encode_known_labels(SimpleNamespace(classes_=forest.classes_),
+                                                     y).astype(np.int32)
+        forest._fit_forest(Xe, codes, forest.n_classes_)
+    else:
+        forest._fit_forest(Xe, np.ascontiguousarray(check_target(y, numeric=True),
+                                                    dtype=np.float64), 1)
+    return forest.estimators_
+
+
 # --- least squares: statistics tree-summed
 def _fit_least_squares(estimator, parts, X):
     from .linear_model import PolynomialRegression
@@ -437,8 +505,8 @@ def _logistic_gram(X, codes, sw, fit_intercept):
 
 
 class _DaskLogisticObjective:
-    """LogisticRegression's objective over the persisted partitions: each call sends x
-    (broadcast) and runs one task per partition; the sums come back to the client."""
+    """LogisticRegression's objective over the persisted partitions: each call runs one task
+    per partition with x as its argument; the sums come back to the client."""
 
     def __init__(self, estimator, parts, layout, n_features, dtype):
         self.estimator, self.parts, self.layout = estimator, parts, layout

@@ -195,10 +195,28 @@ def test_other_sgd_estimators_mix(data, dask_client):
         assert mixed.n_iter_ >= 1 and len(mixed.loss_curve_) == mixed.n_iter_
 
 
+def test_forests_grow_their_trees_on_the_partitions(data, dask_client):
+    """Approximate: each partition grows its share of the trees (bootstrap within it), even
+    the partition holding one class; deterministic for a seed; about as accurate."""
+    X, y2, _, yr, _ = data
+    test = np.arange(N) % 4 == 0
+    Xd = darr(X)
+    forest = fastml.RandomForestClassifier(n_estimators=12, random_state=0).fit(Xd, darr(y2))
+    again = fastml.RandomForestClassifier(n_estimators=12, random_state=0).fit(Xd, darr(y2))
+    assert len(forest.estimators_) == 12
+    np.testing.assert_array_equal(forest.predict_proba(X), again.predict_proba(X))
+    local = fastml.RandomForestClassifier(n_estimators=12, random_state=0).fit(X[~test],
+                                                                              y2[~test])
+    assert forest.score(X[test], y2[test]) >= local.score(X[test], y2[test]) - 0.08
+    regressor = fastml.RandomForestRegressor(n_estimators=6, random_state=0).fit(Xd, darr(yr))
+    assert len(regressor.estimators_) == 6 and regressor.score(X, yr) > 0.5
+    with pytest.raises(ValueError, match="oob_score"):
+        fastml.RandomForestClassifier(oob_score=True).fit(Xd, darr(y2))
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(data, dask_client):
     X, y2, _, _, _ = data
     for model, message in [(fastml.DecisionTreeClassifier(), "X.compute"),
-                           (fastml.RandomForestClassifier(), "X.compute"),
                            (fastml.KernelPerceptron(), "Perceptron / LinearSVM")]:
         with pytest.raises(TypeError, match=f"cannot be fitted on a dask collection.*{message}"):
             model.fit(darr(X), darr(y2))
