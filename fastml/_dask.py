@@ -676,3 +676,86 @@ def _map_partitions(method, X, sample, args, kwargs):
     else:
         meta = pd.DataFrame(np.empty((0, sample.shape[1]), dtype=sample.dtype))
     return X.map_partitions(on_frame, meta=meta)
+
+
+# ------------------------------------------------------------------ information gain tables
+def information_gain_table(X, y, *, feature_names=None, categorical_features="auto"):
+    """fastml.info.information_gain_table on dask X, y by count reductions: each partition
+    counts (value, class) pairs per column, the counts are summed, and the lectures' IG
+    (categorical) and IG* sweep over sorted distinct values (real) run on the sums; equal to
+    the in-memory table."""
+    from collections import Counter
+    from ._tabular import TabularEncoder
+    from .info import InformationGainTable
+    meta = X._meta_nonempty.iloc[:2] if _is_dask_frame(X) else np.zeros((2, X.shape[1]),
+                                                                        dtype=X.dtype)
+    encoder = TabularEncoder(categorical_features=categorical_features).fit(meta)
+    parts = _Partitions(X, y, None)
+    try:
+        counted = [c for c in parts.map(_pair_counts) if c is not None]
+    finally:
+        parts.release()
+    if not counted:
+        raise ValueError("y is empty")
+    n_records = sum(n for n, _ in counted)
+    columns = [sum((c[j] for _, c in counted), Counter()) for j in range(len(counted[0][1]))]
+    classes = np.unique(np.asarray(list(columns[-1])))      # the labels' Counter
+    names = feature_names if feature_names is not None else encoder.feature_names_
+    rows = [_ig_row(str(name), counts, classes, encoder.categorical_mask_[j])
+            for j, (name, counts) in enumerate(zip(names, columns[:-1]))]
+    return InformationGainTable(classes, rows, n_records)
+
+
+def _pair_counts(X, y, w):
+    """(rows, [Counter of (value, label) per column without missing values] + [Counter of
+    labels])."""
+    from collections import Counter
+    from ._tabular import column, missing_mask
+    from .info import _as_labels
+    if _rows(X) == 0:
+        return None
+    labels = _as_labels(y, "y").tolist()
+    out = []
+    for j in range(X.shape[1]):
+        values = np.asarray(column(X, j).to_numpy(dtype=object) if hasattr(X, "iloc")
+                            else X[:, j])
+        keep = ~missing_mask(values)
+        out.append(Counter(zip(values[keep].tolist(), np.asarray(labels,
+                                                                  dtype=object)[keep].tolist())))
+    out.append(Counter(labels))
+    return _rows(X), out
+
+
+def _ig_row(name, counts, classes, categorical):
+    """One row of the table from the column's (value, class) counts (info.py's formulas)."""
+    from .info import _n_log2_n, split_point
+    from ._tabular import sorted_levels
+    index = {c: k for k, c in enumerate(classes.tolist())}
+    values = sorted_levels(np.array(list({v for v, _ in counts}), dtype=object)) \
+        if categorical else np.unique(np.array([float(v) for v, _ in counts]))
+    position = {v: i for i, v in enumerate(values.tolist())}
+    table = np.zeros((len(values), len(classes)))
+    for (value, label), c in counts.items():
+        table[position[value if categorical else float(value)], index[label]] += c
+    totals = table.sum(axis=0)
+    n = totals.sum()
+    h = _n_log2_n(n) - _n_log2_n(totals).sum()         # n H(Y) in bits
+    if categorical:
+        per_value = table.sum(axis=1)
+        h_given = (_n_log2_n(per_value) - _n_log2_n(table).sum(axis=1)).sum()
+        return {"name": name, "kind": "categorical", "values": [str(v) for v in values],
+                "distribution": table.astype(int).tolist(), "gain": float((h - h_given) / n)}
+    if len(values) < 2:
+        return {"name": name, "kind": "real", "values": ["(constant)"],
+                "distribution": [totals.astype(int).tolist()], "gain": 0.0}
+    left = np.cumsum(table, axis=0)[:-1]
+    n_left = left.sum(axis=1)
+    h_given = (_n_log2_n(n_left) + _n_log2_n(n - n_left)
+               - (_n_log2_n(left) + _n_log2_n(totals - left)).sum(axis=1))
+    gains = (h - h_given) / n
+    i = int(np.flatnonzero(gains >= gains.max() - 1e-12)[0])
+    t = split_point(values[i], values[i + 1])
+    return {"name": name, "kind": "real", "values": [f"< {t:g}", f">= {t:g}"],
+            "distribution": [left[i].astype(int).tolist(),
+                             (totals - left[i]).astype(int).tolist()],
+            "gain": float(gains[i])}

@@ -174,6 +174,8 @@ def chi2_test(contingency_table):
     Rows and columns that are all zero are dropped; degrees of freedom are (r-1)(c-1).
     """
     from scipy.stats import chi2
+    if hasattr(contingency_table, "__dask_graph__"):   # a dask crosstab: only the counts come
+        contingency_table = contingency_table.compute()
     table = np.asarray(contingency_table, dtype=np.float64)
     if table.ndim != 2:
         raise ValueError(f"contingency_table must be 2-D; got shape {table.shape}")
@@ -220,6 +222,10 @@ class InformationGainTable:
 def information_gain_table(X, y, *, feature_names=None, categorical_features="auto"):
     """IG per attribute of X for target y: multiway IG for categorical columns, IG* with its
     threshold for real ones (000's two tables). X: DataFrame, 2-D array or object array."""
+    if hasattr(X, "__dask_graph__"):     # dask input: count reductions on the workers
+        from ._dask import information_gain_table as on_dask
+        return on_dask(X, y, feature_names=feature_names,
+                       categorical_features=categorical_features)
     from ._tabular import TabularEncoder
     enc = TabularEncoder(categorical_features=categorical_features)
     codes = enc.fit_transform(X)

@@ -251,3 +251,18 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model(data, dask_client):
     else:
         assert rel(result["model"].coef_, local.coef_) < 1e-8
     dask_client.wait_for_workers(2, timeout=60)
+
+
+def test_information_gain_table_and_chi2_by_count_reductions(frame, dask_client):
+    from fastml.info import chi2_test, information_gain_table
+    table = frame[["a", "color"]].assign(a=frame["a"].round(1), y=frame["y"])
+    table.loc[3, "a"], table.loc[8, "color"] = np.nan, None
+    ddf = dd.from_pandas(table, npartitions=4)
+    on_dask = information_gain_table(ddf[["a", "color"]], ddf["y"])
+    local = information_gain_table(table[["a", "color"]], table["y"])
+    assert str(on_dask) == str(local)
+    for got, expected in zip(on_dask.rows, local.rows):
+        assert got["distribution"] == expected["distribution"]
+        assert abs(got["gain"] - expected["gain"]) < 1e-12
+    counts = pd.crosstab(table["color"], table["y"]).to_numpy()
+    assert chi2_test(da.from_array(counts, chunks=2)) == chi2_test(counts)
