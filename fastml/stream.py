@@ -186,8 +186,8 @@ _ONE_SHOT_CLASSES = ("with a one-shot iterator the first chunk fixes the classes
 
 def _fit_least_squares(estimator, stream, epochs):
     """LinearRegression / Ridge (normal): LinearStats per chunk, merged, one solve."""
-    X_stats = _accumulate_stats(estimator, stream, transform=None)
-    return estimator.fit_stats(X_stats, reset=True)
+    stats = _accumulate_stats(estimator, stream, transform=None)
+    return estimator.fit_stats(stats, reset=True)
 
 
 def _fit_polynomial(estimator, stream, epochs):
@@ -209,8 +209,12 @@ def _fit_polynomial(estimator, stream, epochs):
 def _accumulate_stats(estimator, stream, transform):
     from ._validation import check_sample_weight, check_X_y
     from .linear_model import LinearStats
+    from ._validation import check_param
     _forget_fit(estimator)
-    estimator._check_params() if hasattr(estimator, "_check_params") else None
+    if hasattr(estimator, "_check_params"):
+        estimator._check_params()
+    else:       # PolynomialRegression checks its degree in fit
+        check_param("degree", estimator.degree, low=1, integer=True)
     total = None
     for k, chunk in enumerate(stream.chunks()):
         X, y = check_X_y(chunk.X, chunk.y, multi_output=True, estimator=estimator,
