@@ -139,7 +139,7 @@ def test_naive_bayes_on_a_dask_dataframe_with_strings(make, columns, frame, dask
 
 def test_prediction_is_lazy_with_the_right_meta(data, dask_client):
     X, y2, y3, yr, _ = data
-    model = fastml.LogisticRegression().fit(X, y3)
+    model = fastml.LogisticRegression(max_iter=30, tol=None).fit(X, y3)
     Xd = darr(X)
     for method, shape in [("predict", (N,)), ("predict_proba", (N, 3)),
                           ("decision_function", (N, 3)), ("predict_log_proba", (N, 3))]:
