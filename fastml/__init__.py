@@ -13,6 +13,7 @@ from . import (datasets, exceptions, feature_extraction, info, lectures, losses,
                model_selection)
 from .feature_extraction import FeatureHasher
 from .io import load, save
+from .stream import fit_stream
 from .linear_model import *  # noqa: F401,F403
 from .linear_model import __all__ as _linear_all
 from .tree import *  # noqa: F401,F403
@@ -24,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
            "datasets", "exceptions", "feature_extraction", "FeatureHasher", "info", "lectures",
-           "losses", "metrics", "model_selection", "save", "load", "all_estimators",
+           "losses", "metrics", "model_selection", "save", "load", "all_estimators", "fit_stream",
            *_linear_all, *_tree_all, *_nb_all]
 
 

@@ -41,6 +41,11 @@ class BaseEstimator:
     _accepts_sparse = False
     _allows_nan = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from ._dask import route_collections   # dask is imported only for dask input
+        route_collections(cls)
+
     @classmethod
     def _get_param_names(cls):
         init = cls.__init__

@@ -261,6 +261,8 @@ def run_fit(args):
     from .model_selection import train_test_split
     from ._tabular_io import TabularModel, take_rows
     estimator = build_estimator(args)
+    if args.chunk_rows:
+        return run_fit_stream(args, estimator)
     columns = load_columns(args.data)
     features, y = split_target(columns, args.target, args.drop)
     y = target_for(estimator, y, args.target)
@@ -307,6 +309,66 @@ def run_fit(args):
     return 0
 
 
+def run_fit_stream(args, estimator):
+    """fit --chunk-rows: stream the file through fastml.fit_stream (all rows, no test split)."""
+    from .stream import fit_stream
+    from ._tabular_io import TabularModel
+    print(f"model: {estimator!r}")
+    start = time.perf_counter()
+    try:
+        fit_stream(estimator, args.data, args.target, chunk_rows=args.chunk_rows,
+                   drop=list(args.drop), verbose=0 if args.quiet else 1)
+    except (TypeError, ValueError, FileNotFoundError) as exc:
+        raise CLIError(str(exc)) from None
+    print(f"data: {args.data}: streamed in chunks of {args.chunk_rows} rows, target "
+          f"{args.target!r} (all rows train the model: no test split when streaming)")
+    print(f"fit time: {time.perf_counter() - start:.4f} s")
+    if args.out:
+        from .io import save
+        names = getattr(estimator, "feature_names_in_", None)
+        save(TabularModel.wrap(estimator, list(names)), args.out)
+        print(f"saved model to {args.out}")
+    return 0
+
+
+def run_predict_stream(args):
+    """predict --chunk-rows: read, predict and write one chunk at a time."""
+    import csv
+    import numpy as np
+    from .stream import _reader_for
+    model = load_model(args.model)
+    reader = _reader_for(args.data)
+    model, _ = model_input(model, {n: None for n in reader.column_names()})
+    stream = open(args.out, "w", newline="") if args.out else sys.stdout
+    n = 0
+    try:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow([f"P({c})" for c in model.classes_.tolist()] if args.proba
+                        else ["prediction"])
+        for table in reader.raw_chunks(model.feature_names_, args.chunk_rows):
+            frame = table.to_pandas()
+            cols = {name: frame[name].to_numpy() for name in model.feature_names_}
+            rows = np.flatnonzero(complete_rows(model, cols))   # the others stay empty
+            picked = {name: col[rows] for name, col in cols.items()}
+            result = (model.predict_proba(picked) if args.proba else model.predict(picked)) \
+                if len(rows) else []
+            outputs = [None] * len(frame)
+            for i, value in zip(rows, np.asarray(result).tolist()):
+                outputs[i] = value
+            for value in outputs:
+                if value is None:
+                    writer.writerow([""] * (len(model.classes_) if args.proba else 1))
+                else:
+                    writer.writerow([_cell(v) for v in value] if args.proba else [_cell(value)])
+            n += len(frame)
+    finally:
+        if args.out:
+            stream.close()
+    if args.out:
+        print(f"wrote {n} {'probability rows' if args.proba else 'predictions'} to {args.out}")
+    return 0
+
+
 def load_model(path):
     from .io import load
     if not os.path.isfile(path):
@@ -336,6 +398,8 @@ def run_predict(args):
     import numpy as np
     from ._progress import chunks
     from ._tabular_io import take_rows
+    if args.chunk_rows:
+        return run_predict_stream(args)
     model, features = model_input(load_model(args.model), load_columns(args.data))
     if args.proba and not hasattr(_inner(model), "predict_proba"):
         raise CLIError(f"{type(_inner(model)).__name__} does not give probabilities "
@@ -524,6 +588,8 @@ def build_parser():
     fit.add_argument("--out", metavar="MODEL", help="save the fitted model to this file")
     fit.add_argument("--plot", metavar="PNG", help="write a picture of the fit to this file")
     fit.add_argument("--quiet", action="store_true", help="no progress bar")
+    fit.add_argument("--chunk-rows", type=int, default=None, metavar="N",
+                     help="stream a Parquet / CSV file N rows at a time (bounded memory)")
 
     predict = command(
         "predict", "predict with a saved model",
@@ -535,6 +601,8 @@ def build_parser():
     predict.add_argument("--proba", action="store_true",
                          help="write class probabilities instead of labels")
     predict.add_argument("--quiet", action="store_true", help="no progress bar")
+    predict.add_argument("--chunk-rows", type=int, default=None, metavar="N",
+                         help="read, predict and write N rows at a time (bounded memory)")
 
     evaluate = command(
         "evaluate", "metrics of a saved model on labelled data",

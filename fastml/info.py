@@ -273,6 +273,8 @@ def chi2_test(contingency_table):
     (20.0, True)
     """
     from scipy.stats import chi2
+    if hasattr(contingency_table, "__dask_graph__"):   # a dask crosstab: only the counts come
+        contingency_table = contingency_table.compute()
     table = np.asarray(contingency_table, dtype=np.float64)
     if table.ndim != 2:
         raise ValueError(f"contingency_table must be 2-D; got shape {table.shape}")
@@ -367,6 +369,10 @@ def information_gain_table(X, y, *, feature_names=None, categorical_features="au
     >>> [(row["name"], row["gain"]) for row in table.rows]
     [('x', 1.0), ('c', 0.0)]
     """
+    if hasattr(X, "__dask_graph__"):     # dask input: count reductions on the workers
+        from ._dask import information_gain_table as on_dask
+        return on_dask(X, y, feature_names=feature_names,
+                       categorical_features=categorical_features)
     from ._tabular import TabularEncoder
     enc = TabularEncoder(categorical_features=categorical_features)
     codes = enc.fit_transform(X)

@@ -1,0 +1,359 @@
+"""fit_stream: every exact estimator streamed from a multi-chunk file equals fit on the whole
+table; LogisticRegression's batch solvers equal the in-memory fit; the SGD family equals fit on
+the concatenation in the order the chunks were visited; bounded memory under RLIMIT_AS; clear
+errors for estimators that need all rows, for columns that change type and one-shot sources."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+import fastml  # noqa: E402
+from fastml import fit_stream  # noqa: E402
+
+NUM = [f"f{i}" for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.normal(size=(n, len(NUM))) * [1, 2, 3, 1, 1] + [3, -1, 100, 0, 5]
+    w = rng.normal(size=len(NUM))
+    frame = pd.DataFrame(X, columns=NUM)
+    frame["yr"] = X @ w + rng.normal(size=n)
+    score = (X - X.mean(axis=0)) / X.std(axis=0) @ w
+    frame["yc"] = np.where(score + rng.normal(size=n) > 0, "yes", "no")
+    frame["y3"] = np.digitize(score + rng.normal(size=n), [-0.5, 0.5])
+    # "blue" first appears in the last quarter: a later chunk grows the vocabulary
+    frame["color"] = np.where(np.arange(n) < 1500, rng.choice(["red", "green"], size=n),
+                              rng.choice(["red", "green", "blue"], size=n))
+    frame["weight"] = rng.uniform(0.5, 2.0, size=n)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def parquet_path(table, tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream") / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path, row_group_size=300)
+    return str(path)
+
+
+def relative_error(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+EXACT = [
+    (lambda: fastml.GaussianNB(), "yc", NUM),
+    (lambda: fastml.GaussianNB(ddof=0), "y3", NUM),
+    (lambda: fastml.CategoricalNB(), "yc", ["color"]),
+    (lambda: fastml.NaiveBayes(smoothing="m-estimate"), "y3", NUM[:2] + ["color"]),
+    (lambda: fastml.LinearRegression(), "yr", NUM),
+    (lambda: fastml.Ridge(alpha=0.3), "yr", NUM),
+    (lambda: fastml.Ridge(alpha=0.1, fit_intercept=False), "yr", NUM),
+    (lambda: fastml.PolynomialRegression(degree=2, alpha=1e-3), "yr", NUM[:3]),
+]
+
+
+def assert_same_model(streamed, fitted, X):
+    if hasattr(fitted, "predict_proba"):
+        np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X),
+                                   rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(streamed.classes_, fitted.classes_)
+        for name in ("theta_", "var_", "class_count_"):
+            if hasattr(fitted, name):
+                assert relative_error(getattr(streamed, name), getattr(fitted, name)) < 1e-10
+        if hasattr(fitted, "categories_"):
+            for a, b in zip(streamed.categories_, fitted.categories_):
+                np.testing.assert_array_equal(a, b)
+    else:
+        assert relative_error(streamed.coef_, fitted.coef_) < 1e-10
+        assert relative_error(np.ravel(streamed.intercept_) + 1, np.ravel(fitted.intercept_) + 1) \
+            < 1e-10
+        assert relative_error(streamed.predict(X), fitted.predict(X)) < 1e-10
+    assert streamed.n_features_in_ == fitted.n_features_in_
+    np.testing.assert_array_equal(streamed.feature_names_in_, list(X.columns))
+
+
+@pytest.mark.parametrize("make, target, columns", EXACT)
+def test_parquet_stream_equals_fit_on_whole_table(make, target, columns, table, parquet_path):
+    streamed = fit_stream(make(), parquet_path, target, chunk_rows=350, columns=columns)
+    fitted = make().fit(table[columns], table[target])
+    assert_same_model(streamed, fitted, table[columns])
+
+
+@pytest.mark.parametrize("make, target, columns", EXACT[::2])
+def test_weighted_stream_equals_weighted_fit(make, target, columns, table, parquet_path):
+    streamed = fit_stream(make(), parquet_path, target, chunk_rows=400, columns=columns,
+                          sample_weight="weight")
+    fitted = make().fit(table[columns], table[target], sample_weight=table["weight"])
+    assert_same_model(streamed, fitted, table[columns])
+
+
+def test_directory_glob_csv_and_iterables_are_the_same_stream(table, tmp_path):
+    columns = NUM[:2] + ["color"]
+    frame = table[columns + ["y3"]]
+    for k, start in enumerate(range(0, len(frame), 700)):
+        pq.write_table(pa.Table.from_pandas(frame.iloc[start:start + 700],
+                                            preserve_index=False), tmp_path / f"part{k}.parquet")
+    frame.to_csv(tmp_path / "table.csv", index=False)   # a directory reads its Parquet files
+    fitted = fastml.NaiveBayes().fit(frame[columns], frame["y3"])
+    pieces = [frame.iloc[s:s + 333] for s in range(0, len(frame), 333)]
+    sources = [str(tmp_path), str(tmp_path / "part*.parquet"), str(tmp_path / "table.csv"),
+               lambda: iter(pieces), pieces,
+               lambda: ((p[columns], p["y3"]) for p in pieces)]
+    for source in sources:
+        streamed = fit_stream(fastml.NaiveBayes(), source, "y3", chunk_rows=256)
+        assert_same_model(streamed, fitted, frame[columns])
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "gd"])
+@pytest.mark.parametrize("target", ["yc", "y3"])
+def test_logistic_batch_solvers_equal_in_memory_fit(solver, target, table, parquet_path):
+    X = table[NUM]
+    X = (X - X.mean()) / X.std()
+    frame = X.assign(y=table[target])
+    params = dict(solver=solver, alpha=1e-3, max_iter=60, tol=1e-6)
+    chunks = [frame.iloc[s:s + 450] for s in range(0, len(frame), 450)]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastml.ConvergenceWarning)
+        streamed = fit_stream(fastml.LogisticRegression(**params), lambda: iter(chunks), "y")
+        fitted = fastml.LogisticRegression(**params).fit(X, table[target])
+    assert relative_error(streamed.coef_, fitted.coef_) < 1e-8
+    assert relative_error(streamed.intercept_, fitted.intercept_) < 1e-8
+    assert streamed.n_iter_ == fitted.n_iter_
+    np.testing.assert_allclose(streamed.loss_curve_, fitted.loss_curve_, rtol=1e-10)
+
+
+def test_logistic_on_csr_chunks_equals_fit():
+    import scipy.sparse as sp
+    rng = np.random.default_rng(3)
+    X = sp.random(600, 8, density=0.3, random_state=4, format="csr")
+    y = (X @ rng.normal(size=8) + 0.1 * rng.normal(size=600) > 0).astype(int)
+    parts = [(X[s:s + 170], y[s:s + 170]) for s in range(0, 600, 170)]
+    params = dict(solver="gd", alpha=1e-2, max_iter=40, tol=None)
+    streamed = fit_stream(fastml.LogisticRegression(**params), parts)
+    fitted = fastml.LogisticRegression(**params).fit(X, y)
+    assert relative_error(streamed.coef_, fitted.coef_) < 1e-8
+
+
+SGD = [
+    (lambda **k: fastml.LogisticRegression(solver="sgd", learning_rate="decay", eta0=0.05, **k),
+     "yc"),
+    (lambda **k: fastml.LogisticRegression(solver="minibatch", batch_size=64, **k), "y3"),
+    (lambda **k: fastml.Perceptron(average=True, **k), "yc"),
+    (lambda **k: fastml.LinearSVM(**k), "y3"),
+    (lambda **k: fastml.LinearRegression(solver="sgd", learning_rate="inverse", eta0=0.01, **k),
+     "yr"),
+]
+
+
+@pytest.fixture(scope="module")
+def scaled(table):
+    X = table[NUM]
+    return (X - X.mean()) / X.std()
+
+
+@pytest.mark.parametrize("make, target", SGD)
+def test_sgd_epochs_equal_fit_over_the_concatenation(make, target, table, scaled):
+    """shuffle=False: the schedule, step count and averaging carry on across chunks, and every
+    chunk of pass e is epoch e, so three passes equal fit with max_iter=3 (chunks of 320
+    rows: a mini-batch does not span two chunks, so chunks a multiple of batch_size align)."""
+    frame = scaled.assign(y=table[target])
+    chunks = [frame.iloc[s:s + 320] for s in range(0, len(frame), 320)]
+    streamed = fit_stream(make(shuffle=False, tol=None, random_state=0),
+                          lambda: iter(chunks), "y", epochs=3)
+    fitted = make(shuffle=False, tol=None, max_iter=3, random_state=0).fit(scaled,
+                                                                              table[target])
+    np.testing.assert_allclose(streamed.coef_, fitted.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(streamed.intercept_, fitted.intercept_, rtol=1e-12, atol=1e-12)
+    assert streamed.n_iter_ == 3
+    np.testing.assert_allclose(streamed.loss_curve_, fitted.loss_curve_, rtol=1e-10)
+
+
+def test_sgd_shuffles_rows_within_each_chunk(table, scaled):
+    """One pass with shuffle=True equals fit (shuffle=False) on the rows in the order of the
+    chunk-local permutations drawn from the estimator's random_state."""
+    frame = scaled.assign(y=table["yc"])
+    sizes = [700, 700, 600]
+    starts = np.cumsum([0] + sizes[:-1])
+    chunks = [frame.iloc[s:s + n] for s, n in zip(starts, sizes)]
+    streamed = fit_stream(fastml.LogisticRegression(solver="sgd", random_state=7),
+                          chunks, "y")
+    rng = np.random.default_rng(7)
+    order = np.concatenate([s + rng.permutation(n) for s, n in zip(starts, sizes)])
+    fitted = fastml.LogisticRegression(solver="sgd", shuffle=False, max_iter=1, tol=None) \
+        .fit(scaled.iloc[order], table["yc"].iloc[order])
+    np.testing.assert_allclose(streamed.coef_, fitted.coef_, rtol=1e-12)
+    assert not np.allclose(streamed.coef_, fastml.LogisticRegression(
+        solver="sgd", shuffle=False, max_iter=1, tol=None).fit(scaled, table["yc"]).coef_)
+
+
+def test_voted_perceptron_streams(table, scaled):
+    frame = scaled.assign(y=table["yc"])
+    chunks = [frame.iloc[s:s + 500] for s in range(0, len(frame), 500)]
+    streamed = fit_stream(fastml.VotedPerceptron(shuffle=False), lambda: iter(chunks), "y",
+                          epochs=2)
+    fitted = fastml.VotedPerceptron(shuffle=False, max_iter=2).fit(scaled, table["yc"])
+    np.testing.assert_allclose(streamed.decision_function(scaled),
+                               fitted.decision_function(scaled), rtol=1e-12)
+
+
+def test_one_shot_iterator(table):
+    """A generator gives one pass: enough for naive Bayes, a clear error for the batch
+    solvers, and a clear error when a later chunk brings a new label."""
+    frame = table[NUM + ["yc"]]
+    pieces = (frame.iloc[s:s + 500] for s in range(0, len(frame), 500))
+    streamed = fit_stream(fastml.GaussianNB(), pieces, "yc")
+    fitted = fastml.GaussianNB().fit(frame[NUM], frame["yc"])
+    np.testing.assert_allclose(streamed.theta_, fitted.theta_, rtol=1e-12)
+    with pytest.raises(ValueError, match="one-shot iterator"):
+        fit_stream(fastml.LogisticRegression(), iter([frame]), "yc")
+    ordered = frame.sort_values("yc")
+    with pytest.raises(ValueError, match="chunk 1 .*label the first chunk did not have"):
+        fit_stream(fastml.GaussianNB(), iter([frame, frame.assign(yc="maybe")]), "yc")
+    with pytest.raises(ValueError, match="first chunk fixes the classes.*only the class"):
+        fit_stream(fastml.GaussianNB(), iter([ordered.iloc[:500], ordered.iloc[-500:]]), "yc")
+    with pytest.raises(ValueError, match="another pass.*one-shot"):
+        fit_stream(fastml.Perceptron(), iter([frame.iloc[:500]]), "yc", epochs=2)
+
+
+def test_column_changing_type_is_an_error_naming_column_and_chunk(table, tmp_path,
+                                                                   monkeypatch):
+    first = table[["f0", "color", "yc"]].iloc[:100]
+    second = first.copy()
+    second["f0"] = "x"
+    with pytest.raises(ValueError, match=r"column 'f0' changes type in chunk 1 \(rows from "
+                                         r"100\): numeric .* categorical"):
+        fit_stream(fastml.NaiveBayes(), [first, second], "yc")
+    path = tmp_path / "changes.csv"
+    rows = ["a,b,y"] + [f"{i},{i},0" for i in range(4000)] + ["1,oops,1"]
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)   # types from the first 4 kB
+    with pytest.raises(ValueError, match="column 'b' changes type in block"):
+        fit_stream(fastml.NaiveBayes(), str(path), "y", chunk_rows=100_000)
+
+
+def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
+    for estimator, message in [
+            (fastml.DecisionTreeClassifier(), "fit it in memory"),
+            (fastml.RandomForestClassifier(), "dask"),
+            (fastml.KernelPerceptron(), "support vectors"),
+            (fastml.LinearRegression(solver="lstsq"), "no streaming form"),
+            (fastml.LinearSVM(solver="subgradient"), "no streaming form")]:
+        with pytest.raises(TypeError, match=message):
+            fit_stream(estimator, parquet_path, "yc")
+    with pytest.raises(ValueError, match="epochs=3 is for the SGD family"):
+        fit_stream(fastml.GaussianNB(), parquet_path, "yc", epochs=3)
+    with pytest.raises(ValueError, match=r"no column\(s\) \['nope'\]"):
+        fit_stream(fastml.GaussianNB(), parquet_path, "nope")
+    with pytest.raises(FileNotFoundError):
+        fit_stream(fastml.GaussianNB(), parquet_path + ".missing.parquet", "yc")
+
+
+def test_progress_counts_rows(parquet_path, table, capsys):
+    fit_stream(fastml.GaussianNB(), parquet_path, "yc", columns=NUM, chunk_rows=700,
+               verbose=2)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "fit_stream" in line]
+    assert [line.split()[2] for line in lines] == ["700/2000", "1400/2000", "2000/2000"]
+
+
+def test_refit_starts_from_scratch(table, parquet_path):
+    model = fastml.GaussianNB()
+    fit_stream(model, parquet_path, "yc", columns=NUM)
+    fit_stream(model, parquet_path, "yc", columns=NUM)
+    np.testing.assert_allclose(model.class_count_.sum(), len(table))
+
+
+MEMORY_SCRIPT = textwrap.dedent("""
+    import resource, sys
+    def address_space():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmSize"):
+                return int(line.split()[1]) * 1024
+    import numpy as np, pandas as pd, pyarrow.parquet
+    import fastml
+    path, mode, extra = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    limit = address_space() + extra
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        if mode == "stream":
+            model = fastml.fit_stream(fastml.GaussianNB(), path, "y", chunk_rows=10000)
+        else:
+            frame = pd.read_parquet(path)
+            model = fastml.GaussianNB().fit(frame.drop(columns="y"), frame["y"])
+    except MemoryError:
+        sys.exit(3)
+    print(repr(float(model.theta_[1, 0])))
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_streaming_a_file_larger_than_the_memory_limit(tmp_path):
+    """A ~380 MB file under a 160 MB address-space allowance above the interpreter's
+    baseline: streaming succeeds (with the exact means), loading it whole fails."""
+    rng = np.random.default_rng(0)
+    n, d = 1_000_000, 40
+    path = tmp_path / "big.parquet"
+    with pq.ParquetWriter(path, pa.schema([(f"x{j}", pa.float64()) for j in range(d)] +
+                                          [("y", pa.int64())]), compression="none") as out:
+        mean_x0 = np.zeros(2)
+        count = np.zeros(2)
+        for _ in range(n // 100_000):
+            X = rng.standard_normal((100_000, d))
+            y = (X[:, 1] > 0).astype(np.int64)
+            out.write_table(pa.table({**{f"x{j}": X[:, j] for j in range(d)}, "y": y}))
+            mean_x0 += np.bincount(y, weights=X[:, 0], minlength=2)
+            count += np.bincount(y, minlength=2)
+            del X
+    assert os.path.getsize(path) > 2 * (160 << 20)
+    env = dict(os.environ, ARROW_DEFAULT_MEMORY_POOL="system", MALLOC_ARENA_MAX="2",
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(fastml.__file__)),
+                                           os.environ.get("PYTHONPATH", "")]))
+
+    def run(mode):
+        return subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(path), mode,
+                               str(160 << 20)], env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    streamed = run("stream")
+    assert streamed.returncode == 0, streamed.stderr[-2000:]
+    assert abs(float(streamed.stdout) - mean_x0[1] / count[1]) < 1e-12
+    whole = run("whole")
+    assert whole.returncode == 3, (whole.returncode, whole.stderr[-2000:])
+
+
+def test_cli_fit_and_predict_stream(table, parquet_path, tmp_path, capsys):
+    """`fastml fit --chunk-rows` saves the streamed model (equal to fit on all rows) and
+    `fastml predict --chunk-rows` writes the same file as the in-memory predict."""
+    from fastml.cli import main
+    from fastml.io import load
+    columns = NUM + ["color"]
+    frame = table[columns + ["yc"]]
+    data = tmp_path / "data.parquet"
+    frame.to_parquet(data)
+    model_path = tmp_path / "m.fastml"
+    assert main(["fit", str(data), "--target", "yc", "--model", "NaiveBayes",
+                 "--chunk-rows", "300", "--out", str(model_path), "--quiet"]) == 0
+    streamed = load(str(model_path))
+    fitted = fastml.NaiveBayes().fit(frame[columns], frame["yc"])
+    np.testing.assert_allclose(streamed.predict_proba({c: frame[c].to_numpy()
+                                                       for c in columns}),
+                               fitted.predict_proba(frame[columns]), atol=1e-12)
+    outputs = []
+    for extra in (["--chunk-rows", "333"], []):
+        out = tmp_path / f"p{len(extra)}.csv"
+        assert main(["predict", str(model_path), str(data), "--proba", "--out", str(out),
+                     "--quiet", *extra]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == len(frame) + 1
