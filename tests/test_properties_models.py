@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import fastml
 from _robust import CLASSES, ESTIMATORS, good_data, make, outputs, run_isolated, takes
-from test_properties import BUDGET, call, check_outputs, matrices, targets
+from test_properties import BUDGET, call, check_outputs, est_params, matrices, targets
 
 SMALL = settings(BUDGET, max_examples=10)
 SPARSE = [name for name, cls in ESTIMATORS if cls._accepts_sparse]
@@ -74,7 +74,28 @@ def fitted_arrays(est):
             and v.dtype.kind == "f"}
 
 
-@pytest.mark.parametrize("name,options", [(n, o) for n in SPARSE for o in engine_options(n)],
+ADAGRAD = "issue 12: dense and CSR differ under AdaGrad, fixed by lin-sgd"
+CSR_XFAIL = {
+    ("LinearSVM", "sgd", "adagrad"): ADAGRAD,
+    ("LogisticRegression", "sgd", "adagrad"): ADAGRAD,
+    ("LogisticRegression", "minibatch", "adagrad"): ADAGRAD,
+    ("LogisticRegression", "lbfgs", None): "found here: L-BFGS on CSR differs from dense by "
+                                           "1.5e-11 relative (the gradient sums round "
+                                           "differently; issue 12 asks 1e-12), for lin-sgd",
+    ("LogisticRegression", "sgd", "optimal"): "found here: averaged SGD with the 'optimal' "
+                                              "schedule, dense != CSR beyond 1e-12, for lin-sgd",
+}
+
+
+def csr_cases():
+    for n in SPARSE:
+        for o in engine_options(n):
+            reason = CSR_XFAIL.get((n, o.get("solver"), o.get("learning_rate")))
+            yield pytest.param(n, o, marks=[pytest.mark.xfail(reason=reason, strict=False)]
+                               if reason else [])
+
+
+@pytest.mark.parametrize("name,options", list(csr_cases()),
                          ids=lambda v: v if isinstance(v, str) else
                          ",".join(f"{k}={x}" for k, x in v.items() if k in
                                   ("solver", "learning_rate", "average")))
@@ -118,6 +139,8 @@ def test_dense_equals_csr(name, options, data):
             assert (got == value).all(), key
 
 
+@pytest.mark.xfail(reason="issue 12: CSR column indices are not bounds-checked (segfault), "
+                          "fixed by common (_validation) / lin-sgd", strict=False)
 def test_csr_with_out_of_range_or_negative_column_is_refused():
     """scipy's constructor accepts a CSR whose column index is out of range or negative; every
     estimator taking CSR must refuse it with a ValueError (it used to crash the process)."""
@@ -354,7 +377,16 @@ def extremes(name, default):
     return OTHER_EXTREMES
 
 
-@pytest.mark.parametrize("cls", [c for _, c in ESTIMATORS], ids=[n for n, _ in ESTIMATORS])
+OVERFLOW = "issue 12: huge ints (n_jobs / min_samples_* 2**31+, floats given as 10**400) " \
+           "raise OverflowError, not a ValueError naming the parameter; fixed by common / tree"
+XFAIL_HYPER = dict.fromkeys(
+    ["CategoricalNB", "DecisionTreeClassifier", "DecisionTreeRegressor", "GaussianNB",
+     "KernelPerceptron", "LogisticRegression", "NaiveBayes", "PolynomialRegression",
+     "RandomForestClassifier", "RandomForestRegressor", "Ridge"], OVERFLOW)
+XFAIL_HYPER["LinearSVM"] = OVERFLOW + "; alpha=1e300 raises FloatingPointError (lin-sgd)"
+
+
+@pytest.mark.parametrize("cls", est_params(XFAIL_HYPER))
 @settings(BUDGET, max_examples=40)
 @given(data=st.data())
 def test_hyper_parameter_extremes_give_result_or_clear_error(cls, data):
@@ -373,7 +405,11 @@ def test_hyper_parameter_extremes_give_result_or_clear_error(cls, data):
 
 # ---------------------------------------------------------------------------- save / load
 
-@pytest.mark.parametrize("cls", [c for _, c in ESTIMATORS], ids=[n for n, _ in ESTIMATORS])
+DIVERGED = "found here: SGD on rows ~1e299 raises FloatingPointError ('SGD diverged'), not a " \
+           "ValueError; lin-sgd to make it a ValueError, or the lead to allow it"
+
+
+@pytest.mark.parametrize("cls", est_params({"Perceptron": DIVERGED}))
 @SMALL
 @given(data=st.data())
 def test_save_load_round_trip_of_models_fitted_on_odd_data(cls, data):
@@ -411,7 +447,10 @@ def outputs_or_errors(est, X):
 TABLE_ESTIMATORS = [name for name, cls in ESTIMATORS if cls._allows_nan]
 
 
-@pytest.mark.parametrize("name", TABLE_ESTIMATORS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(
+    reason="issue 12: CategoricalNB on an all-missing column raises ZeroDivisionError, "
+           "fixed by nb-tab", strict=False)] if n == "CategoricalNB" else [])
+    for n in TABLE_ESTIMATORS])
 def test_all_missing_categorical_column_survives_save_load(name):
     est = make(CLASSES[name])
     rng = np.random.default_rng(0)
