@@ -99,7 +99,7 @@ def csr_cases():
                          ids=lambda v: v if isinstance(v, str) else
                          ",".join(f"{k}={x}" for k, x in v.items() if k in
                                   ("solver", "learning_rate", "average")))
-@SMALL
+@settings(BUDGET, max_examples=6)
 @given(data=st.data())
 def test_dense_equals_csr(name, options, data):
     """The same rows as a dense array and as CSR (any valid structure, empty rows, float32 or
@@ -387,7 +387,7 @@ XFAIL_HYPER["LinearSVM"] = OVERFLOW + "; alpha=1e300 raises FloatingPointError (
 
 
 @pytest.mark.parametrize("cls", est_params(XFAIL_HYPER))
-@settings(BUDGET, max_examples=40)
+@settings(BUDGET, max_examples=25)
 @given(data=st.data())
 def test_hyper_parameter_extremes_give_result_or_clear_error(cls, data):
     """Any value for one or two parameters: fit and predict give a well-formed result or a
