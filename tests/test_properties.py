@@ -260,13 +260,11 @@ XFAIL_REFUSED_CALL = {
     "RandomForestRegressor": HALF_BUILT.format("tree"),
     "NaiveBayes": HALF_BUILT.format("nb-tab") + "; refused partial_fit keeps class counts",
     "CategoricalNB": HALF_BUILT.format("nb-tab") + "; refused partial_fit keeps class counts",
-    "GaussianNB": "issue 12: refused partial_fit chunk changes the model, fixed by nb-tab",
 }
 SCALAR_WEIGHT = "issue 12: scalar sample_weight NaN/-1/0 skips validation (SGD then raises " \
                 "FloatingPointError or learns from it), fixed by common"
 XFAIL_REFUSED_CHUNK = {
     "NaiveBayes": "issue 12: refused partial_fit chunk adds its class counts, fixed by nb-tab",
-    "GaussianNB": "issue 12: refused partial_fit chunk adds its class counts, fixed by nb-tab",
     "CategoricalNB": "issue 12: refused partial_fit chunk adds its class counts, fixed by nb-tab",
     "Perceptron": SCALAR_WEIGHT,
     "LogisticRegression": SCALAR_WEIGHT,
