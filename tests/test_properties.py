@@ -14,18 +14,24 @@ hyper-parameter extremes):
 The sparse, chunked-fit and hyper-parameter properties are in test_properties_models.py, the
 public functions' in test_properties_functions.py.
 """
+import os
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from fastml import NotFittedError
 from _robust import ALLOWED, ESTIMATORS, METHODS, fitted, good_data, make, outputs, same, \
     state, takes
 
+# No shrinking by default: a failing (or xfail-marked) property then costs exactly its
+# max_examples runs, so CI time stays bounded; FASTML_HYPOTHESIS_SHRINK=1 shrinks a failure to
+# a minimal example when debugging it.
+PHASES = tuple(Phase) if os.environ.get("FASTML_HYPOTHESIS_SHRINK") \
+    else (Phase.explicit, Phase.reuse, Phase.generate)
 BUDGET = settings(max_examples=25, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+                  phases=PHASES, suppress_health_check=list(HealthCheck))
 
 DTYPES = ["f8", "f4", "i8", "i4", "u1", "b1", "O-num", "O-str", "U"]
 LAYOUTS = ["C", "F", "strided", "readonly", "readonly-F"]
