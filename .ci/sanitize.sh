@@ -69,5 +69,4 @@ python -c "import fastml.linear_model._sgd_fast as m; print('sanitized build:', 
 # "not plot": importing matplotlib's C++ extensions under the preloaded ASan runtime aborts the
 # interpreter (seen here, no report from fastml's code); plotting runs no fastml kernel.
 pytest -q -p no:cacheprovider -m kernel -k "not plot" tests
-pytest -q -p no:cacheprovider tests/test_properties.py tests/test_properties_models.py \
-  tests/test_model_file_fuzz.py
+pytest -q -p no:cacheprovider tests/test_properties*.py tests/test_model_file_fuzz.py
