@@ -54,12 +54,10 @@ class SGDEngine:
         self.state = np.zeros(_sgd.STATE_SIZE)
         self.state[0] = 1.0  # scale
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
-        self.config = dict(
-            loss=_sgd.LOSSES[loss], label_offset=label_offset, reference=reference,
-            schedule=_sgd.SCHEDULES[learning_rate], eta0=float(eta0), decay=float(decay),
-            alpha=float(alpha), t0=_optimal_t0(loss, alpha), epoch=0,
-            batch_size=int(batch_size), fit_intercept=bool(fit_intercept),
-            average=averaging, average_start=float(start),
+        self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
+        self.config.update(
+            label_offset=label_offset, reference=reference, batch_size=int(batch_size),
+            fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
             adagrad_eps=float(adagrad_eps))
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
@@ -94,6 +92,24 @@ class SGDEngine:
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
+
+
+def _schedule_config(loss, learning_rate, eta0, alpha, decay):
+    """The loop's config entries that fix the loss and the step-size schedule."""
+    return dict(loss=_sgd.LOSSES[loss], schedule=_sgd.SCHEDULES[learning_rate],
+                eta0=float(eta0), decay=float(decay), alpha=float(alpha),
+                t0=_optimal_t0(loss, alpha), epoch=0)
+
+
+def step_sizes(loss, learning_rate, *, eta0, alpha, decay=0.0):
+    """eta(t), t = 1, 2, ...: the SGD loop's own schedule (one definition, in the kernel) for
+    solvers that step outside it. "adagrad" has no single step size and is refused."""
+    if learning_rate == "adagrad":
+        raise ValueError("learning_rate='adagrad' has one step size per weight")
+    config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
+    config.update(label_offset=0, reference=False, batch_size=1, fit_intercept=True,
+                  average=False, average_start=0.0, adagrad_eps=0.0)
+    return lambda t: _sgd.schedule_step(config, float(t))
 
 
 def _optimal_t0(loss, alpha):

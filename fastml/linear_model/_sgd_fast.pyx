@@ -94,6 +94,12 @@ cdef inline double step_size(const SGDConfig *cfg, double t) noexcept nogil:
     return cfg.eta0                         # constant; adagrad scales it per weight
 
 
+def schedule_step(SGDConfig cfg, double t):
+    """The step size at step t (1, 2, ...) of cfg's schedule: `step_size`, the rule the loop
+    uses, for a driver that steps in Python (LinearSVM's batch subgradient descent)."""
+    return step_size(&cfg, t)
+
+
 # ---------------------------------------------------------------- updates
 
 cdef void fold_scale(floating *W, double *A, double *state, Py_ssize_t size,

@@ -18,7 +18,7 @@ from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
 from ._base import one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier
-from ._sgd import SCHEDULES, _optimal_t0
+from ._sgd import SCHEDULES, step_sizes
 
 SOLVERS = ("sgd", "subgradient")
 BATCH_SCHEDULES = ("optimal", "inverse", "constant")
@@ -123,13 +123,6 @@ class LinearSVM(_OnlineLinearClassifier):
                                  check_n_jobs(self.n_jobs))
         return total, gW, gb
 
-    def _step_size(self, t):
-        if self.learning_rate == "optimal":
-            return 1.0 / (self.alpha * (_optimal_t0("hinge", self.alpha) + t - 1.0))
-        if self.learning_rate == "inverse":
-            return self.eta0 / t
-        return self.eta0
-
     def _fit_subgradient(self, X, codes, sw):
         """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w),
         keeping the best iterate (the objective is evaluated in the same pass)."""
@@ -139,6 +132,7 @@ class LinearSVM(_OnlineLinearClassifier):
         total_weight = float(sw.sum())
         best, best_W, best_b, stale, curve = np.inf, W.copy(), b.copy(), 0, []
         use_tol = bool(self.tol)
+        step_size = step_sizes("hinge", self.learning_rate, eta0=self.eta0, alpha=self.alpha)
         for t in range(1, self.max_iter + 1):
             hinge, gW, gb = self._hinge_sum(X, codes, sw, W, b)
             objective = hinge / total_weight + 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
@@ -150,7 +144,7 @@ class LinearSVM(_OnlineLinearClassifier):
                 best, best_W, best_b = objective, W.copy(), b.copy()
             if use_tol and stale >= self.n_iter_no_change:
                 break
-            eta = self._step_size(t)
+            eta = step_size(t)
             W = (W - eta * (gW / total_weight + self.alpha * W)).astype(X.dtype)
             if self.fit_intercept:
                 b = (b - eta * gb / total_weight).astype(X.dtype)
