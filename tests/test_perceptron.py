@@ -465,3 +465,15 @@ def test_rbf_exp_is_accurate_over_its_whole_range():
     normal = x > -708.0
     np.testing.assert_allclose(out[0, normal], want[normal], rtol=4e-16 * 4, atol=0)
     assert (out[0, ~normal] <= 1e-307).all() and (out[0, ~normal] >= 0).all()
+
+
+@pytest.mark.parametrize("make", [lambda: VotedPerceptron(max_iter=2, verbose=2),
+                                  lambda: KernelPerceptron(max_iter=2, verbose=2)])
+def test_verbose_goes_through_progress_not_print(make, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    est = make().fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count(f"[{type(est).__name__}]") == est.n_iter_

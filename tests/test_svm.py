@@ -123,3 +123,14 @@ def test_bad_parameters_are_named():
                 dict(solver="subgradient", learning_rate="adagrad")):
         with pytest.raises(ValueError, match=list(bad)[-1]):
             LinearSVM(**bad).fit(X, y)
+
+
+def test_subgradient_verbose_goes_through_progress_not_print(capsys):
+    """verbose output is progress on stderr (fastml/_progress.py), never print on stdout."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    LinearSVM(solver="subgradient", max_iter=3, tol=None, verbose=2).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("[LinearSVM(subgradient)]") == 3

@@ -1,6 +1,12 @@
-"""What every linear classifier shares: margins from coef_/intercept_, predict, and how class
-codes become the SGD loop's outputs (one output for two classes, one per class otherwise)."""
+"""What the linear models share: margins from coef_/intercept_ and predict, how class codes
+become the kernels' outputs, and the one iteration loop (stopping rule, max_iter warning,
+progress) that every iterative solver here runs."""
+import warnings
+
 import numpy as np
+
+from ..exceptions import ConvergenceWarning
+from .._progress import progress
 
 from .._validation import (check_array, check_sample_weight, check_X_y, state_array,
                            state_count)
@@ -107,3 +113,34 @@ def check_sgd_engine(engine, n_outputs, n_features):
     state_count(engine, "n_updates")
     if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
         raise ValueError("the SGD state's batch_size is not a positive integer")
+
+
+def iterate(step, max_iter, *, desc, unit, verbose=0, tol=None, n_iter_no_change=1, first=0,
+            max_iter_warning=None):
+    """The iteration loop of every iterative solver in linear_model: run step(i) for
+    i = first, first + 1, ... at most `max_iter` times and return how many ran.
+
+    step(i) returns (watched, shown, done): `done` stops the loop (the solver converged by its
+    own test); `watched` (None = no such rule) is the value that must keep improving: with
+    tol > 0 the loop stops once it has not dropped by more than tol below the best seen for
+    `n_iter_no_change` steps in a row. `shown` (a dict) goes to the progress reporter
+    (fastml/_progress.py; `verbose`). When max_iter ends the loop and `max_iter_warning` is a
+    message, it is issued as a ConvergenceWarning.
+    """
+    use_tol = tol is not None and tol > 0
+    best, stale, n_run = np.inf, 0, 0
+    with progress(max_iter, desc=desc, unit=unit, verbose=verbose) as bar:
+        for i in range(first, first + max_iter):
+            watched, shown, done = step(i)
+            n_run += 1
+            bar.update(**shown)
+            if done:
+                return n_run
+            if use_tol and watched is not None:
+                stale = stale + 1 if watched > best - tol else 0
+                best = min(best, watched)
+                if stale >= n_iter_no_change:
+                    return n_run
+    if max_iter_warning:
+        warnings.warn(max_iter_warning, ConvergenceWarning)
+    return n_run

@@ -16,7 +16,7 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
+from ._base import LinearClassifierMixin, iterate, labels_as_targets, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
@@ -179,23 +179,24 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def _run_gd(self, objective, x, X):
         """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002)."""
         eta = self.eta0 if self.eta0 is not None else 1.0 / objective.lipschitz(X)
-        curve = []
-        tol = self.tol or 0.0
-        with progress(self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
-                      verbose=self.verbose) as bar:
-            for it in range(1, self.max_iter + 1):
-                f, g = objective(x)
-                curve.append(f)
-                gmax = float(np.max(np.abs(g)))
-                if not np.isfinite(f):
-                    raise FloatingPointError("gradient descent diverged; lower eta0")
-                bar.update(objective=f, max_grad=gmax)
-                if gmax <= tol:
-                    return x, it - 1, curve
-                x = x - eta * g
-        if tol > 0:
-            _warn_max_iter("gd", self.max_iter)
-        return x, self.max_iter, curve
+        curve, tol, state = [], self.tol or 0.0, {"x": x, "converged": False}
+
+        def step(i):
+            f, g = objective(state["x"])
+            curve.append(f)
+            gmax = float(np.max(np.abs(g)))
+            if not np.isfinite(f):
+                raise FloatingPointError("gradient descent diverged; lower eta0")
+            state["converged"] = gmax <= tol
+            if not state["converged"]:
+                state["x"] = state["x"] - eta * g
+            return None, {"objective": f, "max_grad": gmax}, state["converged"]
+
+        n_run = iterate(step, self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
+                        verbose=self.verbose,
+                        max_iter_warning=_max_iter_message("gd", self.max_iter) if tol > 0
+                        else None)
+        return state["x"], n_run - 1 if state["converged"] else n_run, curve
 
     # ---- online solvers: the shared SGD loop
 
@@ -369,7 +370,11 @@ class _Objective:
         return bound * lam * 1.01 + self.alpha
 
 
+def _max_iter_message(solver, max_iter):
+    return (f"LogisticRegression(solver={solver!r}) reached max_iter={max_iter} before the "
+            f"gradient fell below tol; raise max_iter or tol")
+
+
 def _warn_max_iter(solver, max_iter):
     import warnings
-    warnings.warn(f"LogisticRegression(solver={solver!r}) reached max_iter={max_iter} before "
-                  f"the gradient fell below tol; raise max_iter or tol", ConvergenceWarning)
+    warnings.warn(_max_iter_message(solver, max_iter), ConvergenceWarning)

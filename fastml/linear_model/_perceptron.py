@@ -12,7 +12,7 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
-from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine,
+from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine, iterate,
                     labels_as_targets, one_vs_rest_outputs, start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
 
@@ -197,12 +197,13 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     def _train(self, X, codes, epochs):
         engine, T = self._engine, _signed_targets(codes, len(self.classes_))
         Y, sw = labels_as_targets(codes), np.ones(X.shape[0])
-        for _ in range(epochs):
+
+        def step(epoch):
             order = (self._rng.permutation(X.shape[0]) if self.shuffle
                      else np.arange(X.shape[0])).astype(np.intp)
             log = np.zeros((len(order), T.shape[1]), dtype=np.int8)
             steps_before = engine.n_steps
-            _, updates = engine.epoch(X, Y, sw, order, self.n_iter_, log)
+            _, updates = engine.epoch(X, Y, sw, order, epoch, log)
             self.n_iter_ += 1
             position, output = np.nonzero(log)          # row-major: in the order they happened
             rows = order[position]
@@ -210,10 +211,10 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
             signed = X[rows].multiply(sign[:, None]).tocsr() if hasattr(X, "tocsr") \
                 else X[rows] * sign[:, None].astype(X.dtype)
             self._mistakes.append((signed, sign, output, steps_before + position + 1))
-            if self.verbose:
-                print(f"[VotedPerceptron] epoch {self.n_iter_}: {updates} mistakes")
-            if updates == 0 and epochs > 1:
-                break
+            return None, {"mistakes": updates}, updates == 0 and epochs > 1
+
+        iterate(step, epochs, desc="VotedPerceptron", unit="epoch", verbose=self.verbose,
+                first=self.n_iter_)
         self._publish()
 
     def _publish(self):
@@ -520,16 +521,17 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     def _run_epochs(self, X, codes, epochs):
         T = _signed_targets(codes, len(self.classes_))
         first_sample = self._samples_seen
-        for _ in range(epochs):
+
+        def step(epoch):
             order = self._rng.permutation(len(X)) if self.shuffle else np.arange(len(X))
             mistakes = self._epoch(X, T, order, first_sample)
             self.n_mistakes_ += mistakes
             self.n_iter_ += 1
-            if self.verbose:
-                print(f"[KernelPerceptron] epoch {self.n_iter_}: {mistakes} mistakes, "
-                      f"{self._buffer.tail - self._buffer.head} stored")
-            if mistakes == 0 and epochs > 1:
-                break
+            shown = {"mistakes": mistakes, "stored": self._buffer.tail - self._buffer.head}
+            return None, shown, mistakes == 0 and epochs > 1
+
+        iterate(step, epochs, desc="KernelPerceptron", unit="epoch", verbose=self.verbose,
+                first=self.n_iter_)
         self._samples_seen += len(X)
         self.t_ = self._steps
         self._publish(first_sample, len(X))

@@ -7,13 +7,10 @@ training loss (`tol`, `n_iter_no_change`), early stopping on a held-out fraction
 detection and per-epoch progress. Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
-import warnings
-
 import numpy as np
 
-from ..exceptions import ConvergenceWarning
-from .._progress import progress
 from . import _sgd_fast as _sgd
+from ._base import iterate
 from .._validation import check_param
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
@@ -136,29 +133,23 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
-    curve, best, stale = [], np.inf, 0
-    use_tol = tol is not None and tol > 0
-    epoch = first_epoch
-    with progress(max_iter, desc=name, unit="epoch", verbose=verbose) as bar:
-        for epoch in range(first_epoch, first_epoch + max_iter):
-            order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
-            loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
-            mean_loss = loss_sum / weight_total
-            curve.append(mean_loss)
-            watched = validation(engine) if validation is not None else mean_loss
-            shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
-                     "updates": updates}
-            if validation is not None:
-                shown["validation"] = watched
-            bar.update(**shown)
-            if stop_without_updates and updates == 0:
-                return epoch + 1 - first_epoch, curve
-            if use_tol:
-                stale = stale + 1 if watched > best - tol else 0
-                best = min(best, watched)
-                if stale >= n_iter_no_change:
-                    return epoch + 1 - first_epoch, curve
-    if use_tol and validation is None and max_iter > 1:
-        warnings.warn(f"{name} stopped at max_iter={max_iter} epochs before the loss settled "
-                      f"(tol={tol}); raise max_iter to converge", ConvergenceWarning)
-    return epoch + 1 - first_epoch, curve
+    curve = []
+
+    def step(epoch):
+        order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
+        loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
+        mean_loss = loss_sum / weight_total
+        curve.append(mean_loss)
+        watched = validation(engine) if validation is not None else mean_loss
+        shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
+                 "updates": updates}
+        if validation is not None:
+            shown["validation"] = watched
+        return watched, shown, stop_without_updates and updates == 0
+
+    warn = (tol is not None and tol > 0 and validation is None and max_iter > 1)
+    n_run = iterate(step, max_iter, desc=name, unit="epoch", verbose=verbose, tol=tol,
+                    n_iter_no_change=n_iter_no_change, first=first_epoch,
+                    max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before the "
+                    f"loss settled (tol={tol}); raise max_iter to converge" if warn else None)
+    return n_run, curve

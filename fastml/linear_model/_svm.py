@@ -13,10 +13,9 @@ pass over X per step (fastml/linear_model/_batch_fast.pyx, the kernel of logisti
 import numpy as np
 
 from .._base import available_if
-from ..exceptions import ConvergenceWarning
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import one_vs_rest_outputs
+from ._base import iterate, one_vs_rest_outputs
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import SCHEDULES, step_sizes
 
@@ -130,29 +129,29 @@ class LinearSVM(_OnlineLinearClassifier):
         W = np.zeros((n_outputs, X.shape[1]), dtype=X.dtype)
         b = np.zeros(n_outputs, dtype=X.dtype)
         total_weight = float(sw.sum())
-        best, best_W, best_b, stale, curve = np.inf, W.copy(), b.copy(), 0, []
-        use_tol = bool(self.tol)
+        best = {"objective": np.inf, "W": W, "b": b}
         step_size = step_sizes("hinge", self.learning_rate, eta0=self.eta0, alpha=self.alpha)
-        for t in range(1, self.max_iter + 1):
+        curve = []
+
+        def step(i):
+            nonlocal W, b
             hinge, gW, gb = self._hinge_sum(X, codes, sw, W, b)
             objective = hinge / total_weight + 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
             curve.append(objective)
-            if self.verbose:
-                print(f"[LinearSVM] subgradient step {t}: objective {objective:.8g}")
-            stale = stale + 1 if objective > best - (self.tol or 0.0) else 0
-            if objective < best:
-                best, best_W, best_b = objective, W.copy(), b.copy()
-            if use_tol and stale >= self.n_iter_no_change:
-                break
-            eta = step_size(t)
+            if objective < best["objective"]:
+                best.update(objective=objective, W=W, b=b)
+            eta = step_size(i + 1)
             W = (W - eta * (gW / total_weight + self.alpha * W)).astype(X.dtype)
             if self.fit_intercept:
                 b = (b - eta * gb / total_weight).astype(X.dtype)
-        else:
-            if use_tol:
-                import warnings
-                warnings.warn(f"LinearSVM(solver='subgradient') reached max_iter={self.max_iter} "
-                              f"before the objective settled; raise max_iter", ConvergenceWarning)
+            return objective, {"objective": objective}, False
+
+        iterate(step, self.max_iter, desc="LinearSVM(subgradient)", unit="step",
+                verbose=self.verbose, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
+                max_iter_warning=(f"LinearSVM(solver='subgradient') reached max_iter="
+                                  f"{self.max_iter} before the objective settled; raise "
+                                  f"max_iter") if self.tol else None)
+        best_W, best_b = best["W"], best["b"]
         self.coef_, self.intercept_ = best_W, best_b
         self.n_iter_ = len(curve)
         self.loss_curve_ = curve
