@@ -49,15 +49,69 @@ class LinearClassifierMixin:
         return self.classes_[codes]
 
 
-def one_vs_rest_outputs(n_classes):
-    """(n_outputs, label_offset) for per-output losses: two classes use one output standing
-    for class code 1; more classes use one output per class."""
-    return (1, 1) if n_classes == 2 else (n_classes, 0)
+class OutputLayout:
+    """How K class codes map onto the kernels' linear outputs: the one definition every linear
+    classifier (and the kernel perceptron) uses.
 
+    Parameters
+    ----------
+    n_classes : int
+        K >= 2.
+    scheme : "one_vs_rest" (default), "multinomial" or "reference"
+        "one_vs_rest" (hinge, perceptron): one output per class, each with its own +-1
+        targets. "multinomial" (logistic): one softmax output per class. "reference"
+        (logistic, lecture 002): K - 1 outputs, the last class has margin 0. Two classes always
+        use one output, for classes_[1] (class 0 is the zero-margin reference of the logistic
+        loss, the -1 side of the others).
 
-def labels_as_targets(codes):
-    """The SGD loop reads classification labels as a (n, 1) float64 column of class codes."""
-    return np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
+    Attributes
+    ----------
+    n_outputs : int
+        Rows of coef_.
+    label_offset : int
+        Output k stands for kernel code k + label_offset.
+    reference : bool
+        The logistic loss has a class with a fixed zero margin (kernel code 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layout = OutputLayout(3, "reference")
+    >>> layout.n_outputs, layout.label_offset, layout.codes(np.array([0, 1, 2])).tolist()
+    (2, 1, [1, 2, 0])
+    >>> OutputLayout(2).signed(np.array([0, 1])).ravel().tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, n_classes, scheme="one_vs_rest"):
+        self.n_classes = n_classes
+        if scheme == "one_vs_rest":
+            self.reference = False
+            self.n_outputs, self.label_offset = (1, 1) if n_classes == 2 else (n_classes, 0)
+        else:
+            self.reference = n_classes == 2 or scheme == "reference"
+            self.n_outputs = n_classes - 1 if self.reference else n_classes
+            self.label_offset = 1 if self.reference else 0
+        # "reference" with K > 2: the kernels' reference is code 0, so codes rotate by one
+        self._rotate = self.reference and n_classes > 2
+
+    def codes(self, codes):
+        """Kernel codes of class codes 0..K-1 (the identity except for "reference")."""
+        return (codes + 1) % self.n_classes if self._rotate else codes
+
+    def class_of(self, kernel_codes):
+        """Class codes of kernel codes: the inverse of `codes`."""
+        return (kernel_codes - 1) % self.n_classes if self._rotate else kernel_codes
+
+    def targets(self, codes):
+        """The SGD loop's targets for class codes: a (n, 1) float64 column of kernel codes."""
+        return np.ascontiguousarray(self.codes(codes), dtype=np.float64).reshape(-1, 1)
+
+    def signed(self, codes):
+        """(n, n_outputs) targets in {-1, +1}: +1 where the output stands for the row's class
+        (the perceptron's y of each one-vs-rest output)."""
+        wanted = np.arange(self.n_outputs) + self.label_offset
+        return np.ascontiguousarray(np.where(self.codes(codes)[:, None] == wanted, 1.0, -1.0))
 
 
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",

@@ -16,7 +16,7 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, iterate, labels_as_targets, start_partial_fit
+from ._base import LinearClassifierMixin, OutputLayout, iterate, start_partial_fit
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
@@ -109,10 +109,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        layout = _Layout(len(self.classes_), self.multi_class)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
             self._engine = None
-            self._fit_sgd(X, layout.codes(codes), sw, layout, self.max_iter)
+            self._fit_sgd(X, codes, sw, layout, self.max_iter)
         else:
             self._fit_batch(X, layout.codes(codes), sw, layout)
         return self
@@ -124,8 +124,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         `classes` (all labels that will ever appear) is required on the first call."""
         self._check_params()
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
-        layout = _Layout(len(self.classes_), self.multi_class)
-        self._fit_sgd(X, layout.codes(codes), sw, layout, 1, resume=not first)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
+        self._fit_sgd(X, codes, sw, layout, 1, resume=not first)
         return self
 
     def _check_params(self):
@@ -212,7 +212,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 fit_intercept=self.fit_intercept, average=self.average,
                 label_offset=layout.label_offset, reference=layout.reference)
             self._epochs_done = 0
-        Y = labels_as_targets(codes)
+        Y = layout.targets(codes)
         validation = None
         if self.early_stopping and not resume:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
@@ -251,7 +251,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def _class_margins(self, M):
         """(n, n_classes) margins from the kernels' outputs: the reference class gets 0."""
-        layout = _Layout(len(self.classes_), self.multi_class)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
         M = np.asarray(M, dtype=np.float64)
         if not layout.reference:
             return M
@@ -285,33 +285,6 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]
-
-
-class _Layout:
-    """How K classes map onto the kernels' outputs.
-
-    Two classes: one output for classes_[1]; class code 0 is the zero-margin reference.
-    "multinomial": K outputs, full softmax. "reference" (002): K-1 outputs for classes
-    0..K-2, the last class has margin 0; the kernels' reference label is 0, so codes are
-    rotated by one (c -> (c + 1) % K) on the way in.
-    """
-
-    def __init__(self, n_classes, multi_class):
-        self.n_classes = n_classes
-        self.reference = n_classes == 2 or multi_class == "reference"
-        self.n_outputs = n_classes - 1 if self.reference else n_classes
-        self.label_offset = 1 if self.reference else 0
-
-    def codes(self, codes):
-        if self.reference and self.n_classes > 2:
-            return (codes + 1) % self.n_classes
-        return codes
-
-    def class_of(self, kernel_codes):
-        """Column of predict_proba for kernel label codes (inverse of `codes`)."""
-        if self.reference and self.n_classes > 2:
-            return (kernel_codes - 1) % self.n_classes
-        return kernel_codes
 
 
 class _Objective:

@@ -12,8 +12,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
-from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine, iterate,
-                    labels_as_targets, one_vs_rest_outputs, start_partial_fit)
+from ._base import (LinearClassifierMixin, OutputLayout, check_float_array, check_sgd_engine,
+                    iterate, start_partial_fit)
 from ._sgd import SGDEngine, run_epochs
 
 
@@ -54,9 +54,9 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             check_param("average", self.average, low=1, integer=True)
 
     def _new_engine(self, X):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
-        return SGDEngine(n_outputs, X.shape[1], X.dtype, fit_intercept=self.fit_intercept,
-                         average=self.average, label_offset=label_offset,
+        layout = OutputLayout(len(self.classes_))
+        return SGDEngine(layout.n_outputs, X.shape[1], X.dtype, fit_intercept=self.fit_intercept,
+                         average=self.average, label_offset=layout.label_offset,
                          **self._engine_options())
 
     def _run(self, X, codes, sw, epochs, resume):
@@ -67,7 +67,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self.loss_curve_ = []
         engine = self._engine
         n_iter, curve = run_epochs(
-            engine, X, labels_as_targets(codes), sw, max_iter=epochs,
+            engine, X, OutputLayout(len(self.classes_)).targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=self._rng, verbose=self.verbose,
             name=type(self).__name__, first_epoch=self._epochs_done,
@@ -186,17 +186,18 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _start(self, X):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
-        self._engine = SGDEngine(n_outputs, X.shape[1], X.dtype, loss="perceptron",
+        layout = OutputLayout(len(self.classes_))
+        self._engine = SGDEngine(layout.n_outputs, X.shape[1], X.dtype, loss="perceptron",
                                  learning_rate="constant", eta0=1.0, alpha=0.0,
-                                 fit_intercept=self.fit_intercept, label_offset=label_offset)
+                                 fit_intercept=self.fit_intercept,
+                                 label_offset=layout.label_offset)
         self._rng = check_random_state(self.random_state)
         self._mistakes = []         # per epoch: (signed rows y x, output, step) of each mistake
         self.n_iter_ = 0
 
     def _train(self, X, codes, epochs):
-        engine, T = self._engine, _signed_targets(codes, len(self.classes_))
-        Y, sw = labels_as_targets(codes), np.ones(X.shape[0])
+        engine, layout = self._engine, OutputLayout(len(self.classes_))
+        T, Y, sw = layout.signed(codes), layout.targets(codes), np.ones(X.shape[0])
 
         def step(epoch):
             order = (self._rng.permutation(X.shape[0]) if self.shuffle
@@ -247,8 +248,8 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "vectors_"):
             return
         n_features = state_count(self, "n_features_in_", low=1)
-        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
-                                                            contiguous=False)))
+        n_outputs = OutputLayout(len(state_array(self, "classes_", None, 1,
+                                                 contiguous=False))).n_outputs
         n_vectors = len(check_float_array(self, "vectors_", (None, n_features)))
         check_float_array(self, "vector_intercepts_", (n_vectors,))
         state_array(self, "vector_counts_", np.int64, (n_vectors,))
@@ -281,14 +282,6 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
 
 
 # ---------------------------------------------------------------- the kernelized perceptron
-
-def _signed_targets(codes, n_classes):
-    """(n, K) targets in {-1, +1}: one column (for classes_[1]) for two classes, else one per
-    class (one-vs-rest) -- the same layout as the linear models' outputs."""
-    n_outputs, label_offset = one_vs_rest_outputs(n_classes)
-    wanted = np.arange(n_outputs) + label_offset
-    return np.ascontiguousarray(np.where(codes[:, None] == wanted, 1.0, -1.0))
-
 
 class _MistakeBuffer:
     """The kernel perceptron's stored mistakes, contiguous rows [head, tail) of growing arrays:
@@ -421,8 +414,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "support_vectors_"):
             return
         n_features = state_count(self, "n_features_in_", low=1)
-        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
-                                                            contiguous=False)))
+        n_outputs = OutputLayout(len(state_array(self, "classes_", None, 1,
+                                                 contiguous=False))).n_outputs
         params = self._kparams
         kind = params["kind"] if isinstance(params, dict) else None
         if not (kind in _kp().KERNELS.values() or kind == -1) or isinstance(kind, bool):
@@ -507,7 +500,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _start(self, X):
-        n_outputs, _ = one_vs_rest_outputs(len(self.classes_))
+        n_outputs = OutputLayout(len(self.classes_)).n_outputs
         self._kparams = self._kernel_params(X)
         self._buffer = _MistakeBuffer(X.shape[1], n_outputs, X.dtype)
         self._rng = check_random_state(self.random_state)
@@ -519,7 +512,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
             self._run_epochs(X, codes, epochs)
 
     def _run_epochs(self, X, codes, epochs):
-        T = _signed_targets(codes, len(self.classes_))
+        T = OutputLayout(len(self.classes_)).signed(codes)
         first_sample = self._samples_seen
 
         def step(epoch):

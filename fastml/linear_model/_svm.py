@@ -15,7 +15,7 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import iterate, one_vs_rest_outputs
+from ._base import OutputLayout, iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import SCHEDULES, step_sizes
 
@@ -115,7 +115,7 @@ class LinearSVM(_OnlineLinearClassifier):
         return hinge / sw.sum() + 0.5 * self.alpha * float(np.sum(self.coef_.astype(float) ** 2))
 
     def _hinge_sum(self, X, codes, sw, W, b):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
+        label_offset = OutputLayout(len(self.classes_)).label_offset
         gW, gb = np.empty(W.shape), np.empty(W.shape[0])
         total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
                                  _batch.LOSSES["hinge"], label_offset, False,
@@ -125,7 +125,7 @@ class LinearSVM(_OnlineLinearClassifier):
     def _fit_subgradient(self, X, codes, sw):
         """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w),
         keeping the best iterate (the objective is evaluated in the same pass)."""
-        n_outputs, _ = one_vs_rest_outputs(len(self.classes_))
+        n_outputs = OutputLayout(len(self.classes_)).n_outputs
         W = np.zeros((n_outputs, X.shape[1]), dtype=X.dtype)
         b = np.zeros(n_outputs, dtype=X.dtype)
         total_weight = float(sw.sum())
