@@ -175,7 +175,7 @@ def test_bad_parameters_are_named():
 # ---------------------------------------------------------------- the kernel perceptron
 
 from fastml.datasets import load_xor                                    # noqa: E402
-from fastml.linear_model._perceptron import KernelPerceptron            # noqa: E402
+from fastml.linear_model._kernel_perceptron import KernelPerceptron           # noqa: E402
 
 
 def phi_degree2(X):
