@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from fastml import LogisticRegression
 from fastml.linear_model import _batch_fast as _batch, _sgd_fast as _sgd
+from fastml.linear_model._sgd import LOSSES
 from fastml.linear_model._sgd import SGDEngine
 
 from _reference import adagrad_epoch_log, logistic_loss_grad, sgd_epoch_log
@@ -49,7 +50,7 @@ def test_loss_grad_kernel_matches_numpy(n_classes, reference, sparse):
     Xin = sp.csr_matrix(X) if sparse else X
     for threads in (1, 2):
         loss = _batch.loss_grad(Xin, codes.astype(np.float64), sw, W, b, gW, gb,
-                                _batch.LOSSES["log"], 1 if reference else 0, reference,
+                                LOSSES["log"], 1 if reference else 0, reference,
                                 threads)
         np.testing.assert_allclose(loss, loss_ref, rtol=1e-12)
         np.testing.assert_allclose(gW, gW_ref, rtol=1e-12, atol=1e-12)

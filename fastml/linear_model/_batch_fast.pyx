@@ -21,14 +21,11 @@ from cython cimport floating
 from .._core._csrc cimport (fastml_prefetch_range, fastml_xt_r_f64, fastml_xt_r_f32,
                               fastml_max_threads)
 from .._core._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
-from ._loss cimport loss_and_dloss, LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON
+from ._loss cimport loss_and_dloss
 from ._rows cimport get_row, row_dot, row_axpy_double
 
 cdef enum:
     BLOCK_ROWS = 256    # 256 rows x 100 float64 features = 200 KB: stays in L2
-
-
-LOSSES = {"log": LOSS_LOG, "hinge": LOSS_HINGE, "perceptron": LOSS_PERCEPTRON}
 
 
 cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next, Py_ssize_t d,
@@ -96,7 +93,8 @@ def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
               double[::1] grad_b, int loss, int label_offset, bint reference, int n_threads=1):
     """sum_i sw_i * loss_i at weights W (K, d), b (K) for class codes y (as float64; output
     k stands for code k + label_offset; `reference`: the LOG loss's code 0 has margin 0);
-    writes its (sub)gradient into grad (K, d) and grad_b (K). `loss` is one of LOSSES.
+    writes its (sub)gradient into grad (K, d) and grad_b (K). `loss` is a code of _loss.pxd
+    (Python: _sgd_fast.LOSSES).
     X is dense C-contiguous or CSR."""
     cdef Py_ssize_t n = y.shape[0], K = W.shape[0], d = W.shape[1]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS, blk, first, rows, t, j

@@ -17,7 +17,7 @@ from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
 from ._base import LinearClassifierMixin, OutputLayout, iterate, start_partial_fit
-from ._sgd import SCHEDULES, SGDEngine, run_epochs
+from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")
 
@@ -311,7 +311,7 @@ class _Objective:
     def __call__(self, x):
         W, b = self.unpack(x)
         loss = _batch.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
-                                _batch.LOSSES["log"], self.layout.label_offset,
+                                LOSSES["log"], self.layout.label_offset,
                                 self.layout.reference, self.n_threads)
         scale = 1.0 / self.weight_total
         f = loss * scale + 0.5 * self.alpha * float(np.dot(x[:self.K * self.d],

@@ -14,6 +14,9 @@ from ._base import iterate
 from .._validation import check_param
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
+LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
+_SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED = (
+    _sgd.STATE_SLOTS[name] for name in ("scale", "steps", "average_b", "n_averaged"))
 
 
 class SGDEngine:
@@ -49,7 +52,7 @@ class SGDEngine:
         self.A = np.zeros((n_outputs, n_features) if averaging else (0, 0))
         self.Ab = np.zeros(n_outputs if averaging else 0)
         self.state = np.zeros(_sgd.STATE_SIZE)
-        self.state[0] = 1.0  # scale
+        self.state[_SCALE] = 1.0
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
         self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
         self.config.update(
@@ -74,18 +77,18 @@ class SGDEngine:
 
     @property
     def n_steps(self):
-        return int(self.state[1])
+        return int(self.state[_STEPS])
 
     def coef(self):
         """The weights to report: the running average when averaging has started, else the
         last iterate."""
-        n_avg = self.state[3]
+        n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
-            return ((self.A + self.state[2] * self.W) / n_avg).astype(self.dtype)
-        return (self.state[0] * self.W).astype(self.dtype)
+            return ((self.A + self.state[_AVERAGE_B] * self.W) / n_avg).astype(self.dtype)
+        return (self.state[_SCALE] * self.W).astype(self.dtype)
 
     def intercept(self):
-        n_avg = self.state[3]
+        n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
@@ -93,7 +96,7 @@ class SGDEngine:
 
 def _schedule_config(loss, learning_rate, eta0, alpha, decay):
     """The loop's config entries that fix the loss and the step-size schedule."""
-    return dict(loss=_sgd.LOSSES[loss], schedule=_sgd.SCHEDULES[learning_rate],
+    return dict(loss=LOSSES[loss], schedule=_sgd.SCHEDULES[learning_rate],
                 eta0=float(eta0), decay=float(decay), alpha=float(alpha),
                 t0=_optimal_t0(loss, alpha), epoch=0)
 

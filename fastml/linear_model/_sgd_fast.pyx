@@ -39,6 +39,7 @@ cdef enum:
     ETA_OPTIMAL = 3
     ETA_ADAGRAD = 4
 
+# The one Python mapping of the loss codes of _loss.pxd (the batch kernel takes the same codes).
 LOSSES = {"log": LOSS_LOG, "hinge": LOSS_HINGE, "perceptron": LOSS_PERCEPTRON,
           "squared": LOSS_SQUARED}
 SCHEDULES = {"constant": ETA_CONSTANT, "inverse": ETA_INVERSE, "decay": ETA_DECAY,
@@ -50,7 +51,11 @@ cdef enum:
     STATE_T = 1         # steps taken so far (t of the schedules)
     STATE_B = 2         # the B of the lazy average A + B W
     STATE_N_AVG = 3     # steps averaged so far
-STATE_SIZE = 4
+    N_STATE = 4         # the array's length
+# ... exported to Python: the driver (_sgd.py) reads and sizes the slots by these names.
+STATE_SLOTS = {"scale": STATE_SCALE, "steps": STATE_T, "average_b": STATE_B,
+               "n_averaged": STATE_N_AVG}
+STATE_SIZE = N_STATE
 
 ctypedef struct SGDConfig:
     int loss

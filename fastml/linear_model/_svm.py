@@ -17,7 +17,7 @@ from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
 from ._base import OutputLayout, iterate
 from ._perceptron import _OnlineLinearClassifier
-from ._sgd import SCHEDULES, step_sizes
+from ._sgd import LOSSES, SCHEDULES, step_sizes
 
 SOLVERS = ("sgd", "subgradient")
 BATCH_SCHEDULES = ("optimal", "inverse", "constant")
@@ -118,7 +118,7 @@ class LinearSVM(_OnlineLinearClassifier):
         label_offset = OutputLayout(len(self.classes_)).label_offset
         gW, gb = np.empty(W.shape), np.empty(W.shape[0])
         total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
-                                 _batch.LOSSES["hinge"], label_offset, False,
+                                 LOSSES["hinge"], label_offset, False,
                                  check_n_jobs(self.n_jobs))
         return total, gW, gb
 
