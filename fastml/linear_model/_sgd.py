@@ -65,10 +65,10 @@ class SGDEngine:
         step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
         row (the voted perceptron's mistakes)."""
         self.config["epoch"] = int(epoch_index)
-        loss_sum, updates, diverged = _sgd.sgd_epoch(
+        loss_sum, updates, bad = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
             self.state, self.config, step_log)
-        if diverged:
+        if bad >= 0:
             raise FloatingPointError(
                 "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
                 "learning_rate='adagrad'), or standardize the features")
