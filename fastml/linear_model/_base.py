@@ -1,12 +1,9 @@
-"""What the linear models share: margins from coef_/intercept_ and predict, how class codes
-become the kernels' outputs, and the one iteration loop (stopping rule, max_iter warning,
-progress) that every iterative solver here runs."""
-import warnings
-
+"""What the linear classifiers share: margins from coef_/intercept_ and predict, how class
+codes become the kernels' outputs, and partial_fit's validation. (The iteration loop every
+solver runs is _iterate.py; the SGD state's check lives with the state, in _sgd.py.)"""
 import numpy as np
 
-from ..exceptions import ConvergenceWarning
-from .._progress import progress
+from ._sgd import check_sgd_engine
 
 from .._validation import (check_array, check_sample_weight, check_X_y, state_array,
                            state_count)
@@ -135,66 +132,3 @@ def check_float_array(owner, name, shape):
     if value.dtype not in (np.float32, np.float64):
         raise ValueError(f"{name} has dtype {value.dtype}; expected float32 or float64")
     return value
-
-
-def check_sgd_engine(engine, n_outputs, n_features):
-    """Raise ValueError unless `engine` is an SGDEngine state for n_outputs x n_features that
-    the compiled loop (fastml/linear_model/_sgd_fast.pyx, no bounds checks) can resume from: W (K, d) and
-    b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,) exactly when its schedule is
-    adagrad, the running average (K, d) / (K,) exactly when averaging, a known loss and
-    schedule. (Its natural home is SGDEngine._check_fitted_state in _sgd.py.)"""
-    from . import _sgd_fast as _sgd
-    from ._sgd import SGDEngine
-    if type(engine) is not SGDEngine:
-        raise ValueError("the SGD state is not an SGDEngine")
-    if not isinstance(engine.dtype, np.dtype) or engine.dtype not in (np.float32, np.float64):
-        raise ValueError("the SGD state's dtype is not float32 or float64")
-    K, d = n_outputs, n_features
-    state_array(engine, "W", engine.dtype, (K, d))
-    state_array(engine, "b", engine.dtype, (K,))
-    config = engine.config
-    if not isinstance(config, dict) or config.get("loss") not in _sgd.LOSSES.values() \
-            or config.get("schedule") not in _sgd.SCHEDULES.values():
-        raise ValueError("the SGD state has an unknown loss or schedule")
-    if not isinstance(config.get("average"), bool):
-        raise ValueError("the SGD state's average flag is not a boolean")
-    adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
-    state_array(engine, "G", np.float64, (K, d) if adagrad else (0, 0))
-    state_array(engine, "Gb", np.float64, (K,) if adagrad else (0,))
-    state_array(engine, "A", np.float64, (K, d) if averaging else (0, 0))
-    state_array(engine, "Ab", np.float64, (K,) if averaging else (0,))
-    state_array(engine, "state", np.float64, (_sgd.STATE_SIZE,))
-    state_count(engine, "n_updates")
-    if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
-        raise ValueError("the SGD state's batch_size is not a positive integer")
-
-
-def iterate(step, max_iter, *, desc, unit, verbose=0, tol=None, n_iter_no_change=1, first=0,
-            max_iter_warning=None):
-    """The iteration loop of every iterative solver in linear_model: run step(i) for
-    i = first, first + 1, ... at most `max_iter` times and return how many ran.
-
-    step(i) returns (watched, shown, done): `done` stops the loop (the solver converged by its
-    own test); `watched` (None = no such rule) is the value that must keep improving: with
-    tol > 0 the loop stops once it has not dropped by more than tol below the best seen for
-    `n_iter_no_change` steps in a row. `shown` (a dict) goes to the progress reporter
-    (fastml/_progress.py; `verbose`). When max_iter ends the loop and `max_iter_warning` is a
-    message, it is issued as a ConvergenceWarning.
-    """
-    use_tol = tol is not None and tol > 0
-    best, stale, n_run = np.inf, 0, 0
-    with progress(max_iter, desc=desc, unit=unit, verbose=verbose) as bar:
-        for i in range(first, first + max_iter):
-            watched, shown, done = step(i)
-            n_run += 1
-            bar.update(**shown)
-            if done:
-                return n_run
-            if use_tol and watched is not None:
-                stale = stale + 1 if watched > best - tol else 0
-                best = min(best, watched)
-                if stale >= n_iter_no_change:
-                    return n_run
-    if max_iter_warning:
-        warnings.warn(max_iter_warning, ConvergenceWarning)
-    return n_run

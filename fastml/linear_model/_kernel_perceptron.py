@@ -7,7 +7,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
-from ._base import OutputLayout, iterate, start_partial_fit
+from ._base import OutputLayout, start_partial_fit
+from ._iterate import iterate
 
 
 class _MistakeBuffer:

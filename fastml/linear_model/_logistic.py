@@ -16,7 +16,8 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, OutputLayout, iterate, start_partial_fit
+from ._base import LinearClassifierMixin, OutputLayout, start_partial_fit
+from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "sgd", "minibatch")

@@ -13,9 +13,9 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
-from ._base import (LinearClassifierMixin, OutputLayout, check_float_array, check_sgd_engine,
-                    iterate, start_partial_fit)
-from ._sgd import SGDEngine, run_epochs
+from ._base import LinearClassifierMixin, OutputLayout, check_float_array, start_partial_fit
+from ._iterate import iterate
+from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
 
 class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):

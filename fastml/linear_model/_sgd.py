@@ -10,7 +10,8 @@ LinearRegression(solver="sgd")) differ only in the loss and how labels become ta
 import numpy as np
 
 from . import _sgd_fast as _sgd
-from ._base import iterate
+from ._iterate import iterate
+from .._validation import state_array, state_count
 from .._validation import check_param
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
@@ -75,6 +76,33 @@ class SGDEngine:
         self.n_updates += updates
         return loss_sum, updates
 
+    def _check_fitted_state(self, n_outputs, n_features):
+        """Raise ValueError unless this state, restored from a model file, is one the compiled
+        loop (_sgd_fast.pyx, no bounds checks past its entry) can resume from for n_outputs x
+        n_features: W (K, d) and b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,)
+        exactly when its schedule is adagrad, the running average (K, d) / (K,) exactly when
+        averaging, a known loss and schedule."""
+        if not isinstance(self.dtype, np.dtype) or self.dtype not in (np.float32, np.float64):
+            raise ValueError("the SGD state's dtype is not float32 or float64")
+        K, d = n_outputs, n_features
+        state_array(self, "W", self.dtype, (K, d))
+        state_array(self, "b", self.dtype, (K,))
+        config = self.config
+        if not isinstance(config, dict) or config.get("loss") not in LOSSES.values() \
+                or config.get("schedule") not in _sgd.SCHEDULES.values():
+            raise ValueError("the SGD state has an unknown loss or schedule")
+        if not isinstance(config.get("average"), bool):
+            raise ValueError("the SGD state's average flag is not a boolean")
+        adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
+        state_array(self, "G", np.float64, (K, d) if adagrad else (0, 0))
+        state_array(self, "Gb", np.float64, (K,) if adagrad else (0,))
+        state_array(self, "A", np.float64, (K, d) if averaging else (0, 0))
+        state_array(self, "Ab", np.float64, (K,) if averaging else (0,))
+        state_array(self, "state", np.float64, (_sgd.STATE_SIZE,))
+        state_count(self, "n_updates")
+        if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
+            raise ValueError("the SGD state's batch_size is not a positive integer")
+
     @property
     def n_steps(self):
         return int(self.state[_STEPS])
@@ -92,6 +120,14 @@ class SGDEngine:
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
+
+
+def check_sgd_engine(engine, n_outputs, n_features):
+    """Raise ValueError unless `engine` is an SGDEngine whose state fits n_outputs x n_features
+    (fastml.io.load runs this on a restored model)."""
+    if type(engine) is not SGDEngine:
+        raise ValueError("the SGD state is not an SGDEngine")
+    engine._check_fitted_state(n_outputs, n_features)
 
 
 def _schedule_config(loss, learning_rate, eta0, alpha, decay):

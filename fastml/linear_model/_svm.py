@@ -15,7 +15,8 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import OutputLayout, iterate
+from ._base import OutputLayout
+from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
 
