@@ -76,16 +76,15 @@ class SGDEngine:
         self.n_updates += updates
         return loss_sum, updates
 
-    def _check_fitted_state(self, n_outputs, n_features):
-        """Raise ValueError unless this state, restored from a model file, is one the compiled
-        loop (_sgd_fast.pyx, no bounds checks past its entry) can resume from for n_outputs x
-        n_features: W (K, d) and b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,)
-        exactly when its schedule is adagrad, the running average (K, d) / (K,) exactly when
-        averaging, a known loss and schedule."""
+    def _check_fitted_state(self):
+        """Run by fastml.io.load on a restored state: raise ValueError unless it is one the
+        compiled loop (_sgd_fast.pyx) can resume from: W (K, d) and b (K,) in one float dtype,
+        AdaGrad's sums (K, d) / (K,) exactly when its schedule is adagrad, the running average
+        (K, d) / (K,) exactly when averaging, a known loss and schedule. (The estimator checks
+        that K and d fit it: check_sgd_engine.)"""
         if not isinstance(self.dtype, np.dtype) or self.dtype not in (np.float32, np.float64):
             raise ValueError("the SGD state's dtype is not float32 or float64")
-        K, d = n_outputs, n_features
-        state_array(self, "W", self.dtype, (K, d))
+        K, d = state_array(self, "W", self.dtype, 2).shape
         state_array(self, "b", self.dtype, (K,))
         config = self.config
         if not isinstance(config, dict) or config.get("loss") not in LOSSES.values() \
@@ -127,7 +126,10 @@ def check_sgd_engine(engine, n_outputs, n_features):
     (fastml.io.load runs this on a restored model)."""
     if type(engine) is not SGDEngine:
         raise ValueError("the SGD state is not an SGDEngine")
-    engine._check_fitted_state(n_outputs, n_features)
+    engine._check_fitted_state()
+    if engine.W.shape != (n_outputs, n_features):
+        raise ValueError(f"the SGD state's weights have shape {engine.W.shape}; the model has "
+                         f"{n_outputs} outputs and {n_features} features")
 
 
 def _schedule_config(loss, learning_rate, eta0, alpha, decay):
