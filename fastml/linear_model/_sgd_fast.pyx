@@ -11,7 +11,8 @@
 #   PERCEPTRON  max(0, -t m), a mistake when t m <= 0 (003: perceptron = SGD on this, eta = 1)
 #   SQUARED     (m - y)^2 / 2 per output (regression, 001)
 # Step sizes (001/000): constant eta0; inverse eta0/t (000's alpha/t); decay eta0/(1+d*epoch)
-# (001, t = epoch); optimal 1/(alpha (t0 + t)) (Bottou); adagrad eta0/sqrt(sum g^2) per weight.
+# (001, t = epoch); optimal 1/(alpha (t0 + t)) (Bottou); adagrad eta0/sqrt(sum g^2) per weight
+# (its L2 term reaches the coordinates a step touches, x_j != 0, for dense and CSR rows alike).
 #
 # Tricks that keep a step O(nnz(x) K), not O(n_features K):
 # - L2 is a scalar: w = scale * v, so the shrink (1 - eta*alpha) multiplies `scale` only.
@@ -101,8 +102,8 @@ ctypedef struct Scratch:
     double *margins       # (K,)
     double *dloss         # (batch_size, K): sw_i * dloss / |batch| per row of the batch
     double *grad          # (K, n_features): adagrad's batch gradient (NULL otherwise)
-    int *touched          # adagrad, sparse rows: coordinates touched in this batch
-    char *mark
+    int *touched          # adagrad: the coordinates this batch touches (x_j != 0 in some row)
+    char *mark            # adagrad: 1 for the coordinates already in `touched`
     void *rows_buf        # dense + shuffled: the current chunk's rows, contiguous (else NULL)
     Py_ssize_t *local     # 0, 1, 2, ...: row positions inside rows_buf
     double *y_buf         # the chunk's targets and sample weights, gathered with its rows
@@ -218,64 +219,59 @@ cdef void plain_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t 
             b[k] = <floating> (b[k] - eta * bsum)
 
 
-cdef inline void adagrad_coords(const double *grad, const floating *x, double dl,
-                                floating *w, double *G, double *A, Py_ssize_t n,
-                                const SGDConfig *cfg, double B) noexcept nogil:
-    """AdaGrad on n contiguous weights with gradient grad[j] (or dl * x[j] when grad is
-    NULL) plus the L2 term; A (or NULL) is the lazy average. See csrc/fastml_adagrad.h."""
+cdef inline void adagrad_row(const floating *x, double dl, floating *w, double *G, double *A,
+                             Py_ssize_t n, const SGDConfig *cfg, double B) noexcept nogil:
+    """AdaGrad on the n weights of one output for one dense row x with loss derivative dl,
+    plus the L2 term where x[j] != 0; A (or NULL) is the lazy average. See
+    csrc/fastml_adagrad.h."""
     if floating is double:
-        fastml_adagrad_f64(grad, x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
+        fastml_adagrad_f64(x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
     else:
-        fastml_adagrad_f32(grad, x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
+        fastml_adagrad_f32(x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
 
 
 cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t nb,
                          floating *W, floating *b, Model *m, const SGDConfig *cfg,
                          const double *dloss, Scratch *s) noexcept nogil:
-    """Per-weight steps eta0 * g / sqrt(sum of g^2) on the coordinates the batch touches
-    (all of them for dense rows); L2 enters each touched coordinate's gradient."""
+    """Per-weight steps eta0 * g / sqrt(sum of g^2) on the coordinates the batch touches: those
+    where some row of the batch has x_j != 0. L2 enters the gradient of those coordinates only,
+    lazily, for dense and CSR rows alike (so both give the same model); an untouched weight is
+    not visited at all, which keeps a sparse step O(nnz K)."""
     cdef Py_ssize_t r, k, j, q, nnz, n_touched = 0, off, K = m.K, d = src.n_features
     cdef const floating *x
     cdef const int *idx
     cdef double g, delta, gsum, B = m.state[STATE_B]
     cdef double *G = m.G
     cdef double *A = m.A
-    if src.indices == NULL and nb == 1:     # one dense row: no gradient buffer needed
+    if src.indices == NULL and nb == 1:     # one dense row: vectorized, no gradient buffer
         get_row(src, rows[0], &x, &idx, &nnz)
         for k in range(K):
-            adagrad_coords(NULL, x, dloss[k], W + k * d, G + k * d,
-                           A + k * d if cfg.average else NULL, d, cfg, B)
+            adagrad_row(x, dloss[k], W + k * d, G + k * d,
+                        A + k * d if cfg.average else NULL, d, cfg, B)
     else:
         for r in range(nb):                 # the batch's gradient, and the coordinates it touches
             get_row(src, rows[r], &x, &idx, &nnz)
-            if idx != NULL:
-                for q in range(nnz):
-                    if not s.mark[idx[q]]:
-                        s.mark[idx[q]] = 1
-                        s.touched[n_touched] = idx[q]
-                        n_touched += 1
+            for q in range(nnz):
+                j = idx[q] if idx != NULL else q
+                if x[q] != 0 and not s.mark[j]:
+                    s.mark[j] = 1
+                    s.touched[n_touched] = <int> j
+                    n_touched += 1
             for k in range(K):
                 if dloss[r * K + k] != 0.0:
                     row_axpy_double(x, idx, nnz, dloss[r * K + k], s.grad + k * d)
-        if src.indices == NULL:
+        for q in range(n_touched):
+            j = s.touched[q]
+            s.mark[j] = 0
             for k in range(K):
-                off = k * d
-                adagrad_coords(s.grad + off, <const floating *> NULL, 0.0, W + off, G + off,
-                               A + off if cfg.average else NULL, d, cfg, B)
-                memset(s.grad + off, 0, d * sizeof(double))
-        else:
-            for q in range(n_touched):
-                j = s.touched[q]
-                s.mark[j] = 0
-                for k in range(K):
-                    off = k * d + j
-                    g = s.grad[off] + cfg.alpha * W[off]
-                    s.grad[off] = 0.0
-                    G[off] += g * g
-                    delta = -cfg.eta0 * g / (sqrt(G[off]) + cfg.adagrad_eps)
-                    W[off] = <floating> (W[off] + delta)
-                    if cfg.average:
-                        A[off] -= B * delta
+                off = k * d + j
+                g = s.grad[off] + cfg.alpha * W[off]
+                s.grad[off] = 0.0
+                G[off] += g * g
+                delta = -cfg.eta0 * g / (sqrt(G[off]) + cfg.adagrad_eps)
+                W[off] = <floating> (W[off] + delta)
+                if cfg.average:
+                    A[off] -= B * delta
     if cfg.fit_intercept:
         for k in range(K):
             gsum = 0.0
