@@ -54,3 +54,20 @@ def test_logistic_adagrad_dense_equals_csr():
         sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch_size", [40, 10**9, 2**40, 2**80])
+def test_batch_size_beyond_the_rows_is_the_rows(batch_size):
+    """A batch never holds more rows than there are: batch_size > n is clamped to n (it once
+    allocated batch_size-sized buffers: 8 GB for 40 rows; 2**40 overflowed C's int)."""
+    from fastml.linear_model import LogisticRegression
+    X, labels, _ = _data(n=40, d=5, seed=4)
+    y = labels.ravel()
+    ref = LogisticRegression(solver="minibatch", batch_size=40, max_iter=3, tol=None,
+                             random_state=0).fit(X, y)
+    big = LogisticRegression(solver="minibatch", batch_size=batch_size, max_iter=3, tol=None,
+                             random_state=0).fit(X, y)
+    np.testing.assert_array_equal(big.coef_, ref.coef_)
+    chunked = LogisticRegression(solver="minibatch", batch_size=batch_size, random_state=0)
+    chunked.partial_fit(X[:25], y[:25], classes=[0, 1]).partial_fit(X[25:], y[25:])
+    assert np.isfinite(chunked.coef_).all()

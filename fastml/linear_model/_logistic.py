@@ -51,7 +51,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Base step: 0.1 for the SGD schedules when None; for "gd", None means 1/L.
     decay : float, default 1.0
     batch_size : int, default 512
-        Rows per step of "minibatch".
+        Rows per step of "minibatch". A batch_size larger than the rows (of the data, or of
+        a partial_fit chunk) is clamped to the rows: one step per epoch on all of them.
     average : bool or int, default False
         Report the running average of the SGD iterates (an int starts averaging after that
         many steps).

@@ -57,7 +57,10 @@ class SGDEngine:
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
         self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
         self.config.update(
-            label_offset=label_offset, reference=reference, batch_size=int(batch_size),
+            # beyond the rows a batch is all of them (the kernel clamps per call); this clamp
+            # only keeps a huge int inside C's Py_ssize_t
+            label_offset=label_offset, reference=reference,
+            batch_size=int(min(batch_size, np.iinfo(np.intp).max)),
             fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
             adagrad_eps=float(adagrad_eps))
 

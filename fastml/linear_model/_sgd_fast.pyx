@@ -75,7 +75,7 @@ ctypedef struct SGDConfig:
     double alpha
     double t0
     int epoch
-    int batch_size
+    Py_ssize_t batch_size # rows per step (sgd_epoch clamps it to the epoch's rows)
     bint fit_intercept
     bint average
     double average_start  # averaging starts after this many steps
@@ -419,6 +419,9 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     row_source(X, W, &src)
     if cfg.batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    # A batch never holds more rows than the epoch: a larger batch_size is the epoch's rows,
+    # the same steps, and every buffer below is sized by the rows, not by the parameter.
+    cfg.batch_size = min(cfg.batch_size, max(<Py_ssize_t> 1, order.shape[0]))
     if (b.shape[0] != K or Y.shape[0] != src.n_rows or sample_weight.shape[0] != src.n_rows
             or state.shape[0] != N_STATE
             or (adagrad and (G.shape[0] != K or G.shape[1] != n_features or Gb.shape[0] != K))
