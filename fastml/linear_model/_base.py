@@ -1,12 +1,16 @@
 """What the linear classifiers share: margins from coef_/intercept_ and predict, how class
-codes become the kernels' outputs, and partial_fit's validation. (The iteration loop every
-solver runs is _iterate.py; the SGD state's check lives with the state, in _sgd.py.)"""
+codes become the kernels' outputs, partial_fit's validation, and all-or-nothing fitting. (The
+iteration loop every solver runs is _iterate.py; the SGD state's check lives with the state,
+in _sgd.py.)"""
+import copy
+import functools
+
 import numpy as np
 
 from ._sgd import check_sgd_engine
 
-from .._validation import (check_array, check_sample_weight, check_X_y, state_array,
-                           state_count)
+from .._validation import (check_array, check_sample_weight, check_target, check_X_y,
+                           state_array, state_count)
 
 
 class LinearClassifierMixin:
@@ -111,6 +115,30 @@ class OutputLayout:
         return np.ascontiguousarray(np.where(self.codes(codes)[:, None] == wanted, 1.0, -1.0))
 
 
+def all_or_nothing(fitting):
+    """Decorator of fit (fitting=True) and partial_fit (False): a call that raises leaves no
+    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute goes,
+    the parameters stay; predict raises NotFittedError). A failed partial_fit leaves the
+    estimator exactly as it was before the call: its fitted state is deep-copied first (the
+    model only: coef-sized arrays, or the perceptrons' stored mistakes) and put back."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            params = set(self._get_param_names())
+            state = vars(self)
+            saved = {name: value if name in params or fitting else copy.deepcopy(value)
+                     for name, value in state.items()}
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                state.clear()
+                state.update((name, value) for name, value in saved.items()
+                             if name in params or not fitting)
+                raise
+        return run
+    return wrap
+
+
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",
                       accept_sparse=True):
     """Validate one partial_fit call of an online classifier: (X, codes, sw, first call?).
@@ -122,6 +150,10 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")
         estimator._encode_labels(classes)
+    elif classes is not None and not np.array_equal(
+            np.unique(check_target(classes, name="classes")), estimator.classes_):
+        raise ValueError(f"classes {list(classes)!r} differ from the classes of the first "
+                         f"partial_fit {estimator.classes_.tolist()!r}")
     codes = estimator._encode_known_labels(y)
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
 

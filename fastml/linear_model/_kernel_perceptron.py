@@ -7,7 +7,7 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
-from ._base import OutputLayout, start_partial_fit
+from ._base import OutputLayout, all_or_nothing, start_partial_fit
 from ._iterate import iterate
 
 
@@ -207,6 +207,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y):
         """Learn from X (dense) and labels y of any type, starting with no mistakes."""
         self._check_params()
@@ -216,6 +217,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._train(X, codes, self.max_iter)
         return self
 
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None):
         """One epoch over (X, y), continuing from the stored mistakes. `classes` is required
         on the first call."""

@@ -16,7 +16,7 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, OutputLayout, start_partial_fit
+from ._base import LinearClassifierMixin, OutputLayout, all_or_nothing, start_partial_fit
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -105,6 +105,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
         """Fit on X (dense or CSR, n_samples x n_features) and labels y of any hashable type."""
         self._check_params()
@@ -121,6 +122,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     @available_if(lambda self: self.solver in ("sgd", "minibatch"),
                   "needs solver='sgd' or 'minibatch'")
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch of SGD on (X, y), continuing from the current state (online learning).
         `classes` (all labels that will ever appear) is required on the first call."""

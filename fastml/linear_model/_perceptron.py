@@ -13,7 +13,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
-from ._base import LinearClassifierMixin, OutputLayout, check_float_array, start_partial_fit
+from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
+                    start_partial_fit)
 from ._iterate import iterate
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
@@ -29,6 +30,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     _accepts_sparse = True
     _stop_without_updates = False   # the perceptron: a mistake-free epoch means converged
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
         """Learn from X (dense or CSR) and labels y of any type, starting from w = 0."""
         self._check_params()
@@ -39,6 +41,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         self._run(X, codes, sw, self.max_iter, resume=False)
         return self
 
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch over (X, y) continuing from the current weights (online learning).
         `classes` (every label that will ever appear) is required on the first call."""
@@ -168,6 +171,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y):
         """Train from w = 0 on X (dense or CSR) and labels y of any type."""
         check_param("max_iter", self.max_iter, low=1, integer=True)
@@ -177,6 +181,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self._train(X, codes, self.max_iter)
         return self
 
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None):
         """One more epoch over (X, y); `classes` is required on the first call."""
         check_param("max_iter", self.max_iter, low=1, integer=True)

@@ -67,17 +67,33 @@ class SGDEngine:
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
         """One pass over the rows `order`; returns (weighted loss sum, rows that moved w).
         step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
-        row (the voted perceptron's mistakes)."""
+        row (the voted perceptron's mistakes).
+
+        A step that makes a margin, a weight or the loss infinite or NaN raises
+        FloatingPointError naming the epoch and row, and leaves the state as it was before
+        this epoch (its last finite state)."""
         self.config["epoch"] = int(epoch_index)
+        saved = self._arrays()
         loss_sum, updates, bad = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
             self.state, self.config, step_log)
-        if bad >= 0:
+        if bad >= 0 or not (np.isfinite(loss_sum) and np.isfinite(self.W).all()
+                            and np.isfinite(self.b).all()):
+            for name, value in saved.items():
+                getattr(self, name)[...] = value
+            where = f" at row {int(order[bad])}" if bad >= 0 else ""
             raise FloatingPointError(
-                "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
-                "learning_rate='adagrad'), or standardize the features")
+                f"SGD diverged in epoch {int(epoch_index) + 1}{where}: a margin, weight or loss "
+                f"became infinite or NaN. Lower eta0 (or use learning_rate='adagrad'), or scale "
+                f"the features (e.g. standardize X); the model is left as it was before this "
+                f"epoch")
         self.n_updates += updates
         return loss_sum, updates
+
+    def _arrays(self):
+        """Copies of the state arrays an epoch changes in place (O(K d): an epoch is O(n d))."""
+        return {name: getattr(self, name).copy()
+                for name in ("W", "b", "G", "Gb", "A", "Ab", "state")}
 
     def _check_fitted_state(self):
         """Run by fastml.io.load on a restored state: raise ValueError unless it is one the

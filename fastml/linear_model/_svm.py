@@ -15,7 +15,7 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import OutputLayout
+from ._base import OutputLayout, all_or_nothing
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
@@ -89,6 +89,7 @@ class LinearSVM(_OnlineLinearClassifier):
         return dict(loss="hinge", learning_rate=self.learning_rate, eta0=self.eta0,
                     alpha=self.alpha)
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
         """Minimize the regularized mean hinge loss on X (dense or CSR) and labels y."""
         if self.solver == "sgd":
