@@ -477,3 +477,43 @@ def test_verbose_goes_through_progress_not_print(make, capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count(f"[{type(est).__name__}]") == est.n_iter_
+
+
+def test_kernel_perceptron_leaves_blas_threads_alone_and_scans_once(monkeypatch):
+    """BLAS is limited only inside fit/predict (fastml._threads.blas_limit: scoped, restored)
+    and threadpoolctl's library scan happens once per process, not per call."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fastml import _threads
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    before = [(p["filepath"], p["num_threads"]) for p in threadpoolctl.threadpool_info()]
+    model = KernelPerceptron(random_state=0).fit(X, y)
+    model.predict(X[:1])
+    scans = []
+    original = threadpoolctl.ThreadpoolController.__init__
+
+    def counting_init(self, *args, **kwargs):
+        scans.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counting_init)
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", None)   # the old per-call path
+    for _ in range(3):
+        model.predict(X[:1])
+    model.partial_fit(X, y)
+    assert scans == [] or _threads._blas_controller() is None
+    after = [(p["filepath"], p["num_threads"]) for p in threadpoolctl.threadpool_info()]
+    assert after == before
+
+
+def test_kernel_perceptron_gamma_scale_on_constant_float32_data():
+    """gamma="scale" = 1 / (n_features * var(X)), 1.0 when X is constant: the variance is
+    taken in float64 (float32 sums gave ~1e-26 and gamma ~ 1e26)."""
+    X = np.full((30, 4), 0.1, dtype=np.float32)
+    y = np.arange(30) % 2
+    model = KernelPerceptron(max_iter=1, random_state=0).fit(X, y)
+    assert model._kparams["gamma"] == 1.0
+    X2 = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
+    model = KernelPerceptron(max_iter=1, random_state=0).fit(X2, y)
+    assert model._kparams["gamma"] == pytest.approx(1.0 / (4 * X2.astype(np.float64).var()))

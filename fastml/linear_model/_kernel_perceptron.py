@@ -5,6 +5,7 @@ point is scored by sum_{i in M} y_i k(x_i, x). Several classes: one-vs-rest.
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
+from .._threads import blas_limit
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
 from ._base import OutputLayout, all_or_nothing, start_partial_fit
@@ -168,7 +169,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     def _kernel_params(self, X):
         if self.gamma == "scale":
-            var = float(X.var())
+            var = float(np.var(X, dtype=np.float64))    # float32 sums make constant data's
+                                                        # variance ~1e-26, not 0
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         elif self.gamma == "auto":
             gamma = 1.0 / X.shape[1]
@@ -238,7 +240,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = self.n_iter_ = 0
 
     def _train(self, X, codes, epochs):
-        with _one_blas_thread():
+        with blas_limit(1):     # sequential and small GEMMs: BLAS threads only add wake-ups
             self._run_epochs(X, codes, epochs)
 
     def _run_epochs(self, X, codes, epochs):
@@ -322,7 +324,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         SV, coef = self.support_vectors_, self.dual_coef_
         scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
         if len(SV):
-            with _one_blas_thread():        # threads split the rows (n_jobs) instead
+            with blas_limit(1):             # threads split the rows (n_jobs) instead
                 self._decide(X, SV, coef, scores)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -340,18 +342,6 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]
-
-
-def _one_blas_thread():
-    """Training is sequential and its GEMM blocks are small: BLAS threads only add wake-up
-    costs there (measured 10x slower on 2 cores), so BLAS runs on one thread (threadpoolctl,
-    when installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:     # pragma: no cover - optional
-        import contextlib
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def _sq_norms(A):
