@@ -369,3 +369,42 @@ def test_average_zero_means_no_averaging():
     np.testing.assert_array_equal(plain.coef_, zero.coef_)
     with pytest.raises(ValueError, match="average"):
         LogisticRegression(average=-2, **kw).fit(X, codes)
+
+
+def _numpy_gradient(model, X, y, alpha):
+    """The gradient of mean log-loss + alpha/2 |w|^2 at the model's binary weights (numpy)."""
+    w, b = model.coef_.ravel().astype(float), float(model.intercept_[0])
+    p = 1.0 / (1.0 + np.exp(-(X @ w + b)))
+    return np.append(X.T @ (p - y) / len(y) + alpha * w, np.mean(p - y))
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-8, 1e-10])
+def test_lbfgs_stops_on_the_gradient_as_documented(tol):
+    """solver="lbfgs" stops at max|grad| <= tol, or warns (ConvergenceWarning) that it could
+    not: scipy's relative-reduction test once stopped such runs early, silently."""
+    from fastml.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 5))
+    y = (X @ np.arange(1.0, 6.0) + rng.normal(size=300) > 0).astype(float)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(solver="lbfgs", tol=tol, max_iter=1000, alpha=1e-3).fit(X, y)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    gmax = np.max(np.abs(_numpy_gradient(model, X, y, 1e-3)))
+    assert (gmax <= tol * 1.01) != warned
+    if tol >= 1e-8:         # well above float64's floor on this problem: reached
+        assert not warned
+
+
+def test_lbfgs_warns_when_it_cannot_reach_tol():
+    from fastml.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(float)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        LogisticRegression(solver="lbfgs", tol=1e-10, max_iter=3).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(solver="lbfgs", tol=1e-14, max_iter=10000).fit(X, y)
+    gmax = np.max(np.abs(_numpy_gradient(model, X, y, 1e-4)))
+    assert gmax <= 1e-14 or any(issubclass(w.category, ConvergenceWarning) for w in caught)

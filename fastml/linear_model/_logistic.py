@@ -41,7 +41,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     max_iter : int, default 100
         Iterations of the batch solvers; epochs of "sgd"/"minibatch".
     tol : float or None, default 1e-4
-        Batch solvers stop when the largest |gradient| component is below tol; SGD stops when
+        Batch solvers stop when the largest |gradient| component is below tol (a
+        ConvergenceWarning when max_iter, or floating point, stops them first); SGD stops when
         the epoch loss has not improved by tol for `n_iter_no_change` epochs. None or 0 runs
         exactly max_iter.
     learning_rate : "adagrad" (default), "constant", "inverse", "decay" or "optimal"
@@ -173,11 +174,22 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 curve.append(last[0])
                 bar.update(objective=last[0])
 
+            # With tol, stop on max|grad| <= tol only (gtol): ftol=0 switches off scipy's
+            # relative-reduction test, which stopped tol=1e-10 runs at a gradient of 1e-5.
+            # Without tol, run until max_iter or until f stops decreasing in floating point
+            # (past that, steps only wander by rounding noise).
             result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
                               options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
-                                           ftol=64 * np.finfo(float).eps))
-        if result.status == 1 and tol > 0:
-            _warn_max_iter("lbfgs", self.max_iter)
+                                           ftol=0.0 if tol > 0 else 64 * np.finfo(float).eps))
+        gmax = float(np.max(np.abs(objective(result.x)[1]))) if objective.size else 0.0
+        if tol > 0 and gmax > tol:
+            if result.nit >= self.max_iter:
+                _warn_max_iter("lbfgs", self.max_iter)
+            else:   # the line search can no longer decrease f in floating point
+                import warnings
+                warnings.warn(f"LogisticRegression(solver='lbfgs') stopped with max|gradient| "
+                              f"= {gmax:.3g} > tol={tol}: {result.message}; tol is below what "
+                              f"float64 can reach on this problem", ConvergenceWarning)
         return result.x, int(result.nit), curve
 
     def _run_gd(self, objective, x, X):
