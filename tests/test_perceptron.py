@@ -517,3 +517,19 @@ def test_kernel_perceptron_gamma_scale_on_constant_float32_data():
     X2 = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
     model = KernelPerceptron(max_iter=1, random_state=0).fit(X2, y)
     assert model._kparams["gamma"] == pytest.approx(1.0 / (4 * X2.astype(np.float64).var()))
+
+
+def test_voted_perceptron_runs_freund_and_schapires_T_epochs():
+    """max_iter is T: every epoch runs, mistake-free ones included (they add to the last
+    vector's survival count); early_stopping=True stops at the first mistake-free epoch."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 1.0, -1.0)                 # separable with a wide margin
+    full = VotedPerceptron(max_iter=10, random_state=0).fit(X, y)
+    assert full.n_iter_ == 10 and full.t_ == 10 * len(X)
+    assert full.vector_counts_.sum() == 10 * len(X)
+    early = VotedPerceptron(max_iter=10, early_stopping=True, random_state=0).fit(X, y)
+    assert early.n_iter_ < 10 and early.t_ == early.n_iter_ * len(X)
+    np.testing.assert_array_equal(early.vectors_, full.vectors_)   # the same mistakes
+    assert full.vector_counts_[-1] - early.vector_counts_[-1] == (10 - early.n_iter_) * len(X)

@@ -149,7 +149,11 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     max_iter : int, default 10
-        Epochs (Freund & Schapire's T); stops earlier after an epoch without a mistake.
+        Epochs: Freund & Schapire's T, all of them run (a mistake-free epoch still adds to
+        the survival counts, hence to the votes) unless `early_stopping`.
+    early_stopping : bool, default False
+        Stop after the first epoch without a mistake (the data are separated); this changes
+        the votes from Freund & Schapire's T epochs.
     shuffle : bool, default True
     fit_intercept : bool, default True
     random_state : int, Generator or None
@@ -163,9 +167,10 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
 
     _accepts_sparse = True
 
-    def __init__(self, max_iter=10, shuffle=True, fit_intercept=True, random_state=None,
-                 verbose=0):
+    def __init__(self, max_iter=10, early_stopping=False, shuffle=True, fit_intercept=True,
+                 random_state=None, verbose=0):
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
         self.shuffle = shuffle
         self.fit_intercept = fit_intercept
         self.random_state = random_state
@@ -218,7 +223,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
             signed = X[rows].multiply(sign[:, None]).tocsr() if hasattr(X, "tocsr") \
                 else X[rows] * sign[:, None].astype(X.dtype)
             self._mistakes.append((signed, sign, output, steps_before + position + 1))
-            return None, {"mistakes": updates}, updates == 0 and epochs > 1
+            return None, {"mistakes": updates}, self.early_stopping and updates == 0
 
         iterate(step, epochs, desc="VotedPerceptron", unit="epoch", verbose=self.verbose,
                 first=self.n_iter_)
