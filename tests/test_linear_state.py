@@ -117,3 +117,19 @@ def test_a_kernel_that_fails_mid_fit_leaves_the_kernel_perceptron_unfitted():
     assert not hasattr(est, "support_vectors_") and not hasattr(est, "_buffer")
     with pytest.raises(NotFittedError):
         est.predict(X)
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda v: KernelPerceptron(kernel="poly", degree=v), "degree"),
+    (lambda v: KernelPerceptron(budget=v), "budget"),
+    (lambda v: KernelPerceptron(n_jobs=v), "n_jobs"),
+    (lambda v: LogisticRegression(solver="gd", n_jobs=v), "n_jobs"),
+    (lambda v: LinearSVM(solver="subgradient", n_jobs=v), "n_jobs")])
+@pytest.mark.parametrize("value", [2**31, 2**63, 10**30])
+def test_integers_too_large_for_c_name_the_parameter(make, name, value):
+    """Integer parameters that reach C raise ValueError naming them, not OverflowError."""
+    X, y = _data()
+    if name == "budget" and value < 2**63:
+        return                      # a budget of 2**31 fits an index: valid
+    with pytest.raises(ValueError, match=name):
+        make(value).fit(X, y)

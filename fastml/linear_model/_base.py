@@ -9,8 +9,8 @@ import numpy as np
 
 from ._sgd import check_sgd_engine
 
-from .._validation import (check_array, check_sample_weight, check_target, check_X_y,
-                           state_array, state_count)
+from .._validation import (check_array, check_param, check_sample_weight, check_target,
+                           check_X_y, state_array, state_count)
 
 
 class LinearClassifierMixin:
@@ -113,6 +113,18 @@ class OutputLayout:
         (the perceptron's y of each one-vs-rest output)."""
         wanted = np.arange(self.n_outputs) + self.label_offset
         return np.ascontiguousarray(np.where(self.codes(codes)[:, None] == wanted, 1.0, -1.0))
+
+
+# The largest values of the integer parameters that reach the kernels as C types.
+C_INT_MAX = 2**31 - 1               # a C int (threads, the polynomial kernel's degree)
+C_INDEX_MAX = 2**63 - 1             # an index_t / Py_ssize_t (counts of rows and mistakes)
+
+
+def check_n_jobs_param(n_jobs):
+    """n_jobs fits the kernels' C int thread count (ValueError naming it, not OverflowError);
+    the count itself comes from _validation.check_n_jobs."""
+    check_param("n_jobs", n_jobs, integer=True, low=-C_INT_MAX, high=C_INT_MAX,
+                allow_none=True)
 
 
 def all_or_nothing(fitting):

@@ -8,7 +8,8 @@ from .._base import BaseEstimator, ClassifierMixin
 from .._threads import blas_limit
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
-from ._base import OutputLayout, all_or_nothing, start_partial_fit
+from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
+                    start_partial_fit)
 from ._iterate import iterate
 
 
@@ -127,14 +128,16 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     def _check_params(self):
         if not callable(self.kernel):
             check_param("kernel", self.kernel, choices=tuple(_kp().KERNELS))
-        check_param("degree", self.degree, low=1, integer=True)
+        check_param("degree", self.degree, low=1, high=C_INT_MAX, integer=True)
         if not isinstance(self.gamma, str):
             check_param("gamma", self.gamma, low=0.0, low_inclusive=False)
         else:
             check_param("gamma", self.gamma, choices=("scale", "auto"))
         check_param("coef0", self.coef0)
         check_param("max_iter", self.max_iter, low=1, integer=True)
-        check_param("budget", self.budget, low=1, integer=True, allow_none=True)
+        check_param("budget", self.budget, low=1, high=C_INDEX_MAX, integer=True,
+                    allow_none=True)
+        check_n_jobs_param(self.n_jobs)
 
     def _check_fitted_state(self):
         """Run by fastml.io.load: kernel parameters the compiled kernels accept (a callable

@@ -16,7 +16,8 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, OutputLayout, all_or_nothing, start_partial_fit
+from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
+                    start_partial_fit)
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -144,6 +145,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         check_param("validation_fraction", self.validation_fraction, low=0.0,
                     low_inclusive=False, high=0.5)
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
+        check_n_jobs_param(self.n_jobs)
 
     # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
 

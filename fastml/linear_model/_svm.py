@@ -15,7 +15,7 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import OutputLayout, all_or_nothing
+from ._base import OutputLayout, all_or_nothing, check_n_jobs_param
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
@@ -79,6 +79,7 @@ class LinearSVM(_OnlineLinearClassifier):
 
     def _check_params(self):
         super()._check_params()
+        check_n_jobs_param(self.n_jobs)
         check_param("solver", self.solver, choices=SOLVERS)
         check_param("alpha", self.alpha, low=0.0, low_inclusive=False)
         check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
