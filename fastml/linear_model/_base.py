@@ -39,12 +39,47 @@ class LinearClassifierMixin:
         return np.asarray(M) + self.intercept_
 
     def decision_function(self, X):
-        """Signed distance-like scores: (n,) for two classes (positive = classes_[1]), else
-        (n, n_classes)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            X @ coef_.T + intercept_: (n,) for two classes (positive = classes_[1]), else one
+            column per class.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> (model.decision_function(X) > 0).tolist()
+        [False, False, True, True]
+        """
         M = self._margins(X)
         return M.ravel() if M.shape[1] == 1 else M
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest margin (two classes: classes_[1] where it is positive).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         M = self._margins(X)
         codes = (M[:, 0] > 0).astype(np.intp) if M.shape[1] == 1 else np.argmax(M, axis=1)
         return self.classes_[codes]

@@ -100,10 +100,32 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     n_jobs : int or None
         Threads for the kernel transform in prediction (None = 1, -1 = all cores).
 
-    Attributes: support_vectors_ (the stored mistakes' rows, one per training row),
-    dual_coef_ (n_vectors, n_support): decision_function(x) = dual_coef_ @ k(support_vectors_,
-    x); support_ (row numbers in the last fit's X, -1 for rows of earlier partial_fit calls),
-    n_mistakes_ (mistakes made in training), n_iter_, t_ (steps), classes_, n_features_in_.
+    Attributes
+    ----------
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        The stored mistakes' rows, one per training row.
+    dual_coef_ : ndarray of shape (n_vectors, n_support)
+        decision_function(x) = dual_coef_ @ k(support_vectors_, x).
+    support_ : ndarray of shape (n_support,)
+        Row numbers in the last fit's X, -1 for rows of earlier partial_fit calls.
+    n_mistakes_ : int
+        Mistakes made in training.
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import KernelPerceptron
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])   # XOR
+    >>> model = KernelPerceptron(kernel="poly", degree=2, coef0=1.0, gamma=1.0,
+    ...                          max_iter=20, random_state=0).fit(X, [0, 0, 1, 1])
+    >>> model.predict(X).tolist()
+    [0, 0, 1, 1]
     """
 
     _accepts_sparse = False
@@ -214,7 +236,28 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y):
-        """Learn from X (dense) and labels y of any type, starting with no mistakes."""
+        """Learn from X and labels y, starting with no mistakes.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         self._check_params()
         X, y = check_X_y(X, y, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -224,8 +267,32 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None):
-        """One epoch over (X, y), continuing from the stored mistakes. `classes` is required
-        on the first call."""
+        """One epoch over (X, y), continuing from the stored mistakes.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         self._check_params()
         X, codes, _, first = start_partial_fit(self, X, y, classes, state="_buffer",
                                                accept_sparse=False)
@@ -320,8 +387,25 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ prediction
 
     def decision_function(self, X):
-        """sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
-        classes_[1]), else (n, n_classes). Computed in row chunks that bound the memory."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
+            classes_[1]), else one column per class. Computed in row chunks that bound the memory.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> (model.decision_function(X) > 0).tolist()
+        [False, False, True, True]
+        """
         self._check_is_fitted("support_vectors_")
         X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
         SV, coef = self.support_vectors_, self.dual_coef_
@@ -342,6 +426,24 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
             scores[first:first + chunk] = G @ coef.T
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest score.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]

@@ -75,8 +75,31 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     n_jobs : int or None
         Threads for the batch kernel (None = 1, -1 = all cores).
 
-    Attributes: coef_ (n_vectors, n_features), intercept_ (n_vectors,), classes_, n_iter_,
-    n_features_in_, feature_names_in_ (DataFrame input), loss_curve_ (objective per iteration).
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One weight vector for two classes (for classes_[1]), K (multinomial) or K - 1
+        (reference) otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Iterations (batch solvers) or epochs (SGD) run.
+    loss_curve_ : list of float
+        The objective per iteration (batch) or the mean log-loss per epoch (SGD).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import LogisticRegression
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> model = LogisticRegression(alpha=0.1).fit(X, [0, 0, 1, 1])
+    >>> model.predict([[0.2], [2.8]]).tolist()
+    [0, 1]
+    >>> model.predict_proba([[1.5]]).round(3).tolist()
+    [[0.5, 0.5]]
     """
 
     _accepts_sparse = True
@@ -109,7 +132,30 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit on X (dense or CSR, n_samples x n_features) and labels y of any hashable type."""
+        """Fit on X and labels y by the chosen solver (starting from zero weights).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LogisticRegression().fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         self._check_params()
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -126,8 +172,35 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                   "needs solver='sgd' or 'minibatch'")
     @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One epoch of SGD on (X, y), continuing from the current state (online learning).
-        `classes` (all labels that will ever appear) is required on the first call."""
+        """One epoch of SGD on (X, y), continuing from the current state (online
+        learning); solver='sgd' or 'minibatch'.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LogisticRegression(solver="sgd", random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         self._check_params()
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
         layout = OutputLayout(len(self.classes_), self.multi_class)
@@ -283,23 +356,87 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
 
     def predict_proba(self, X):
-        """P(class | x) for each of classes_, rows summing to 1 (stable at any margin)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        P : ndarray of shape (n_samples, n_classes)
+            P(class | x) for each of classes_, rows summing to 1 (stable at any margin).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> model.predict_proba([[0.0], [3.0]]).argmax(axis=1).tolist()
+        [0, 1]
+        """
         P = np.exp(self._log_proba_from_margins(self._margins(X)))
         return P / P.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
-        """log P(class | x) by log-sum-exp of the margins (finite where P underflows)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        logP : ndarray of shape (n_samples, n_classes)
+            log P(class | x) by log-sum-exp of the margins (finite where P underflows).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> bool(np.isfinite(model.predict_log_proba([[1e6]])).all())
+        True
+        """
         return self._log_proba_from_margins(self._margins(X))
 
     def decision_function(self, X):
-        """Margins: (n,) for two classes (log-odds of classes_[1]); (n, n_classes) otherwise,
-        with the reference class's column 0 when multi_class="reference"."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The margins: (n,) for two classes (the log-odds of classes_[1]); (n, n_classes)
+            otherwise, with the reference class's column 0 when multi_class="reference".
+
+        Examples
+        --------
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> model.decision_function([[0.0], [3.0]]).shape
+        (2,)
+        """
         M = self._margins(X)
         if M.shape[1] == 1:
             return M.ravel()
         return self._class_margins(M).astype(M.dtype, copy=False)
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest margin (for two classes: classes_[1] where the log-odds
+            are positive).
+
+        Examples
+        --------
+        >>> from fastml.linear_model import LogisticRegression
+        >>> LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], ["a", "a", "b", "b"]).predict(
+        ...     [[0.0], [3.0]]).tolist()
+        ['a', 'b']
+        """
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]

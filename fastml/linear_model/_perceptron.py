@@ -32,7 +32,30 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Learn from X (dense or CSR) and labels y of any type, starting from w = 0."""
+        """Learn from X and labels y, starting from w = 0.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         self._check_params()
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -44,7 +67,33 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch over (X, y) continuing from the current weights (online learning).
-        `classes` (every label that will ever appear) is required on the first call."""
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         self._check_params()
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
         self._run(X, codes, sw, 1, resume=not first)
@@ -109,9 +158,30 @@ class Perceptron(_OnlineLinearClassifier):
     verbose : int, default 0
         Print the loss, |w| and the mistakes of each epoch.
 
-    Attributes: coef_ (n_vectors, n_features), intercept_ (n_vectors,), classes_, n_iter_
-    (epochs), t_ (steps), n_mistakes_ (updates: rows that moved some w), loss_curve_ (mean
-    perceptron loss per epoch), n_features_in_. Two classes use one vector, for classes_[1].
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One vector for two classes (for classes_[1]), one per class otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    n_mistakes_ : int
+        Rows that moved some w.
+    loss_curve_ : list of float
+        Mean perceptron loss per epoch.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import Perceptron
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = Perceptron(random_state=0).fit(X, ["no", "no", "yes", "yes"])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    ['no', 'yes']
     """
 
     _stop_without_updates = True
@@ -159,10 +229,33 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
     verbose : int, default 0
 
-    Attributes: vectors_ (n_vectors, n_features) and vector_intercepts_ (n_vectors,): the
-    weight vectors after each mistake; vector_counts_ (their survival counts), vector_outputs_
-    (which class's perceptron each belongs to: 0 for two classes, the class index otherwise),
-    n_mistakes_, n_iter_, t_ (steps), classes_, n_features_in_.
+    Attributes
+    ----------
+    vectors_ : ndarray of shape (n_vectors, n_features)
+        The weight vectors after each mistake.
+    vector_intercepts_ : ndarray of shape (n_vectors,)
+    vector_counts_ : ndarray of shape (n_vectors,)
+        Their survival counts c_j.
+    vector_outputs_ : ndarray of shape (n_vectors,)
+        Which class's perceptron each belongs to: 0 for two classes, the class index otherwise.
+    n_mistakes_ : int
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import VotedPerceptron
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = VotedPerceptron(max_iter=5, random_state=0).fit(X, [0, 0, 1, 1])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    [0, 1]
+    >>> int(model.vector_counts_.sum()) == model.t_ == 5 * len(X)
+    True
     """
 
     _accepts_sparse = True
@@ -178,7 +271,28 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y):
-        """Train from w = 0 on X (dense or CSR) and labels y of any type."""
+        """Train from w = 0 for max_iter epochs on X and labels y.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         check_param("max_iter", self.max_iter, low=1, integer=True)
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -188,7 +302,32 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
 
     @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None):
-        """One more epoch over (X, y); `classes` is required on the first call."""
+        """One more epoch over (X, y), continuing the vectors and their counts.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         check_param("max_iter", self.max_iter, low=1, integer=True)
         X, codes, _, first = start_partial_fit(self, X, y, classes)
         if first:
@@ -270,8 +409,25 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         check_sgd_engine(self._engine, n_outputs, n_features)
 
     def decision_function(self, X):
-        """The votes sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]),
-        else (n, n_classes). Rows in chunks so the (rows x vectors) margins stay small."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        votes : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]), else one
+            column per class. Computed in row chunks so the (rows x vectors) margins stay small.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(max_iter=2, random_state=0).fit(X, [0, 0, 1, 1])
+        >>> bool(abs(model.decision_function(X[:1])[0]) <= model.t_)
+        True
+        """
         self._check_is_fitted("vectors_")
         X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype, estimator=self,
                         reset=False)
@@ -287,6 +443,24 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         return votes.ravel() if n_outputs == 1 else votes
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest vote.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         votes = self.decision_function(X)
         codes = (votes > 0).astype(np.intp) if votes.ndim == 1 else np.argmax(votes, axis=1)
         return self.classes_[codes]

@@ -23,10 +23,51 @@ _SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED = (
 class SGDEngine:
     """State of the SGD loop for K outputs over d features (see _sgd_fast.pyx for the update).
 
-    loss: "log", "hinge", "perceptron" or "squared"; label_offset: output k stands for class
-    code k + label_offset; reference: the "log" loss has a zero-margin class 0 (binary logistic
-    and 002's R-1 weight vectors). average: False, True, or the number of steps after which
-    averaging starts.
+    Parameters
+    ----------
+    n_outputs, n_features : int
+        K and d.
+    dtype : float32 or float64
+        The weights' dtype (X must have it).
+    loss : "log", "hinge", "perceptron" or "squared"
+    learning_rate : "constant", "inverse", "decay", "optimal" or "adagrad"
+    eta0, alpha, decay : float
+        Base step, L2 strength, decay of the "decay" schedule.
+    batch_size : int, default 1
+        Rows per step (clamped to the rows of each epoch).
+    fit_intercept : bool, default True
+    average : bool or int, default False
+        Report the running average of the iterates; an int n starts it after n steps.
+    label_offset : int, default 0
+        Output k stands for class code k + label_offset.
+    reference : bool, default False
+        The "log" loss has a zero-margin class 0 (binary logistic, 002's R-1 vectors).
+    adagrad_eps : float, default 1e-8
+
+    Attributes
+    ----------
+    W, b : ndarray
+        Weights (K, d), stored as scale * W, and intercepts (K,).
+    G, Gb : ndarray
+        AdaGrad's sums of squared gradients (shape 0 for the other schedules).
+    A, Ab : ndarray
+        The lazy running average (shape 0 without averaging).
+    state : ndarray
+        The loop's scalars, by the kernel's STATE_SLOTS.
+    n_updates : int
+        Rows that moved w so far.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> Y = np.array([[1.0], [0.0]])                  # class codes, output 0 = code 1
+    >>> engine = SGDEngine(1, 2, np.float64, loss="perceptron", learning_rate="constant",
+    ...                    eta0=1.0, alpha=0.0, label_offset=1)
+    >>> engine.epoch(X, Y, np.ones(2), np.arange(2), 0)
+    (1.0, 2)
+    >>> engine.coef().tolist(), engine.intercept().tolist()
+    ([[1.0, -1.0]], [0.0])
     """
 
     def __init__(self, n_outputs, n_features, dtype, *, loss, learning_rate, eta0, alpha,
@@ -126,14 +167,15 @@ class SGDEngine:
         return int(self.state[_STEPS])
 
     def coef(self):
-        """The weights to report: the running average when averaging has started, else the
-        last iterate."""
+        """The weights to report (K, d): the running average when averaging has started,
+        else the last iterate."""
         n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
             return ((self.A + self.state[_AVERAGE_B] * self.W) / n_avg).astype(self.dtype)
         return (self.state[_SCALE] * self.W).astype(self.dtype)
 
     def intercept(self):
+        """The intercepts to report (K,), averaged like `coef`."""
         n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)

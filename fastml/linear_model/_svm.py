@@ -56,8 +56,26 @@ class LinearSVM(_OnlineLinearClassifier):
     n_jobs : int or None
         Threads of the "subgradient" kernel (None = 1, -1 = all cores).
 
-    Attributes: coef_, intercept_, classes_, n_iter_, loss_curve_ (objective per step for
-    "subgradient", mean hinge loss per epoch for "sgd"), n_features_in_.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One vector for two classes (for classes_[1]), one per class otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Epochs ("sgd") or steps ("subgradient") run.
+    loss_curve_ : list of float
+        The objective per step ("subgradient"), the mean hinge loss per epoch ("sgd").
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import LinearSVM
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = LinearSVM(alpha=0.01, random_state=0).fit(X, [-1, -1, 1, 1])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    [-1, 1]
     """
 
     def __init__(self, alpha=1e-4, solver="sgd", learning_rate="optimal", eta0=0.01,
@@ -92,7 +110,30 @@ class LinearSVM(_OnlineLinearClassifier):
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Minimize the regularized mean hinge loss on X (dense or CSR) and labels y."""
+        """Minimize the regularized mean hinge loss on X and labels y.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         if self.solver == "sgd":
             return super().fit(X, y, sample_weight)
         self._check_params()
@@ -105,10 +146,59 @@ class LinearSVM(_OnlineLinearClassifier):
 
     @available_if(lambda self: self.solver == "sgd", "needs solver='sgd'")
     def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One epoch of SGD over (X, y) from the current weights (solver='sgd').
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     def objective(self, X, y, sample_weight=None):
-        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2."""
+        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among classes_.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        objective : float
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(solver="subgradient", max_iter=50).fit(X, [0, 0, 1, 1])
+        >>> bool(model.objective(X, [0, 0, 1, 1]) <= 1.0)     # below the objective at w = 0
+        True
+        """
         self._check_is_fitted("coef_")
         X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype, estimator=self,
                          reset=False)
