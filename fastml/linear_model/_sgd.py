@@ -1,4 +1,4 @@
-"""The driver of the one SGD loop (fastml/linear_model/_sgd_fast.pyx) that every linear online learner uses.
+"""The driver of the one SGD loop (_sgd_fast.pyx) that every linear online learner uses.
 
 `SGDEngine` holds the loop's state between epochs and `partial_fit` calls: the weights W (K, d)
 stored as scale * W, the intercepts, AdaGrad's sums of squared gradients, the lazy running
@@ -11,8 +11,7 @@ import numpy as np
 
 from . import _sgd_fast as _sgd
 from ._iterate import iterate
-from .._validation import state_array, state_count
-from .._validation import check_param
+from .._validation import check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
