@@ -251,15 +251,23 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
     else:
         for r in range(nb):                 # the batch's gradient, and the coordinates it touches
             get_row(src, rows[r], &x, &idx, &nnz)
-            for q in range(nnz):
-                j = idx[q] if idx != NULL else q
-                if x[q] != 0 and not s.mark[j]:
-                    s.mark[j] = 1
-                    s.touched[n_touched] = <int> j
-                    n_touched += 1
+            if idx == NULL:                 # dense: a branch-free pass that vectorizes
+                for q in range(nnz):
+                    s.mark[q] |= x[q] != 0
+            else:
+                for q in range(nnz):
+                    if x[q] != 0 and not s.mark[idx[q]]:
+                        s.mark[idx[q]] = 1
+                        s.touched[n_touched] = idx[q]
+                        n_touched += 1
             for k in range(K):
                 if dloss[r * K + k] != 0.0:
                     row_axpy_double(x, idx, nnz, dloss[r * K + k], s.grad + k * d)
+        if src.indices == NULL:             # dense: the marked coordinates, in order
+            for j in range(d):
+                if s.mark[j]:
+                    s.touched[n_touched] = <int> j
+                    n_touched += 1
         for q in range(n_touched):
             j = s.touched[q]
             s.mark[j] = 0
