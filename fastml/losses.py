@@ -47,63 +47,253 @@ def _signed(y_pred, y, name):
 
 
 def quadratic_loss(y_pred, y):
-    """001's quadratic loss (y_h - y)^2 (the L2 loss of ridge regression)."""
+    """001's quadratic loss (y_h - y)^2 (the L2 loss of ridge regression).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import quadratic_loss
+    >>> quadratic_loss([1.0, 3.0], [0.0, 1.0]).tolist()
+    [1.0, 4.0]
+    """
     y_pred, y = _as_float(y_pred, y)
     return (y_pred - y) ** 2
 
 
 def quadratic_gradient(y_pred, y):
-    """d/dy_pred of (y_pred - y)^2 = 2 (y_pred - y)."""
+    """d/dy_pred of (y_pred - y)^2 = 2 (y_pred - y).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import quadratic_gradient
+    >>> quadratic_gradient([1.0, 3.0], [0.0, 1.0]).tolist()
+    [2.0, 4.0]
+    """
     y_pred, y = _as_float(y_pred, y)
     return 2.0 * (y_pred - y)
 
 
 def zero_one_loss(y_pred, y):
     """001's binary loss: 0 where the predicted label equals the truth, 1 elsewhere. Labels of
-    any type (compare scores by passing np.sign(scores) against y in {-1, +1})."""
+    any type (compare scores by passing np.sign(scores) against y in {-1, +1}).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import zero_one_loss
+    >>> zero_one_loss([1, -1], [1, 1]).tolist()
+    [0.0, 1.0]
+    """
     y_pred, y = np.asarray(y_pred), np.asarray(y)
     return (y_pred != y).astype(np.float64)
 
 
 def zero_one_gradient(y_pred, y):
     """The 0/1 loss is piecewise constant: its gradient is 0 wherever it exists, which is why
-    it is minimized through a convex surrogate (hinge, logistic) instead."""
+    it is minimized through a convex surrogate (hinge, logistic) instead.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import zero_one_gradient
+    >>> zero_one_gradient([1, -1], [1, 1]).tolist()
+    [0.0, 0.0]
+    """
     y_pred, y = np.asarray(y_pred), np.asarray(y)
     return np.zeros(np.broadcast(y_pred, y).shape)
 
 
 def hinge_loss(y_pred, y):
-    """001/003's hinge loss max(0, 1 - y y_pred) for y in {-1, +1} (the SVM's loss)."""
+    """001/003's hinge loss max(0, 1 - y y_pred) for y in {-1, +1} (the SVM's loss).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import hinge_loss
+    >>> hinge_loss([2.0, 0.5, -1.0], [1, 1, 1]).tolist()
+    [0.0, 0.5, 2.0]
+    """
     y_pred, y = _signed(y_pred, y, "hinge_loss")
     return np.maximum(0.0, 1.0 - y * y_pred)
 
 
 def hinge_gradient(y_pred, y):
-    """A subgradient of the hinge loss: -y where y y_pred < 1, else 0."""
+    """A subgradient of the hinge loss: -y where y y_pred < 1, else 0.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import hinge_gradient
+    >>> hinge_gradient([2.0, 0.5, -1.0], [1, 1, 1]).tolist()
+    [0.0, -1.0, -1.0]
+    """
     y_pred, y = _signed(y_pred, y, "hinge_gradient")
     return np.where(y * y_pred < 1.0, -y, 0.0)
 
 
 def perceptron_loss(y_pred, y):
-    """003's "What is the perceptron optimizing": the hinge at margin 0, max(0, -y y_pred)."""
+    """003's "What is the perceptron optimizing": the hinge at margin 0, max(0, -y y_pred).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import perceptron_loss
+    >>> perceptron_loss([2.0, 0.5, -1.0], [1, 1, 1]).tolist()
+    [0.0, 0.0, 1.0]
+    """
     y_pred, y = _signed(y_pred, y, "perceptron_loss")
     return np.maximum(0.0, -y * y_pred)
 
 
 def perceptron_gradient(y_pred, y):
-    """003's subgradient 1[y y_pred <= 0] (-y): a mistake (or a tie) moves w by y x."""
+    """003's subgradient 1[y y_pred <= 0] (-y): a mistake (or a tie) moves w by y x.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import perceptron_gradient
+    >>> perceptron_gradient([2.0, 0.0, -1.0], [1, 1, 1]).tolist()
+    [0.0, -1.0, -1.0]
+    """
     y_pred, y = _signed(y_pred, y, "perceptron_gradient")
     return np.where(y * y_pred <= 0.0, -y, 0.0)
 
 
 def logistic_loss(y_pred, y):
-    """001's logistic loss ln(1 + e^{-y y_pred}) for y in {-1, +1}, stable at any margin."""
+    """001's logistic loss ln(1 + e^{-y y_pred}) for y in {-1, +1}, stable at any margin.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import logistic_loss
+    >>> logistic_loss([0.0, 1000.0], [1, -1]).round(4).tolist()
+    [0.6931, 1000.0]
+    """
     y_pred, y = _signed(y_pred, y, "logistic_loss")
     return np.logaddexp(0.0, -y * y_pred)
 
 
 def logistic_gradient(y_pred, y):
-    """d/dy_pred ln(1 + e^{-y y_pred}) = -y sigma(-y y_pred) = -y / (1 + e^{y y_pred})."""
+    """d/dy_pred ln(1 + e^{-y y_pred}) = -y sigma(-y y_pred) = -y / (1 + e^{y y_pred}).
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Predictions (scores; labels for the 0/1 loss).
+    y : array-like
+        The truth, broadcast against y_pred.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per sample.
+
+    Examples
+    --------
+    >>> from fastml.losses import logistic_gradient
+    >>> logistic_gradient([0.0, 1000.0], [1, -1]).round(4).tolist()
+    [-0.5, 1.0]
+    """
     y_pred, y = _signed(y_pred, y, "logistic_gradient")
     return -y * _sigmoid(-y * y_pred)
 

@@ -567,8 +567,8 @@ def test_a_function_in_fitted_state_is_refused():
 
 
 def test_private_functions_are_neither_saved_nor_loaded(good_bytes):
-    from fastml.linear_model import _perceptron
-    est = fastml.KernelPerceptron(kernel=_perceptron._sq_norms)
+    from fastml.linear_model import _kernel_perceptron
+    est = fastml.KernelPerceptron(kernel=_kernel_perceptron._sq_norms)
     with pytest.raises(TypeError, match="kernel"):
         to_bytes(est)
 

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from fastml import LogisticRegression
 from fastml.linear_model import _batch_fast as _batch, _sgd_fast as _sgd
+from fastml.linear_model._sgd import LOSSES
 from fastml.linear_model._sgd import SGDEngine
 
 from _reference import adagrad_epoch_log, logistic_loss_grad, sgd_epoch_log
@@ -49,7 +50,7 @@ def test_loss_grad_kernel_matches_numpy(n_classes, reference, sparse):
     Xin = sp.csr_matrix(X) if sparse else X
     for threads in (1, 2):
         loss = _batch.loss_grad(Xin, codes.astype(np.float64), sw, W, b, gW, gb,
-                                _batch.LOSSES["log"], 1 if reference else 0, reference,
+                                LOSSES["log"], 1 if reference else 0, reference,
                                 threads)
         np.testing.assert_allclose(loss, loss_ref, rtol=1e-12)
         np.testing.assert_allclose(gW, gW_ref, rtol=1e-12, atol=1e-12)
@@ -119,13 +120,13 @@ def test_sparse_adagrad_touches_only_present_features():
     sparse = run_engine_epoch(sp.csr_matrix(X), codes, 1, True, np.arange(3), alpha=0.0, **kw)
     dense = run_engine_epoch(X, codes, 1, True, np.arange(3), alpha=0.0, **kw)
     np.testing.assert_allclose(sparse.coef(), dense.coef(), rtol=1e-12)
-    # With L2, a sparse row shrinks only the weights of its stored features: w0 is untouched
-    # by row 1 (x0 = 0) in the sparse run and shrunk in the dense run.
+    # With L2, a row shrinks only the weights of its nonzero features, dense or sparse: w0 is
+    # untouched by row 1 (x0 = 0) in both runs, which agree.
     sparse = run_engine_epoch(sp.csr_matrix(X), codes, 1, True, np.arange(2), alpha=0.5, **kw)
     dense = run_engine_epoch(X, codes, 1, True, np.arange(2), alpha=0.5, **kw)
     first = run_engine_epoch(X, codes, 1, True, np.arange(1), alpha=0.5, **kw)
-    assert sparse.coef()[0, 0] == first.coef()[0, 0]
-    assert abs(dense.coef()[0, 0]) < abs(first.coef()[0, 0])
+    assert sparse.coef()[0, 0] == first.coef()[0, 0] == dense.coef()[0, 0]
+    np.testing.assert_array_equal(sparse.coef(), dense.coef())
 
 
 @pytest.mark.kernel
@@ -368,3 +369,42 @@ def test_average_zero_means_no_averaging():
     np.testing.assert_array_equal(plain.coef_, zero.coef_)
     with pytest.raises(ValueError, match="average"):
         LogisticRegression(average=-2, **kw).fit(X, codes)
+
+
+def _numpy_gradient(model, X, y, alpha):
+    """The gradient of mean log-loss + alpha/2 |w|^2 at the model's binary weights (numpy)."""
+    w, b = model.coef_.ravel().astype(float), float(model.intercept_[0])
+    p = 1.0 / (1.0 + np.exp(-(X @ w + b)))
+    return np.append(X.T @ (p - y) / len(y) + alpha * w, np.mean(p - y))
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-8, 1e-10])
+def test_lbfgs_stops_on_the_gradient_as_documented(tol):
+    """solver="lbfgs" stops at max|grad| <= tol, or warns (ConvergenceWarning) that it could
+    not: scipy's relative-reduction test once stopped such runs early, silently."""
+    from fastml.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 5))
+    y = (X @ np.arange(1.0, 6.0) + rng.normal(size=300) > 0).astype(float)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(solver="lbfgs", tol=tol, max_iter=1000, alpha=1e-3).fit(X, y)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    gmax = np.max(np.abs(_numpy_gradient(model, X, y, 1e-3)))
+    assert (gmax <= tol * 1.01) != warned
+    if tol >= 1e-8:         # well above float64's floor on this problem: reached
+        assert not warned
+
+
+def test_lbfgs_warns_when_it_cannot_reach_tol():
+    from fastml.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(float)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        LogisticRegression(solver="lbfgs", tol=1e-10, max_iter=3).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(solver="lbfgs", tol=1e-14, max_iter=10000).fit(X, y)
+    gmax = np.max(np.abs(_numpy_gradient(model, X, y, 1e-4)))
+    assert gmax <= 1e-14 or any(issubclass(w.category, ConvergenceWarning) for w in caught)

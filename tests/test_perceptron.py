@@ -175,7 +175,7 @@ def test_bad_parameters_are_named():
 # ---------------------------------------------------------------- the kernel perceptron
 
 from fastml.datasets import load_xor                                    # noqa: E402
-from fastml.linear_model._perceptron import KernelPerceptron            # noqa: E402
+from fastml.linear_model._kernel_perceptron import KernelPerceptron           # noqa: E402
 
 
 def phi_degree2(X):
@@ -465,3 +465,71 @@ def test_rbf_exp_is_accurate_over_its_whole_range():
     normal = x > -708.0
     np.testing.assert_allclose(out[0, normal], want[normal], rtol=4e-16 * 4, atol=0)
     assert (out[0, ~normal] <= 1e-307).all() and (out[0, ~normal] >= 0).all()
+
+
+@pytest.mark.parametrize("make", [lambda: VotedPerceptron(max_iter=2, verbose=2),
+                                  lambda: KernelPerceptron(max_iter=2, verbose=2)])
+def test_verbose_goes_through_progress_not_print(make, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    est = make().fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count(f"[{type(est).__name__}]") == est.n_iter_
+
+
+def test_kernel_perceptron_leaves_blas_threads_alone_and_scans_once(monkeypatch):
+    """BLAS is limited only inside fit/predict (fastml._threads.blas_limit: scoped, restored)
+    and threadpoolctl's library scan happens once per process, not per call."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fastml import _threads
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    before = [(p["filepath"], p["num_threads"]) for p in threadpoolctl.threadpool_info()]
+    model = KernelPerceptron(random_state=0).fit(X, y)
+    model.predict(X[:1])
+    scans = []
+    original = threadpoolctl.ThreadpoolController.__init__
+
+    def counting_init(self, *args, **kwargs):
+        scans.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counting_init)
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", None)   # the old per-call path
+    for _ in range(3):
+        model.predict(X[:1])
+    model.partial_fit(X, y)
+    assert scans == [] or _threads._blas_controller() is None
+    after = [(p["filepath"], p["num_threads"]) for p in threadpoolctl.threadpool_info()]
+    assert after == before
+
+
+def test_kernel_perceptron_gamma_scale_on_constant_float32_data():
+    """gamma="scale" = 1 / (n_features * var(X)), 1.0 when X is constant: the variance is
+    taken in float64 (float32 sums gave ~1e-26 and gamma ~ 1e26)."""
+    X = np.full((30, 4), 0.1, dtype=np.float32)
+    y = np.arange(30) % 2
+    model = KernelPerceptron(max_iter=1, random_state=0).fit(X, y)
+    assert model._kparams["gamma"] == 1.0
+    X2 = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
+    model = KernelPerceptron(max_iter=1, random_state=0).fit(X2, y)
+    assert model._kparams["gamma"] == pytest.approx(1.0 / (4 * X2.astype(np.float64).var()))
+
+
+def test_voted_perceptron_runs_freund_and_schapires_T_epochs():
+    """max_iter is T: every epoch runs, mistake-free ones included (they add to the last
+    vector's survival count); early_stopping=True stops at the first mistake-free epoch."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 1.0, -1.0)                 # separable with a wide margin
+    full = VotedPerceptron(max_iter=10, random_state=0).fit(X, y)
+    assert full.n_iter_ == 10 and full.t_ == 10 * len(X)
+    assert full.vector_counts_.sum() == 10 * len(X)
+    early = VotedPerceptron(max_iter=10, early_stopping=True, random_state=0).fit(X, y)
+    assert early.n_iter_ < 10 and early.t_ == early.n_iter_ * len(X)
+    np.testing.assert_array_equal(early.vectors_, full.vectors_)   # the same mistakes
+    assert full.vector_counts_[-1] - early.vector_counts_[-1] == (10 - early.n_iter_) * len(X)

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from fastml import losses
 from fastml.linear_model import _batch_fast as _batch
+from fastml.linear_model._sgd import LOSSES
 from fastml.linear_model._svm import LinearSVM
 
 
@@ -76,7 +77,7 @@ def test_subgradient_kernel_matches_numpy(K, sparse):
     for threads in (1, 2):
         got = _batch.loss_grad(sp.csr_matrix(X) if sparse else X,
                                codes.astype(np.float64), sw, W, b, gW, gb,
-                               _batch.LOSSES["hinge"], 1 if K == 1 else 0, False, threads)
+                               LOSSES["hinge"], 1 if K == 1 else 0, False, threads)
         np.testing.assert_allclose(got, want_loss, rtol=1e-12)
         np.testing.assert_allclose(gW, R.T @ X, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gb, R.sum(axis=0), rtol=1e-12, atol=1e-12)
@@ -123,3 +124,14 @@ def test_bad_parameters_are_named():
                 dict(solver="subgradient", learning_rate="adagrad")):
         with pytest.raises(ValueError, match=list(bad)[-1]):
             LinearSVM(**bad).fit(X, y)
+
+
+def test_subgradient_verbose_goes_through_progress_not_print(capsys):
+    """verbose output is progress on stderr (fastml/_progress.py), never print on stdout."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    LinearSVM(solver="subgradient", max_iter=3, tol=None, verbose=2).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("[LinearSVM(subgradient)]") == 3

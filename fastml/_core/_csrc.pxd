@@ -28,12 +28,12 @@ cdef extern from "fastml_simd.h" nogil:
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:
-    void fastml_adagrad_f64(const double *grad, const double *x, double dl, double *w,
-                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
-                            double eps, double B) noexcept
-    void fastml_adagrad_f32(const double *grad, const float *x, double dl, float *w,
-                            double *G, double *A, Py_ssize_t n, double alpha, double eta0,
-                            double eps, double B) noexcept
+    void fastml_adagrad_f64(const double *x, double dl, double *w, double *G, double *A,
+                            Py_ssize_t n, double alpha, double eta0, double eps,
+                            double B) noexcept
+    void fastml_adagrad_f32(const float *x, double dl, float *w, double *G, double *A,
+                            Py_ssize_t n, double alpha, double eta0, double eps,
+                            double B) noexcept
 
 # The rbf kernel's transform with a vectorizable exp (csrc/fastml_kernel_rows.h).
 cdef extern from "fastml_kernel_rows.h" nogil:

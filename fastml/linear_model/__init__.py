@@ -2,7 +2,8 @@
 ridge / polynomial regression. Every online learner here runs the one SGD loop of
 fastml/linear_model/_sgd_fast.pyx through the driver in _sgd.py."""
 from ._logistic import LogisticRegression
-from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
+from ._kernel_perceptron import KernelPerceptron
+from ._perceptron import Perceptron, VotedPerceptron
 from ._svm import LinearSVM
 
 __all__ = ["LogisticRegression"]

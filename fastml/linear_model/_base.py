@@ -1,9 +1,16 @@
-"""What every linear classifier shares: margins from coef_/intercept_, predict, and how class
-codes become the SGD loop's outputs (one output for two classes, one per class otherwise)."""
+"""What the linear classifiers share: margins from coef_/intercept_ and predict, how class
+codes become the kernels' outputs, partial_fit's validation, and all-or-nothing fitting. (The
+iteration loop every solver runs is _iterate.py; the SGD state's check lives with the state,
+in _sgd.py.)"""
+import copy
+import functools
+
 import numpy as np
 
-from .._validation import (check_array, check_sample_weight, check_X_y, state_array,
-                           state_count)
+from ._sgd import check_sgd_engine
+
+from .._validation import (check_array, check_param, check_sample_weight, check_target,
+                           check_X_y, state_array, state_count)
 
 
 class LinearClassifierMixin:
@@ -32,26 +39,151 @@ class LinearClassifierMixin:
         return np.asarray(M) + self.intercept_
 
     def decision_function(self, X):
-        """Signed distance-like scores: (n,) for two classes (positive = classes_[1]), else
-        (n, n_classes)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            X @ coef_.T + intercept_: (n,) for two classes (positive = classes_[1]), else one
+            column per class.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> (model.decision_function(X) > 0).tolist()
+        [False, False, True, True]
+        """
         M = self._margins(X)
         return M.ravel() if M.shape[1] == 1 else M
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest margin (two classes: classes_[1] where it is positive).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         M = self._margins(X)
         codes = (M[:, 0] > 0).astype(np.intp) if M.shape[1] == 1 else np.argmax(M, axis=1)
         return self.classes_[codes]
 
 
-def one_vs_rest_outputs(n_classes):
-    """(n_outputs, label_offset) for per-output losses: two classes use one output standing
-    for class code 1; more classes use one output per class."""
-    return (1, 1) if n_classes == 2 else (n_classes, 0)
+class OutputLayout:
+    """How K class codes map onto the kernels' linear outputs: the one definition every linear
+    classifier (and the kernel perceptron) uses.
+
+    Parameters
+    ----------
+    n_classes : int
+        K >= 2.
+    scheme : "one_vs_rest" (default), "multinomial" or "reference"
+        "one_vs_rest" (hinge, perceptron): one output per class, each with its own +-1
+        targets. "multinomial" (logistic): one softmax output per class. "reference"
+        (logistic, lecture 002): K - 1 outputs, the last class has margin 0. Two classes always
+        use one output, for classes_[1] (class 0 is the zero-margin reference of the logistic
+        loss, the -1 side of the others).
+
+    Attributes
+    ----------
+    n_outputs : int
+        Rows of coef_.
+    label_offset : int
+        Output k stands for kernel code k + label_offset.
+    reference : bool
+        The logistic loss has a class with a fixed zero margin (kernel code 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layout = OutputLayout(3, "reference")
+    >>> layout.n_outputs, layout.label_offset, layout.codes(np.array([0, 1, 2])).tolist()
+    (2, 1, [1, 2, 0])
+    >>> OutputLayout(2).signed(np.array([0, 1])).ravel().tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, n_classes, scheme="one_vs_rest"):
+        self.n_classes = n_classes
+        if scheme == "one_vs_rest":
+            self.reference = False
+            self.n_outputs, self.label_offset = (1, 1) if n_classes == 2 else (n_classes, 0)
+        else:
+            self.reference = n_classes == 2 or scheme == "reference"
+            self.n_outputs = n_classes - 1 if self.reference else n_classes
+            self.label_offset = 1 if self.reference else 0
+        # "reference" with K > 2: the kernels' reference is code 0, so codes rotate by one
+        self._rotate = self.reference and n_classes > 2
+
+    def codes(self, codes):
+        """Kernel codes of class codes 0..K-1 (the identity except for "reference")."""
+        return (codes + 1) % self.n_classes if self._rotate else codes
+
+    def class_of(self, kernel_codes):
+        """Class codes of kernel codes: the inverse of `codes`."""
+        return (kernel_codes - 1) % self.n_classes if self._rotate else kernel_codes
+
+    def targets(self, codes):
+        """The SGD loop's targets for class codes: a (n, 1) float64 column of kernel codes."""
+        return np.ascontiguousarray(self.codes(codes), dtype=np.float64).reshape(-1, 1)
+
+    def signed(self, codes):
+        """(n, n_outputs) targets in {-1, +1}: +1 where the output stands for the row's class
+        (the perceptron's y of each one-vs-rest output)."""
+        wanted = np.arange(self.n_outputs) + self.label_offset
+        return np.ascontiguousarray(np.where(self.codes(codes)[:, None] == wanted, 1.0, -1.0))
 
 
-def labels_as_targets(codes):
-    """The SGD loop reads classification labels as a (n, 1) float64 column of class codes."""
-    return np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
+# The largest values of the integer parameters that reach the kernels as C types.
+C_INT_MAX = 2**31 - 1               # a C int (threads, the polynomial kernel's degree)
+C_INDEX_MAX = 2**63 - 1             # an index_t / Py_ssize_t (counts of rows and mistakes)
+
+
+def check_n_jobs_param(n_jobs):
+    """n_jobs fits the kernels' C int thread count (ValueError naming it, not OverflowError);
+    the count itself comes from _validation.check_n_jobs."""
+    check_param("n_jobs", n_jobs, integer=True, low=-C_INT_MAX, high=C_INT_MAX,
+                allow_none=True)
+
+
+def all_or_nothing(fitting):
+    """Decorator of fit (fitting=True) and partial_fit (False): a call that raises leaves no
+    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute goes,
+    the parameters stay; predict raises NotFittedError). A failed partial_fit leaves the
+    estimator exactly as it was before the call: its fitted state is deep-copied first (the
+    model only: coef-sized arrays, or the perceptrons' stored mistakes) and put back."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            params = set(self._get_param_names())
+            state = vars(self)
+            saved = {name: value if name in params or fitting else copy.deepcopy(value)
+                     for name, value in state.items()}
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                state.clear()
+                state.update((name, value) for name, value in saved.items()
+                             if name in params or not fitting)
+                raise
+        return run
+    return wrap
 
 
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",
@@ -65,6 +197,10 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")
         estimator._encode_labels(classes)
+    elif classes is not None and not np.array_equal(
+            np.unique(check_target(classes, name="classes")), estimator.classes_):
+        raise ValueError(f"classes {list(classes)!r} differ from the classes of the first "
+                         f"partial_fit {estimator.classes_.tolist()!r}")
     codes = estimator._encode_known_labels(y)
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
 
@@ -75,35 +211,3 @@ def check_float_array(owner, name, shape):
     if value.dtype not in (np.float32, np.float64):
         raise ValueError(f"{name} has dtype {value.dtype}; expected float32 or float64")
     return value
-
-
-def check_sgd_engine(engine, n_outputs, n_features):
-    """Raise ValueError unless `engine` is an SGDEngine state for n_outputs x n_features that
-    the compiled loop (fastml/linear_model/_sgd_fast.pyx, no bounds checks) can resume from: W (K, d) and
-    b (K,) in one float dtype, AdaGrad's sums (K, d) / (K,) exactly when its schedule is
-    adagrad, the running average (K, d) / (K,) exactly when averaging, a known loss and
-    schedule. (Its natural home is SGDEngine._check_fitted_state in _sgd.py.)"""
-    from . import _sgd_fast as _sgd
-    from ._sgd import SGDEngine
-    if type(engine) is not SGDEngine:
-        raise ValueError("the SGD state is not an SGDEngine")
-    if not isinstance(engine.dtype, np.dtype) or engine.dtype not in (np.float32, np.float64):
-        raise ValueError("the SGD state's dtype is not float32 or float64")
-    K, d = n_outputs, n_features
-    state_array(engine, "W", engine.dtype, (K, d))
-    state_array(engine, "b", engine.dtype, (K,))
-    config = engine.config
-    if not isinstance(config, dict) or config.get("loss") not in _sgd.LOSSES.values() \
-            or config.get("schedule") not in _sgd.SCHEDULES.values():
-        raise ValueError("the SGD state has an unknown loss or schedule")
-    if not isinstance(config.get("average"), bool):
-        raise ValueError("the SGD state's average flag is not a boolean")
-    adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
-    state_array(engine, "G", np.float64, (K, d) if adagrad else (0, 0))
-    state_array(engine, "Gb", np.float64, (K,) if adagrad else (0,))
-    state_array(engine, "A", np.float64, (K, d) if averaging else (0, 0))
-    state_array(engine, "Ab", np.float64, (K,) if averaging else (0,))
-    state_array(engine, "state", np.float64, (_sgd.STATE_SIZE,))
-    state_count(engine, "n_updates")
-    if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
-        raise ValueError("the SGD state's batch_size is not a positive integer")

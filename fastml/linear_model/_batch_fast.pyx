@@ -21,26 +21,88 @@ from cython cimport floating
 from .._core._csrc cimport (fastml_prefetch_range, fastml_xt_r_f64, fastml_xt_r_f32,
                               fastml_max_threads)
 from .._core._blas cimport fm_gemv_rows, fm_gemm_abt, fm_gemm_atb_acc
-from ._loss cimport loss_and_dloss, LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON
-from ._rows cimport get_row, row_dot, row_axpy_double
+from ._loss cimport loss_and_dloss
+from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy_double
 
 cdef enum:
     BLOCK_ROWS = 256    # 256 rows x 100 float64 features = 200 KB: stays in L2
 
 
-LOSSES = {"log": LOSS_LOG, "hinge": LOSS_HINGE, "perceptron": LOSS_PERCEPTRON}
+ctypedef struct LossSpec:
+    int kind              # a LOSS_* code of _loss.pxd
+    int label_offset      # output k stands for class code k + label_offset
+    bint reference        # LOG: code 0 has the fixed margin 0
+    Py_ssize_t K          # outputs
+    Py_ssize_t d          # features
 
 
-cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next, Py_ssize_t d,
+ctypedef struct ThreadScratch:
+    # One thread's buffers (float64 sums; `floating` ones for BLAS are void * here since a
+    # struct cannot hold a fused type).
+    double *grad          # (K, d) the thread's gradient sum
+    double *grad_b        # (K,)
+    double *m             # (K,) one row's margins
+    double *dl            # (K,) one row's loss derivatives
+    double *resid         # (BLOCK_ROWS, K) the block's residuals sw_i * dloss_i
+    void *margins         # (BLOCK_ROWS, K) floating: the block's margins, then its residuals
+    void *blk_grad        # (K, d) floating: the block's R^T X
+
+
+ctypedef struct BatchScratch:
+    int n_threads
+    double *sums          # n_threads x (K d + K): grad and grad_b of each thread
+    double *rows          # n_threads x 2K: m and dl
+    double *resid         # n_threads x BLOCK_ROWS K
+    void *margins         # n_threads x BLOCK_ROWS K floating
+    void *blk_grad        # n_threads x K d floating
+
+
+cdef int scratch_init(BatchScratch *s, int n_threads, Py_ssize_t K, Py_ssize_t d,
+                      Py_ssize_t item_size) noexcept nogil:
+    """Allocate every thread's buffers; -1 when out of memory (scratch_free is safe then)."""
+    memset(s, 0, sizeof(BatchScratch))
+    s.n_threads = n_threads
+    s.sums = <double *> calloc(n_threads * (K * d + K), sizeof(double))
+    s.rows = <double *> malloc(n_threads * 2 * K * sizeof(double))
+    s.resid = <double *> malloc(n_threads * BLOCK_ROWS * K * sizeof(double))
+    s.margins = malloc(n_threads * BLOCK_ROWS * K * item_size)
+    s.blk_grad = malloc(n_threads * K * d * item_size)
+    if (s.sums == NULL or s.rows == NULL or s.resid == NULL or s.margins == NULL
+            or s.blk_grad == NULL):
+        return -1
+    return 0
+
+
+cdef void scratch_free(BatchScratch *s) noexcept nogil:
+    free(s.sums); free(s.rows); free(s.resid); free(s.margins); free(s.blk_grad)
+    s.sums = s.rows = s.resid = NULL
+    s.margins = s.blk_grad = NULL
+
+
+cdef inline ThreadScratch thread_scratch(const BatchScratch *s, int t, Py_ssize_t K,
+                                         Py_ssize_t d, Py_ssize_t item_size) noexcept nogil:
+    """Thread t's slice of the shared buffers."""
+    cdef ThreadScratch ts
+    ts.grad = s.sums + t * (K * d + K)
+    ts.grad_b = ts.grad + K * d
+    ts.m = s.rows + t * 2 * K
+    ts.dl = ts.m + K
+    ts.resid = s.resid + t * BLOCK_ROWS * K
+    ts.margins = <char *> s.margins + t * BLOCK_ROWS * K * item_size
+    ts.blk_grad = <char *> s.blk_grad + t * K * d * item_size
+    return ts
+
+
+cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next,
                         const double *y, const double *sw, const floating *W,
-                        const floating *b, Py_ssize_t K, int loss_kind, int label_offset,
-                        bint reference, floating *margins, floating *blk_grad, double *resid, double *grad,
-                        double *grad_b, double *m, double *dl) noexcept nogil:
-    """Loss of one dense block; adds its gradient to grad (K, d) and grad_b (K). While the
-    CPU works on the block's P-hat and residuals, the next n_next rows are prefetched, so
+                        const floating *b, const LossSpec *ls, ThreadScratch *ts) noexcept nogil:
+    """Loss of one dense block; adds its gradient to ts.grad (K, d) and ts.grad_b (K). While
+    the CPU works on the block's P-hat and residuals, the next n_next rows are prefetched, so
     memory keeps streaming instead of idling until the next GEMV asks for them."""
-    cdef Py_ssize_t i, k, j
+    cdef Py_ssize_t i, k, j, K = ls.K, d = ls.d
     cdef double loss = 0.0
+    cdef floating *margins = <floating *> ts.margins
+    cdef floating *blk_grad = <floating *> ts.blk_grad
     if K == 1:
         fm_gemv_rows(<int> n_rows, <int> d, X, W, margins)
     else:
@@ -49,45 +111,45 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, Py_ssize_t n_next,
         if i < n_next:
             fastml_prefetch_range(X + (n_rows + i) * d, d * sizeof(floating))
         for k in range(K):
-            m[k] = margins[i * K + k] + b[k]
-        loss += sw[i] * loss_and_dloss(loss_kind, label_offset, reference, m, &y[i], K, dl)
+            ts.m[k] = margins[i * K + k] + b[k]
+        loss += sw[i] * loss_and_dloss(ls.kind, ls.label_offset, ls.reference, ts.m, &y[i], K,
+                                       ts.dl)
         for k in range(K):
-            resid[i * K + k] = sw[i] * dl[k]
-            grad_b[k] += resid[i * K + k]
+            ts.resid[i * K + k] = sw[i] * ts.dl[k]
+            ts.grad_b[k] += ts.resid[i * K + k]
     if K == 1:                          # the residuals' X^T r, straight into float64
         if floating is double:
-            fastml_xt_r_f64(n_rows, d, X, resid, grad)
+            fastml_xt_r_f64(n_rows, d, X, ts.resid, ts.grad)
         else:
-            fastml_xt_r_f32(n_rows, d, X, resid, grad)
+            fastml_xt_r_f32(n_rows, d, X, ts.resid, ts.grad)
         return loss
     for i in range(n_rows * K):         # several outputs: one GEMM for R^T X
-        margins[i] = <floating> resid[i]
+        margins[i] = <floating> ts.resid[i]
     memset(blk_grad, 0, K * d * sizeof(floating))
     fm_gemm_atb_acc(<int> n_rows, <int> K, <int> d, margins, X, blk_grad)
     for j in range(K * d):              # float32 blocks are summed in float64
-        grad[j] += blk_grad[j]
+        ts.grad[j] += blk_grad[j]
     return loss
 
 
-cdef double sparse_block(const floating *data, const int *indptr, const int *indices,
-                         Py_ssize_t first, Py_ssize_t n_rows, Py_ssize_t d,
+cdef double sparse_block(const RowSource *src, Py_ssize_t first, Py_ssize_t n_rows,
                          const double *y, const double *sw, const floating *W,
-                         const floating *b, Py_ssize_t K, int loss_kind, int label_offset,
-                         bint reference, double *grad, double *grad_b, double *m, double *dl) noexcept nogil:
-    """Loss of CSR rows first..first+n_rows; adds their gradient to grad and grad_b."""
-    cdef Py_ssize_t i, k, nnz
+                         const floating *b, const LossSpec *ls, ThreadScratch *ts) noexcept nogil:
+    """Loss of CSR rows first..first+n_rows; adds their gradient to ts.grad and ts.grad_b."""
+    cdef Py_ssize_t i, k, nnz, K = ls.K, d = ls.d
     cdef const floating *x
     cdef const int *idx
     cdef double loss = 0.0
     for i in range(first, first + n_rows):
-        get_row(data, indptr, indices, d, i, &x, &idx, &nnz)
+        get_row(src, i, &x, &idx, &nnz)
         for k in range(K):
-            m[k] = row_dot(x, idx, nnz, W + k * d) + b[k]
-        loss += sw[i] * loss_and_dloss(loss_kind, label_offset, reference, m, &y[i], K, dl)
+            ts.m[k] = row_dot(x, idx, nnz, W + k * d) + b[k]
+        loss += sw[i] * loss_and_dloss(ls.kind, ls.label_offset, ls.reference, ts.m, &y[i], K,
+                                       ts.dl)
         for k in range(K):
-            if dl[k] != 0.0:
-                row_axpy_double(x, idx, nnz, sw[i] * dl[k], grad + k * d)
-            grad_b[k] += sw[i] * dl[k]
+            if ts.dl[k] != 0.0:
+                row_axpy_double(x, idx, nnz, sw[i] * ts.dl[k], ts.grad + k * d)
+            ts.grad_b[k] += sw[i] * ts.dl[k]
     return loss
 
 
@@ -96,61 +158,48 @@ def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
               double[::1] grad_b, int loss, int label_offset, bint reference, int n_threads=1):
     """sum_i sw_i * loss_i at weights W (K, d), b (K) for class codes y (as float64; output
     k stands for code k + label_offset; `reference`: the LOG loss's code 0 has margin 0);
-    writes its (sub)gradient into grad (K, d) and grad_b (K). `loss` is one of LOSSES.
-    X is dense C-contiguous or CSR."""
-    cdef Py_ssize_t n = y.shape[0], K = W.shape[0], d = W.shape[1]
-    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS, blk, first, rows, t, j
-    cdef const floating[:, ::1] dense
-    cdef const floating[::1] csr_data
-    cdef const int[::1] csr_indptr, csr_indices
-    cdef const floating *data
-    cdef const int *indptr = NULL
-    cdef const int *indices = NULL
-    cdef bint sparse = hasattr(X, "indptr")
-    cdef int T = max(1, min(n_threads, fastml_max_threads(), <int> n_blocks))
+    writes its (sub)gradient into grad (K, d) and grad_b (K). `loss` is a code of _loss.pxd
+    (Python: _sgd_fast.LOSSES). X is dense C-contiguous or CSR."""
+    cdef RowSource src
+    cdef LossSpec ls
+    cdef BatchScratch s
+    cdef ThreadScratch ts
+    cdef Py_ssize_t n = y.shape[0], K = W.shape[0], d = W.shape[1], item = sizeof(floating)
+    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS, blk, first, rows, j
+    cdef int T = max(1, min(n_threads, fastml_max_threads(), <int> n_blocks)), t
     cdef double total = 0.0
-    if sparse:
-        csr_data, csr_indptr, csr_indices = X.data, X.indptr, X.indices
-        data, indptr, indices = &csr_data[0], &csr_indptr[0], &csr_indices[0]
-    else:
-        dense = X
-        data = &dense[0, 0]
-    # Per-thread scratch: gradient sums (double), margins / residuals and block gradient
-    # (floating, for BLAS), and the K-vectors of one row.
-    cdef double *tgrad = <double *> calloc(T * (K * d + K), sizeof(double))
-    cdef floating *tmarg = <floating *> malloc(T * BLOCK_ROWS * K * sizeof(floating))
-    cdef floating *tblk = <floating *> malloc(T * K * d * sizeof(floating))
-    cdef double *trow = <double *> malloc(T * 2 * K * sizeof(double))
-    cdef double *tres = <double *> malloc(T * BLOCK_ROWS * K * sizeof(double))
+    cdef const floating *dense
+    row_source(X, W, &src)
+    if (src.n_rows != n or sample_weight.shape[0] != n or b.shape[0] != K
+            or grad.shape[0] != K or grad.shape[1] != d or grad_b.shape[0] != K):
+        raise ValueError("loss_grad: shapes do not agree")
+    ls.kind, ls.label_offset, ls.reference, ls.K, ls.d = loss, label_offset, reference, K, d
+    grad[:, :] = 0.0
+    grad_b[:] = 0.0
+    if n == 0 or K == 0:
+        return 0.0
+    dense = <const floating *> src.data
+    if scratch_init(&s, T, K, d, item) != 0:
+        scratch_free(&s)
+        raise MemoryError()
     try:
-        if tgrad == NULL or tmarg == NULL or tblk == NULL or trow == NULL or tres == NULL:
-            raise MemoryError()
         for blk in prange(n_blocks, nogil=True, num_threads=T, schedule="static"):
-            t = threadid()
+            ts = thread_scratch(&s, threadid(), K, d, item)
             first = blk * BLOCK_ROWS
             rows = min(<Py_ssize_t> BLOCK_ROWS, n - first)
-            if sparse:
-                total += sparse_block(data, indptr, indices, first, rows, d, &y[0],
-                                      &sample_weight[0], &W[0, 0], &b[0], K, loss,
-                                      label_offset, reference, tgrad + t * (K * d + K),
-                                      tgrad + t * (K * d + K) + K * d,
-                                      trow + t * 2 * K, trow + t * 2 * K + K)
+            if src.indices != NULL:
+                total += sparse_block(&src, first, rows, &y[0], &sample_weight[0], &W[0, 0],
+                                      &b[0], &ls, &ts)
             else:
-                total += dense_block(data + first * d, rows,
-                                     min(<Py_ssize_t> BLOCK_ROWS, n - first - rows), d,
-                                     &y[first], &sample_weight[first], &W[0, 0], &b[0], K,
-                                     loss, label_offset, reference,
-                                     tmarg + t * BLOCK_ROWS * K, tblk + t * K * d,
-                                     tres + t * BLOCK_ROWS * K, tgrad + t * (K * d + K),
-                                     tgrad + t * (K * d + K) + K * d,
-                                     trow + t * 2 * K, trow + t * 2 * K + K)
-        grad[:, :] = 0.0
-        grad_b[:] = 0.0
+                total += dense_block(dense + first * d, rows,
+                                     min(<Py_ssize_t> BLOCK_ROWS, n - first - rows),
+                                     &y[first], &sample_weight[first], &W[0, 0], &b[0], &ls,
+                                     &ts)
         for t in range(T):
             for j in range(K * d):
-                grad[j // d, j % d] += tgrad[t * (K * d + K) + j]
+                grad[j // d, j % d] += s.sums[t * (K * d + K) + j]
             for j in range(K):
-                grad_b[j] += tgrad[t * (K * d + K) + K * d + j]
+                grad_b[j] += s.sums[t * (K * d + K) + K * d + j]
     finally:
-        free(tgrad); free(tmarg); free(tblk); free(trow); free(tres)
+        scratch_free(&s)
     return total

@@ -6,7 +6,8 @@ from ..metrics import accuracy, log_loss, r2, rmse
 from ..model_selection import train_test_split
 from ..datasets import load_xor
 from ._logistic import LogisticRegression
-from ._perceptron import KernelPerceptron, Perceptron, VotedPerceptron
+from ._kernel_perceptron import KernelPerceptron
+from ._perceptron import Perceptron, VotedPerceptron
 from ._regression import LinearRegression, PolynomialRegression, Ridge
 from ._svm import LinearSVM
 

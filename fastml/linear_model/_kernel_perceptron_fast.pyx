@@ -23,6 +23,13 @@ from cython.parallel cimport prange
 
 from .._core._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
 from .._core._csrc cimport fastml_rbf_rows_f64, fastml_rbf_rows_f32
+from .._core._typedefs cimport index_t
+
+cdef enum:
+    TRANSFORM_ROWS = 64     # kernel_block: rows per task, so a task's GEMM output (64 x n_b)
+                            # is still in cache when the transform reads it
+    SUM_ROWS = 32           # train_block: rows whose kernels against the stored mistakes are
+                            # formed and summed while in cache (32 x M0 values)
 
 cdef enum:
     KERNEL_LINEAR = 0
@@ -91,7 +98,7 @@ def kernel_block(const floating[:, ::1] A, const floating[:, ::1] B, const doubl
         raise ValueError("kernel_block: shapes do not agree")
     if params.kind == KERNEL_RBF and (sq_a.shape[0] != n_a or sq_b.shape[0] != n_b):
         raise ValueError("kernel_block: rbf needs the squared norms of both blocks")
-    step = 64                               # rows per task: GEMM + transform while in cache
+    step = TRANSFORM_ROWS
     n_chunks = (n_a + step - 1) // step
     with nogil:
         for c in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
@@ -104,11 +111,11 @@ def kernel_block(const floating[:, ::1] A, const floating[:, ::1] B, const doubl
 
 
 def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
-                const long long[::1] rows_b, floating[:, ::1] G1,
+                const index_t[::1] rows_b, floating[:, ::1] G1,
                 floating[:, ::1] G2, bint given, const double[::1] sq_b, KernelParams params,
                 floating[:, ::1] SV, double[::1] sq_sv,
-                floating[:, ::1] C, long long[::1] step_of, long long[::1] row_of,
-                Py_ssize_t head, Py_ssize_t tail, Py_ssize_t budget, long long step0,
+                floating[:, ::1] C, index_t[::1] step_of, index_t[::1] row_of,
+                Py_ssize_t head, Py_ssize_t tail, Py_ssize_t budget, index_t step0,
                 double[:, ::1] margins, Py_ssize_t[:, ::1] new):
     """One sequential perceptron pass over the block rows Xb (B, d) with signed targets
     Tb (B, K) in {-1, +1}. G1 (B, tail - head): kernels against the stored mistakes (buffer rows
@@ -130,11 +137,15 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
     if (G1.shape[0] != B or G1.shape[1] != M0 or G2.shape[0] != B or G2.shape[1] != B
             or C.shape[0] != K or SV.shape[0] < tail + B or margins.shape[0] < B
             or new.shape[0] != 2 or new.shape[1] < B or SV.shape[1] != d
-            or (rbf and sq_b.shape[0] != B)):
+            or Tb.shape[0] != B or rows_b.shape[0] != B or margins.shape[1] != K
+            or not 0 <= head <= tail or C.shape[1] != SV.shape[0]
+            or step_of.shape[0] != SV.shape[0] or row_of.shape[0] != SV.shape[0]
+            or (rbf and (sq_b.shape[0] != B or sq_sv.shape[0] != SV.shape[0]))):
         raise ValueError("train_block: shapes do not agree")
     with nogil:
-        for c0 in range(0, B, 32):          # kernel sums over the mistakes stored before
-            c1 = min(c0 + 32, B)
+        c0 = 0
+        while c0 < B:                       # kernel sums over the mistakes stored before
+            c1 = min(c0 + <Py_ssize_t> SUM_ROWS, B)
             if not given and M0 > 0:
                 fm_gemm_abt(<int> (c1 - c0), <int> M0, <int> d, &Xb[c0, 0], &SV[head0, 0],
                             &G1[c0, 0])
@@ -143,6 +154,7 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             for t in range(c0, c1):
                 for k in range(K):
                     margins[t, k] = fm_dot(<int> M0, &C[k, head0], &G1[t, 0]) if M0 > 0 else 0.0
+            c0 = c1
         for t in range(B):
             erred = False
             for k in range(K):

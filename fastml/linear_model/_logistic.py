@@ -16,8 +16,10 @@ from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
-from ._base import LinearClassifierMixin, labels_as_targets, start_partial_fit
-from ._sgd import SCHEDULES, SGDEngine, run_epochs
+from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
+                    start_partial_fit)
+from ._iterate import iterate
+from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
 SOLVERS = ("lbfgs", "gd", "newton", "sgd", "minibatch")
 
@@ -40,7 +42,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     max_iter : int, default 100
         Iterations of the batch solvers; epochs of "sgd"/"minibatch".
     tol : float or None, default 1e-4
-        Batch solvers stop when the largest |gradient| component is below tol; SGD stops when
+        Batch solvers stop when the largest |gradient| component is below tol (a
+        ConvergenceWarning when max_iter, or floating point, stops them first); SGD stops when
         the epoch loss has not improved by tol for `n_iter_no_change` epochs. None or 0 runs
         exactly max_iter.
     learning_rate : "adagrad" (default), "constant", "inverse", "decay" or "optimal"
@@ -50,7 +53,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Base step: 0.1 for the SGD schedules when None; for "gd", None means 1/L.
     decay : float, default 1.0
     batch_size : int, default 512
-        Rows per step of "minibatch".
+        Rows per step of "minibatch". A batch_size larger than the rows (of the data, or of
+        a partial_fit chunk) is clamped to the rows: one step per epoch on all of them.
     average : bool or int, default False
         Report the running average of the SGD iterates (an int starts averaging after that
         many steps).
@@ -71,8 +75,31 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     n_jobs : int or None
         Threads for the batch kernel (None = 1, -1 = all cores).
 
-    Attributes: coef_ (n_vectors, n_features), intercept_ (n_vectors,), classes_, n_iter_,
-    n_features_in_, feature_names_in_ (DataFrame input), loss_curve_ (objective per iteration).
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One weight vector for two classes (for classes_[1]), K (multinomial) or K - 1
+        (reference) otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Iterations (batch solvers) or epochs (SGD) run.
+    loss_curve_ : list of float
+        The objective per iteration (batch) or the mean log-loss per epoch (SGD).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import LogisticRegression
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> model = LogisticRegression(alpha=0.1).fit(X, [0, 0, 1, 1])
+    >>> model.predict([[0.2], [2.8]]).tolist()
+    [0, 1]
+    >>> model.predict_proba([[1.5]]).round(3).tolist()
+    [[0.5, 0.5]]
     """
 
     _accepts_sparse = True
@@ -103,29 +130,81 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit on X (dense or CSR, n_samples x n_features) and labels y of any hashable type."""
+        """Fit on X and labels y by the chosen solver (starting from zero weights).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LogisticRegression().fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         self._check_params()
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        layout = _Layout(len(self.classes_), self.multi_class)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
             self._engine = None
-            self._fit_sgd(X, layout.codes(codes), sw, layout, self.max_iter)
+            self._fit_sgd(X, codes, sw, layout, self.max_iter)
         else:
             self._fit_batch(X, layout.codes(codes), sw, layout)
         return self
 
     @available_if(lambda self: self.solver in ("sgd", "minibatch"),
                   "needs solver='sgd' or 'minibatch'")
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One epoch of SGD on (X, y), continuing from the current state (online learning).
-        `classes` (all labels that will ever appear) is required on the first call."""
+        """One epoch of SGD on (X, y), continuing from the current state (online
+        learning); solver='sgd' or 'minibatch'.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LogisticRegression(solver="sgd", random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         self._check_params()
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
-        layout = _Layout(len(self.classes_), self.multi_class)
-        self._fit_sgd(X, layout.codes(codes), sw, layout, 1, resume=not first)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
+        self._fit_sgd(X, codes, sw, layout, 1, resume=not first)
         return self
 
     def _check_params(self):
@@ -139,6 +218,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         check_param("validation_fraction", self.validation_fraction, low=0.0,
                     low_inclusive=False, high=0.5)
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
+        check_n_jobs_param(self.n_jobs)
 
     # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
 
@@ -171,11 +251,22 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 curve.append(last[0])
                 bar.update(objective=last[0])
 
+            # With tol, stop on max|grad| <= tol only (gtol): ftol=0 switches off scipy's
+            # relative-reduction test, which stopped tol=1e-10 runs at a gradient of 1e-5.
+            # Without tol, run until max_iter or until f stops decreasing in floating point
+            # (past that, steps only wander by rounding noise).
             result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
                               options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
-                                           ftol=64 * np.finfo(float).eps))
-        if result.status == 1 and tol > 0:
-            _warn_max_iter("lbfgs", self.max_iter)
+                                           ftol=0.0 if tol > 0 else 64 * np.finfo(float).eps))
+        gmax = float(np.max(np.abs(objective(result.x)[1]))) if objective.size else 0.0
+        if tol > 0 and gmax > tol:
+            if result.nit >= self.max_iter:
+                _warn_max_iter("lbfgs", self.max_iter)
+            else:   # the line search can no longer decrease f in floating point
+                import warnings
+                warnings.warn(f"LogisticRegression(solver='lbfgs') stopped with max|gradient| "
+                              f"= {gmax:.3g} > tol={tol}: {result.message}; tol is below what "
+                              f"float64 can reach on this problem", ConvergenceWarning)
         return result.x, int(result.nit), curve
 
     def _run_newton(self, objective, x0, X, codes, sw, layout):
@@ -203,23 +294,24 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def _run_gd(self, objective, x, X):
         """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002)."""
         eta = self.eta0 if self.eta0 is not None else 1.0 / objective.lipschitz(X)
-        curve = []
-        tol = self.tol or 0.0
-        with progress(self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
-                      verbose=self.verbose) as bar:
-            for it in range(1, self.max_iter + 1):
-                f, g = objective(x)
-                curve.append(f)
-                gmax = float(np.max(np.abs(g)))
-                if not np.isfinite(f):
-                    raise FloatingPointError("gradient descent diverged; lower eta0")
-                bar.update(objective=f, max_grad=gmax)
-                if gmax <= tol:
-                    return x, it - 1, curve
-                x = x - eta * g
-        if tol > 0:
-            _warn_max_iter("gd", self.max_iter)
-        return x, self.max_iter, curve
+        curve, tol, state = [], self.tol or 0.0, {"x": x, "converged": False}
+
+        def step(i):
+            f, g = objective(state["x"])
+            curve.append(f)
+            gmax = float(np.max(np.abs(g)))
+            if not np.isfinite(f):
+                raise FloatingPointError("gradient descent diverged; lower eta0")
+            state["converged"] = gmax <= tol
+            if not state["converged"]:
+                state["x"] = state["x"] - eta * g
+            return None, {"objective": f, "max_grad": gmax}, state["converged"]
+
+        n_run = iterate(step, self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
+                        verbose=self.verbose,
+                        max_iter_warning=_max_iter_message("gd", self.max_iter) if tol > 0
+                        else None)
+        return state["x"], n_run - 1 if state["converged"] else n_run, curve
 
     # ---- online solvers: the shared SGD loop
 
@@ -235,7 +327,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 fit_intercept=self.fit_intercept, average=self.average,
                 label_offset=layout.label_offset, reference=layout.reference)
             self._epochs_done = 0
-        Y = labels_as_targets(codes)
+        Y = layout.targets(codes)
         validation = None
         if self.early_stopping and not resume:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
@@ -274,7 +366,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def _class_margins(self, M):
         """(n, n_classes) margins from the kernels' outputs: the reference class gets 0."""
-        layout = _Layout(len(self.classes_), self.multi_class)
+        layout = OutputLayout(len(self.classes_), self.multi_class)
         M = np.asarray(M, dtype=np.float64)
         if not layout.reference:
             return M
@@ -288,53 +380,90 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
 
     def predict_proba(self, X):
-        """P(class | x) for each of classes_, rows summing to 1 (stable at any margin)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        P : ndarray of shape (n_samples, n_classes)
+            P(class | x) for each of classes_, rows summing to 1 (stable at any margin).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> model.predict_proba([[0.0], [3.0]]).argmax(axis=1).tolist()
+        [0, 1]
+        """
         P = np.exp(self._log_proba_from_margins(self._margins(X)))
         return P / P.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
-        """log P(class | x) by log-sum-exp of the margins (finite where P underflows)."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        logP : ndarray of shape (n_samples, n_classes)
+            log P(class | x) by log-sum-exp of the margins (finite where P underflows).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> bool(np.isfinite(model.predict_log_proba([[1e6]])).all())
+        True
+        """
         return self._log_proba_from_margins(self._margins(X))
 
     def decision_function(self, X):
-        """Margins: (n,) for two classes (log-odds of classes_[1]); (n, n_classes) otherwise,
-        with the reference class's column 0 when multi_class="reference"."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The margins: (n,) for two classes (the log-odds of classes_[1]); (n, n_classes)
+            otherwise, with the reference class's column 0 when multi_class="reference".
+
+        Examples
+        --------
+        >>> from fastml.linear_model import LogisticRegression
+        >>> model = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+        >>> model.decision_function([[0.0], [3.0]]).shape
+        (2,)
+        """
         M = self._margins(X)
         if M.shape[1] == 1:
             return M.ravel()
         return self._class_margins(M).astype(M.dtype, copy=False)
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest margin (for two classes: classes_[1] where the log-odds
+            are positive).
+
+        Examples
+        --------
+        >>> from fastml.linear_model import LogisticRegression
+        >>> LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], ["a", "a", "b", "b"]).predict(
+        ...     [[0.0], [3.0]]).tolist()
+        ['a', 'b']
+        """
         scores = self.decision_function(X)
         codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[codes]
-
-
-class _Layout:
-    """How K classes map onto the kernels' outputs.
-
-    Two classes: one output for classes_[1]; class code 0 is the zero-margin reference.
-    "multinomial": K outputs, full softmax. "reference" (002): K-1 outputs for classes
-    0..K-2, the last class has margin 0; the kernels' reference label is 0, so codes are
-    rotated by one (c -> (c + 1) % K) on the way in.
-    """
-
-    def __init__(self, n_classes, multi_class):
-        self.n_classes = n_classes
-        self.reference = n_classes == 2 or multi_class == "reference"
-        self.n_outputs = n_classes - 1 if self.reference else n_classes
-        self.label_offset = 1 if self.reference else 0
-
-    def codes(self, codes):
-        if self.reference and self.n_classes > 2:
-            return (codes + 1) % self.n_classes
-        return codes
-
-    def class_of(self, kernel_codes):
-        """Column of predict_proba for kernel label codes (inverse of `codes`)."""
-        if self.reference and self.n_classes > 2:
-            return (kernel_codes - 1) % self.n_classes
-        return kernel_codes
 
 
 class _Objective:
@@ -361,7 +490,7 @@ class _Objective:
     def __call__(self, x):
         W, b = self.unpack(x)
         loss = _batch.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
-                                _batch.LOSSES["log"], self.layout.label_offset,
+                                LOSSES["log"], self.layout.label_offset,
                                 self.layout.reference, self.n_threads)
         scale = 1.0 / self.weight_total
         f = loss * scale + 0.5 * self.alpha * float(np.dot(x[:self.K * self.d],
@@ -393,7 +522,11 @@ class _Objective:
         return bound * lam * 1.01 + self.alpha
 
 
+def _max_iter_message(solver, max_iter):
+    return (f"LogisticRegression(solver={solver!r}) reached max_iter={max_iter} before the "
+            f"gradient fell below tol; raise max_iter or tol")
+
+
 def _warn_max_iter(solver, max_iter):
     import warnings
-    warnings.warn(f"LogisticRegression(solver={solver!r}) reached max_iter={max_iter} before "
-                  f"the gradient fell below tol; raise max_iter or tol", ConvergenceWarning)
+    warnings.warn(_max_iter_message(solver, max_iter), ConvergenceWarning)

@@ -7,6 +7,7 @@
 #   SQUARED     (m - y)^2 / 2 per output (001)
 from libc.math cimport exp, log
 from .._core._csrc cimport fastml_logistic_loss_dloss
+from .._core._typedefs cimport index_t
 
 cdef enum:
     LOSS_LOG = 0
@@ -15,7 +16,7 @@ cdef enum:
     LOSS_SQUARED = 3
 
 
-cdef inline double softmax_loss(const double *m, Py_ssize_t K, long label, int label_offset,
+cdef inline double softmax_loss(const double *m, Py_ssize_t K, index_t label, int label_offset,
                                 bint reference, double *dl) noexcept nogil:
     """Cross-entropy of the softmax over m[0:K] (plus a zero margin for label 0 when
     `reference`); output k stands for label k + label_offset. Writes d loss / d m into dl."""
@@ -46,14 +47,14 @@ cdef inline double loss_and_dloss(int loss, int label_offset, bint reference, co
     """Loss of one row at margins m[0:K]; writes d loss / d m_k into dl[0:K]. y is the row's
     label (as a double) for the classification losses, its K targets for SQUARED."""
     cdef Py_ssize_t k
-    cdef long label
+    cdef index_t label
     cdef double total = 0.0, t, z
     if loss == LOSS_SQUARED:
         for k in range(K):
             dl[k] = m[k] - y[k]
             total += 0.5 * dl[k] * dl[k]
         return total
-    label = <long> y[0]
+    label = <index_t> y[0]
     if loss == LOSS_LOG:
         return softmax_loss(m, K, label, label_offset, reference, dl)
     for k in range(K):                      # hinge / perceptron, one-vs-rest per output

@@ -1,5 +1,6 @@
-"""The perceptron family of lecture 003: the perceptron (plain and averaged), Freund & Schapire's
-voted perceptron, and the kernelized perceptron.
+"""The linear perceptrons of lecture 003: the perceptron (plain and averaged) and Freund &
+Schapire's voted perceptron (the kernelized perceptron is in _kernel_perceptron.py, beside its
+kernel).
 
 The linear learners run the one SGD loop (fastml/linear_model/_sgd_fast.pyx): 003's "Perceptron & Stochastic
 Gradient Descent" shows the perceptron update w <- w + 1[y (w.x) <= 0] y x is SGD on the hinge
@@ -10,11 +11,12 @@ Several classes are learned one-vs-rest: one perceptron per class, each with its
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
-from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
+from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
-from ._base import (LinearClassifierMixin, check_float_array, check_sgd_engine,
-                    labels_as_targets, one_vs_rest_outputs, start_partial_fit)
-from ._sgd import SGDEngine, run_epochs
+from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
+                    start_partial_fit)
+from ._iterate import iterate
+from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
 
 class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -28,8 +30,32 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     _accepts_sparse = True
     _stop_without_updates = False   # the perceptron: a mistake-free epoch means converged
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Learn from X (dense or CSR) and labels y of any type, starting from w = 0."""
+        """Learn from X and labels y, starting from w = 0.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         self._check_params()
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -38,9 +64,36 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         self._run(X, codes, sw, self.max_iter, resume=False)
         return self
 
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch over (X, y) continuing from the current weights (online learning).
-        `classes` (every label that will ever appear) is required on the first call."""
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import Perceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = Perceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         self._check_params()
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
         self._run(X, codes, sw, 1, resume=not first)
@@ -54,9 +107,9 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             check_param("average", self.average, low=1, integer=True)
 
     def _new_engine(self, X):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
-        return SGDEngine(n_outputs, X.shape[1], X.dtype, fit_intercept=self.fit_intercept,
-                         average=self.average, label_offset=label_offset,
+        layout = OutputLayout(len(self.classes_))
+        return SGDEngine(layout.n_outputs, X.shape[1], X.dtype, fit_intercept=self.fit_intercept,
+                         average=self.average, label_offset=layout.label_offset,
                          **self._engine_options())
 
     def _run(self, X, codes, sw, epochs, resume):
@@ -67,7 +120,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self.loss_curve_ = []
         engine = self._engine
         n_iter, curve = run_epochs(
-            engine, X, labels_as_targets(codes), sw, max_iter=epochs,
+            engine, X, OutputLayout(len(self.classes_)).targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=self._rng, verbose=self.verbose,
             name=type(self).__name__, first_epoch=self._epochs_done,
@@ -105,9 +158,30 @@ class Perceptron(_OnlineLinearClassifier):
     verbose : int, default 0
         Print the loss, |w| and the mistakes of each epoch.
 
-    Attributes: coef_ (n_vectors, n_features), intercept_ (n_vectors,), classes_, n_iter_
-    (epochs), t_ (steps), n_mistakes_ (updates: rows that moved some w), loss_curve_ (mean
-    perceptron loss per epoch), n_features_in_. Two classes use one vector, for classes_[1].
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One vector for two classes (for classes_[1]), one per class otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    n_mistakes_ : int
+        Rows that moved some w.
+    loss_curve_ : list of float
+        Mean perceptron loss per epoch.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import Perceptron
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = Perceptron(random_state=0).fit(X, ["no", "no", "yes", "yes"])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    ['no', 'yes']
     """
 
     _stop_without_updates = True
@@ -145,30 +219,80 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     max_iter : int, default 10
-        Epochs (Freund & Schapire's T); stops earlier after an epoch without a mistake.
+        Epochs: Freund & Schapire's T, all of them run (a mistake-free epoch still adds to
+        the survival counts, hence to the votes) unless `early_stopping`.
+    early_stopping : bool, default False
+        Stop after the first epoch without a mistake (the data are separated); this changes
+        the votes from Freund & Schapire's T epochs.
     shuffle : bool, default True
     fit_intercept : bool, default True
     random_state : int, Generator or None
     verbose : int, default 0
 
-    Attributes: vectors_ (n_vectors, n_features) and vector_intercepts_ (n_vectors,): the
-    weight vectors after each mistake; vector_counts_ (their survival counts), vector_outputs_
-    (which class's perceptron each belongs to: 0 for two classes, the class index otherwise),
-    n_mistakes_, n_iter_, t_ (steps), classes_, n_features_in_.
+    Attributes
+    ----------
+    vectors_ : ndarray of shape (n_vectors, n_features)
+        The weight vectors after each mistake.
+    vector_intercepts_ : ndarray of shape (n_vectors,)
+    vector_counts_ : ndarray of shape (n_vectors,)
+        Their survival counts c_j.
+    vector_outputs_ : ndarray of shape (n_vectors,)
+        Which class's perceptron each belongs to: 0 for two classes, the class index otherwise.
+    n_mistakes_ : int
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import VotedPerceptron
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = VotedPerceptron(max_iter=5, random_state=0).fit(X, [0, 0, 1, 1])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    [0, 1]
+    >>> int(model.vector_counts_.sum()) == model.t_ == 5 * len(X)
+    True
     """
 
     _accepts_sparse = True
 
-    def __init__(self, max_iter=10, shuffle=True, fit_intercept=True, random_state=None,
-                 verbose=0):
+    def __init__(self, max_iter=10, early_stopping=False, shuffle=True, fit_intercept=True,
+                 random_state=None, verbose=0):
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
         self.shuffle = shuffle
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y):
-        """Train from w = 0 on X (dense or CSR) and labels y of any type."""
+        """Train from w = 0 for max_iter epochs on X and labels y.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         check_param("max_iter", self.max_iter, low=1, integer=True)
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
@@ -176,8 +300,34 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self._train(X, codes, self.max_iter)
         return self
 
+    @all_or_nothing(fitting=False)
     def partial_fit(self, X, y, classes=None):
-        """One more epoch over (X, y); `classes` is required on the first call."""
+        """One more epoch over (X, y), continuing the vectors and their counts.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         check_param("max_iter", self.max_iter, low=1, integer=True)
         X, codes, _, first = start_partial_fit(self, X, y, classes)
         if first:
@@ -186,23 +336,25 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _start(self, X):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
-        self._engine = SGDEngine(n_outputs, X.shape[1], X.dtype, loss="perceptron",
+        layout = OutputLayout(len(self.classes_))
+        self._engine = SGDEngine(layout.n_outputs, X.shape[1], X.dtype, loss="perceptron",
                                  learning_rate="constant", eta0=1.0, alpha=0.0,
-                                 fit_intercept=self.fit_intercept, label_offset=label_offset)
+                                 fit_intercept=self.fit_intercept,
+                                 label_offset=layout.label_offset)
         self._rng = check_random_state(self.random_state)
         self._mistakes = []         # per epoch: (signed rows y x, output, step) of each mistake
         self.n_iter_ = 0
 
     def _train(self, X, codes, epochs):
-        engine, T = self._engine, _signed_targets(codes, len(self.classes_))
-        Y, sw = labels_as_targets(codes), np.ones(X.shape[0])
-        for _ in range(epochs):
+        engine, layout = self._engine, OutputLayout(len(self.classes_))
+        T, Y, sw = layout.signed(codes), layout.targets(codes), np.ones(X.shape[0])
+
+        def step(epoch):
             order = (self._rng.permutation(X.shape[0]) if self.shuffle
                      else np.arange(X.shape[0])).astype(np.intp)
             log = np.zeros((len(order), T.shape[1]), dtype=np.int8)
             steps_before = engine.n_steps
-            _, updates = engine.epoch(X, Y, sw, order, self.n_iter_, log)
+            _, updates = engine.epoch(X, Y, sw, order, epoch, log)
             self.n_iter_ += 1
             position, output = np.nonzero(log)          # row-major: in the order they happened
             rows = order[position]
@@ -210,10 +362,10 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
             signed = X[rows].multiply(sign[:, None]).tocsr() if hasattr(X, "tocsr") \
                 else X[rows] * sign[:, None].astype(X.dtype)
             self._mistakes.append((signed, sign, output, steps_before + position + 1))
-            if self.verbose:
-                print(f"[VotedPerceptron] epoch {self.n_iter_}: {updates} mistakes")
-            if updates == 0 and epochs > 1:
-                break
+            return None, {"mistakes": updates}, self.early_stopping and updates == 0
+
+        iterate(step, epochs, desc="VotedPerceptron", unit="epoch", verbose=self.verbose,
+                first=self.n_iter_)
         self._publish()
 
     def _publish(self):
@@ -246,8 +398,8 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "vectors_"):
             return
         n_features = state_count(self, "n_features_in_", low=1)
-        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
-                                                            contiguous=False)))
+        n_outputs = OutputLayout(len(state_array(self, "classes_", None, 1,
+                                                 contiguous=False))).n_outputs
         n_vectors = len(check_float_array(self, "vectors_", (None, n_features)))
         check_float_array(self, "vector_intercepts_", (n_vectors,))
         state_array(self, "vector_counts_", np.int64, (n_vectors,))
@@ -257,8 +409,25 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         check_sgd_engine(self._engine, n_outputs, n_features)
 
     def decision_function(self, X):
-        """The votes sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]),
-        else (n, n_classes). Rows in chunks so the (rows x vectors) margins stay small."""
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        votes : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]), else one
+            column per class. Computed in row chunks so the (rows x vectors) margins stay small.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(max_iter=2, random_state=0).fit(X, [0, 0, 1, 1])
+        >>> bool(abs(model.decision_function(X[:1])[0]) <= model.t_)
+        True
+        """
         self._check_is_fitted("vectors_")
         X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype, estimator=self,
                         reset=False)
@@ -274,366 +443,24 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         return votes.ravel() if n_outputs == 1 else votes
 
     def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest vote.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import VotedPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = VotedPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         votes = self.decision_function(X)
         codes = (votes > 0).astype(np.intp) if votes.ndim == 1 else np.argmax(votes, axis=1)
         return self.classes_[codes]
-
-
-# ---------------------------------------------------------------- the kernelized perceptron
-
-def _signed_targets(codes, n_classes):
-    """(n, K) targets in {-1, +1}: one column (for classes_[1]) for two classes, else one per
-    class (one-vs-rest) -- the same layout as the linear models' outputs."""
-    n_outputs, label_offset = one_vs_rest_outputs(n_classes)
-    wanted = np.arange(n_outputs) + label_offset
-    return np.ascontiguousarray(np.where(codes[:, None] == wanted, 1.0, -1.0))
-
-
-class _MistakeBuffer:
-    """The kernel perceptron's stored mistakes, contiguous rows [head, tail) of growing arrays:
-    the rows, their squared norms (rbf), the signed coefficient per output, the step at which
-    each was made and a sample id (the same row seen in a later epoch has the same id)."""
-
-    def __init__(self, n_features, n_outputs, dtype, capacity=256):
-        self.head = self.tail = 0
-        self.rows = np.zeros((capacity, n_features), dtype=dtype)
-        self.sq = np.zeros(capacity)
-        self.coef = np.zeros((n_outputs, capacity), dtype=dtype)
-        self.step = np.zeros(capacity, dtype=np.int64)
-        self.sample = np.zeros(capacity, dtype=np.int64)
-
-    def reserve(self, extra):
-        """Make room for `extra` more rows after tail: slide the live rows to the front when
-        the budget freed enough, else double the capacity."""
-        live = self.tail - self.head
-        capacity = self.rows.shape[0]
-        if self.tail + extra <= capacity:
-            return
-        if self.head > 0 and live + extra <= capacity:
-            new_capacity = capacity
-        else:
-            new_capacity = max(2 * capacity, live + extra)
-        for name in ("rows", "sq", "step", "sample"):
-            old = getattr(self, name)
-            new = np.zeros((new_capacity,) + old.shape[1:], dtype=old.dtype)
-            new[:live] = old[self.head:self.tail]
-            setattr(self, name, new)
-        coef = np.zeros((self.coef.shape[0], new_capacity), dtype=self.coef.dtype)
-        coef[:, :live] = self.coef[:, self.head:self.tail]
-        self.coef = coef
-        self.head, self.tail = 0, live
-
-    def check(self, n_features, n_outputs):
-        """Raise ValueError unless the buffer is what train_block (no bounds checks) can
-        append to: rows (capacity, n_features) and coef (n_outputs, capacity) in one float
-        dtype, float64 squared norms, int64 steps and sample ids, 0 <= head <= tail <=
-        capacity."""
-        rows = state_array(self, "rows", None, (None, n_features))
-        if rows.dtype not in (np.float32, np.float64):
-            raise ValueError("the mistake buffer's rows are not float32 or float64")
-        capacity = len(rows)
-        state_array(self, "coef", rows.dtype, (n_outputs, capacity))
-        state_array(self, "sq", np.float64, (capacity,))
-        state_array(self, "step", np.int64, (capacity,))
-        state_array(self, "sample", np.int64, (capacity,))
-        head, tail = state_count(self, "head"), state_count(self, "tail")
-        if not head <= tail <= capacity:
-            raise ValueError(f"the mistake buffer's live rows [{head}, {tail}) are not inside "
-                             f"its {capacity} rows")
-
-    def live(self, name):
-        return getattr(self, name)[..., self.head:self.tail] if name == "coef" else \
-            getattr(self, name)[self.head:self.tail]
-
-
-class KernelPerceptron(ClassifierMixin, BaseEstimator):
-    """The kernelized perceptron (003): remember each mistake (x_i, y_i); predict
-    sign(sum_{i in M} y_i k(x_i, x)). Several classes: one-vs-rest.
-
-    Parameters
-    ----------
-    kernel : "rbf" (default), "poly", "linear", "sigmoid" or a callable
-        rbf exp(-gamma ||u - v||^2) (003's Gaussian kernel with gamma = 1 / (2 sigma^2));
-        poly (gamma u.v + coef0)^degree: coef0=0 is 003's "polynomials of degree exactly d",
-        coef0=1 with gamma=1 its "degree up to d" kernel (u.v + 1)^d; sigmoid
-        tanh(gamma u.v + coef0); linear u.v. A callable k(A, B) must return the
-        (len(A), len(B)) matrix of kernel values; it is called once per block of rows.
-    degree : int, default 3
-    gamma : float, "scale" or "auto", default "scale"
-        "scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features (scikit-learn's rules).
-    coef0 : float, default 0.0
-    max_iter : int, default 10
-        Epochs; training stops earlier after an epoch without a mistake.
-    budget : int or None, default None
-        Keep at most this many mistakes, dropping the oldest (a budgeted perceptron).
-    average : bool, default False
-        Report the averaged perceptron: each stored mistake weighted by its survival time (the
-        steps it has been part of w) over the steps seen, i.e. the mean of w after every step.
-        With a budget, mistakes already dropped do not enter the average.
-    shuffle : bool, default True
-    random_state : int, Generator or None
-    verbose : int, default 0
-    n_jobs : int or None
-        Threads for the kernel transform in prediction (None = 1, -1 = all cores).
-
-    Attributes: support_vectors_ (the stored mistakes' rows, one per training row),
-    dual_coef_ (n_vectors, n_support): decision_function(x) = dual_coef_ @ k(support_vectors_,
-    x); support_ (row numbers in the last fit's X, -1 for rows of earlier partial_fit calls),
-    n_mistakes_ (mistakes made in training), n_iter_, t_ (steps), classes_, n_features_in_.
-    """
-
-    _accepts_sparse = False
-
-    def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, max_iter=10,
-                 budget=None, average=False, shuffle=True, random_state=None, verbose=0,
-                 n_jobs=None):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.max_iter = max_iter
-        self.budget = budget
-        self.average = average
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
-
-    # ------------------------------------------------------------------ parameters
-
-    def _check_params(self):
-        if not callable(self.kernel):
-            check_param("kernel", self.kernel, choices=tuple(_kp().KERNELS))
-        check_param("degree", self.degree, low=1, integer=True)
-        if not isinstance(self.gamma, str):
-            check_param("gamma", self.gamma, low=0.0, low_inclusive=False)
-        else:
-            check_param("gamma", self.gamma, choices=("scale", "auto"))
-        check_param("coef0", self.coef0)
-        check_param("max_iter", self.max_iter, low=1, integer=True)
-        check_param("budget", self.budget, low=1, integer=True, allow_none=True)
-
-    def _check_fitted_state(self):
-        """Run by fastml.io.load: kernel parameters the compiled kernels accept (a callable
-        kind only with a callable kernel), support vectors and coefficients that agree, and
-        a mistake buffer train_block can resume from."""
-        if not hasattr(self, "support_vectors_"):
-            return
-        n_features = state_count(self, "n_features_in_", low=1)
-        n_outputs, _ = one_vs_rest_outputs(len(state_array(self, "classes_", None, 1,
-                                                            contiguous=False)))
-        params = self._kparams
-        kind = params["kind"] if isinstance(params, dict) else None
-        if not (kind in _kp().KERNELS.values() or kind == -1) or isinstance(kind, bool):
-            raise ValueError(f"unknown kernel kind {kind!r}")
-        if (kind == -1) != callable(self.kernel):  # a function only where fit was given one
-            raise ValueError("the kernel parameter does not match the fitted kernel")
-        for name in ("gamma", "coef0"):
-            if not isinstance(params[name], float) or not np.isfinite(params[name]):
-                raise ValueError(f"kernel {name} {params[name]!r} is not a finite float")
-        if not isinstance(params["degree"], int) or not 1 <= params["degree"] < 2**31:
-            raise ValueError(f"kernel degree {params['degree']!r} is not a positive int")
-        SV = state_array(self, "support_vectors_", None, (None, n_features))
-        if SV.dtype not in (np.float32, np.float64):
-            raise ValueError("support_vectors_ is not float32 or float64")
-        state_array(self, "dual_coef_", SV.dtype, (n_outputs, len(SV)))
-        state_array(self, "_sv_sq", np.float64, (len(SV),))
-        if not isinstance(self._buffer, _MistakeBuffer):
-            raise ValueError("the mistake buffer is missing")
-        self._buffer.check(n_features, n_outputs)
-        if self._buffer.rows.dtype != SV.dtype:
-            raise ValueError("the mistake buffer and support_vectors_ differ in dtype")
-
-    def _kernel_params(self, X):
-        if self.gamma == "scale":
-            var = float(X.var())
-            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        elif self.gamma == "auto":
-            gamma = 1.0 / X.shape[1]
-        else:
-            gamma = float(self.gamma)
-        kind = -1 if callable(self.kernel) else _kp().KERNELS[self.kernel]
-        return dict(kind=kind, gamma=gamma, coef0=float(self.coef0), degree=int(self.degree))
-
-    # ------------------------------------------------------------------ kernels
-
-    def _kernel(self, A, B, sq_a=None, sq_b=None):
-        """k(A_a, B_b) as an (len(A), len(B)) array in A's dtype."""
-        out = np.empty((A.shape[0], B.shape[0]), dtype=A.dtype)
-        if A.shape[0] == 0 or B.shape[0] == 0:
-            return out
-        if callable(self.kernel):
-            return self._call_user_kernel(A, B)
-        params = self._kparams
-        empty = np.empty(0)
-        rbf = params["kind"] == _kp().KERNELS["rbf"]
-        _kp().kernel_block(A, B, _sq_norms(A) if rbf and sq_a is None else (sq_a if rbf else empty),
-                           _sq_norms(B) if rbf and sq_b is None else (sq_b if rbf else empty),
-                           out, params, check_n_jobs(self.n_jobs))
-        return out
-
-    def _call_user_kernel(self, A, B):
-        K = np.asarray(self.kernel(A, B))
-        want = (A.shape[0], B.shape[0])
-        if K.shape != want:
-            raise ValueError(f"the kernel callable returned an array of shape {K.shape} for "
-                             f"inputs of {A.shape[0]} and {B.shape[0]} rows; it must return "
-                             f"the {want} matrix k(A[i], B[j])")
-        if K.dtype.kind not in "biuf" or not np.isfinite(K).all():
-            raise ValueError("the kernel callable returned non-numeric, NaN or infinite values")
-        return np.ascontiguousarray(K, dtype=A.dtype)
-
-    # ------------------------------------------------------------------ fitting
-
-    def fit(self, X, y):
-        """Learn from X (dense) and labels y of any type, starting with no mistakes."""
-        self._check_params()
-        X, y = check_X_y(X, y, estimator=self, reset=True)
-        codes = self._encode_labels(y)
-        self._start(X)
-        self._train(X, codes, self.max_iter)
-        return self
-
-    def partial_fit(self, X, y, classes=None):
-        """One epoch over (X, y), continuing from the stored mistakes. `classes` is required
-        on the first call."""
-        self._check_params()
-        X, codes, _, first = start_partial_fit(self, X, y, classes, state="_buffer",
-                                               accept_sparse=False)
-        if first:
-            self._start(X)
-        self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, 1)
-        return self
-
-    def _start(self, X):
-        n_outputs, _ = one_vs_rest_outputs(len(self.classes_))
-        self._kparams = self._kernel_params(X)
-        self._buffer = _MistakeBuffer(X.shape[1], n_outputs, X.dtype)
-        self._rng = check_random_state(self.random_state)
-        self._steps = self._samples_seen = 0
-        self.n_mistakes_ = self.n_iter_ = 0
-
-    def _train(self, X, codes, epochs):
-        with _one_blas_thread():
-            self._run_epochs(X, codes, epochs)
-
-    def _run_epochs(self, X, codes, epochs):
-        T = _signed_targets(codes, len(self.classes_))
-        first_sample = self._samples_seen
-        for _ in range(epochs):
-            order = self._rng.permutation(len(X)) if self.shuffle else np.arange(len(X))
-            mistakes = self._epoch(X, T, order, first_sample)
-            self.n_mistakes_ += mistakes
-            self.n_iter_ += 1
-            if self.verbose:
-                print(f"[KernelPerceptron] epoch {self.n_iter_}: {mistakes} mistakes, "
-                      f"{self._buffer.tail - self._buffer.head} stored")
-            if mistakes == 0 and epochs > 1:
-                break
-        self._samples_seen += len(X)
-        self.t_ = self._steps
-        self._publish(first_sample, len(X))
-
-    def _epoch(self, X, T, order, first_sample):
-        """One pass in blocks of rows: the kernels between a block and the stored mistakes
-        come from one call (BLAS, or the user's callable), then the Cython loop walks the
-        block row by row."""
-        buf, rbf = self._buffer, self._kparams["kind"] == _kp().KERNELS["rbf"]
-        user_kernel = callable(self.kernel)
-        params = self._kparams if not user_kernel else dict(self._kparams, kind=0)
-        budget = int(self.budget or 0)
-        mistakes, start = 0, 0
-        block = 512
-        margins = np.empty((block, T.shape[1]))
-        scratch = np.empty((2, block), dtype=np.intp)
-        G2 = np.zeros((block, block), dtype=X.dtype)
-        empty = np.empty(0)
-        while start < len(order):
-            idx = order[start:start + block]
-            Xb, Tb = X[idx], T[idx]
-            buf.reserve(len(idx))
-            sq_b = _sq_norms(Xb) if rbf else empty
-            if user_kernel:
-                G1, G2b = self._kernel(Xb, buf.live("rows")), self._kernel(Xb, Xb)
-            else:                           # scratch: the Cython loop computes what it needs
-                G1 = np.empty((len(idx), buf.tail - buf.head), dtype=X.dtype)
-                G2b = G2[:len(idx), :len(idx)]
-            buf.head, buf.tail, m = _kp().train_block(
-                Xb, Tb, (idx + first_sample).astype(np.int64), G1,
-                np.ascontiguousarray(G2b), user_kernel, sq_b, params, buf.rows, buf.sq,
-                buf.coef, buf.step, buf.sample, buf.head, buf.tail, budget, self._steps,
-                margins, scratch)
-            mistakes += m
-            self._steps += len(idx)
-            start += len(idx)
-        return mistakes
-
-    def _publish(self, first_sample, n_last):
-        """support_vectors_ / dual_coef_ from the buffer: averaged weights if asked, and one
-        entry per training row (a row that erred in several epochs has its terms summed)."""
-        buf = self._buffer
-        coef = buf.live("coef").astype(np.float64)
-        if self.average and self._steps > 0:
-            coef = coef * ((self._steps + 1 - buf.live("step")) / self._steps)
-        samples = buf.live("sample")
-        unique, first, inverse = np.unique(samples, return_index=True, return_inverse=True)
-        merged = np.zeros((coef.shape[0], len(unique)))
-        np.add.at(merged.T, inverse.ravel(), coef.T)
-        order = np.argsort(first, kind="stable")        # keep the order they were stored in
-        dtype = buf.rows.dtype
-        self.support_vectors_ = np.ascontiguousarray(buf.live("rows")[first[order]])
-        self.dual_coef_ = np.ascontiguousarray(merged[:, order], dtype=dtype)
-        self._sv_sq = np.ascontiguousarray(buf.live("sq")[first[order]])
-        sample = unique[order]
-        self.support_ = np.where(sample >= first_sample, sample - first_sample, -1)
-
-    # ------------------------------------------------------------------ prediction
-
-    def decision_function(self, X):
-        """sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
-        classes_[1]), else (n, n_classes). Computed in row chunks that bound the memory."""
-        self._check_is_fitted("support_vectors_")
-        X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
-        SV, coef = self.support_vectors_, self.dual_coef_
-        scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
-        if len(SV):
-            with _one_blas_thread():        # threads split the rows (n_jobs) instead
-                self._decide(X, SV, coef, scores)
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def _decide(self, X, SV, coef, scores):
-        """scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most ~4M kernel values,
-        32 MB in float64, live at once)."""
-        chunk = int(np.clip((1 << 22) // len(SV), 1, max(len(X), 1)))
-        rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
-        for first in range(0, len(X), chunk):
-            block = X[first:first + chunk]
-            G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
-            scores[first:first + chunk] = G @ coef.T
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[codes]
-
-
-def _one_blas_thread():
-    """Training is sequential and its GEMM blocks are small: BLAS threads only add wake-up
-    costs there (measured 10x slower on 2 cores), so BLAS runs on one thread (threadpoolctl,
-    when installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:     # pragma: no cover - optional
-        import contextlib
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
-def _sq_norms(A):
-    """Squared row norms in float64 (rbf's cached ||x||^2)."""
-    return np.einsum("ij,ij->i", A, A, dtype=np.float64)
-
-
-def _kp():
-    from . import _kernel_perceptron_fast as _kernel_perceptron
-    return _kernel_perceptron

@@ -1,4 +1,4 @@
-"""The driver of the one SGD loop (fastml/linear_model/_sgd_fast.pyx) that every linear online learner uses.
+"""The driver of the one SGD loop (_sgd_fast.pyx) that every linear online learner uses.
 
 `SGDEngine` holds the loop's state between epochs and `partial_fit` calls: the weights W (K, d)
 stored as scale * W, the intercepts, AdaGrad's sums of squared gradients, the lazy running
@@ -7,25 +7,66 @@ training loss (`tol`, `n_iter_no_change`), early stopping on a held-out fraction
 detection and per-epoch progress. Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
-import warnings
-
 import numpy as np
 
-from ..exceptions import ConvergenceWarning
-from .._progress import progress
 from . import _sgd_fast as _sgd
-from .._validation import check_param
+from ._iterate import iterate
+from .._validation import check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
+LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
+_SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED = (
+    _sgd.STATE_SLOTS[name] for name in ("scale", "steps", "average_b", "n_averaged"))
 
 
 class SGDEngine:
     """State of the SGD loop for K outputs over d features (see _sgd_fast.pyx for the update).
 
-    loss: "log", "hinge", "perceptron" or "squared"; label_offset: output k stands for class
-    code k + label_offset; reference: the "log" loss has a zero-margin class 0 (binary logistic
-    and 002's R-1 weight vectors). average: False, True, or the number of steps after which
-    averaging starts.
+    Parameters
+    ----------
+    n_outputs, n_features : int
+        K and d.
+    dtype : float32 or float64
+        The weights' dtype (X must have it).
+    loss : "log", "hinge", "perceptron" or "squared"
+    learning_rate : "constant", "inverse", "decay", "optimal" or "adagrad"
+    eta0, alpha, decay : float
+        Base step, L2 strength, decay of the "decay" schedule.
+    batch_size : int, default 1
+        Rows per step (clamped to the rows of each epoch).
+    fit_intercept : bool, default True
+    average : bool or int, default False
+        Report the running average of the iterates; an int n starts it after n steps.
+    label_offset : int, default 0
+        Output k stands for class code k + label_offset.
+    reference : bool, default False
+        The "log" loss has a zero-margin class 0 (binary logistic, 002's R-1 vectors).
+    adagrad_eps : float, default 1e-8
+
+    Attributes
+    ----------
+    W, b : ndarray
+        Weights (K, d), stored as scale * W, and intercepts (K,).
+    G, Gb : ndarray
+        AdaGrad's sums of squared gradients (shape 0 for the other schedules).
+    A, Ab : ndarray
+        The lazy running average (shape 0 without averaging).
+    state : ndarray
+        The loop's scalars, by the kernel's STATE_SLOTS.
+    n_updates : int
+        Rows that moved w so far.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> Y = np.array([[1.0], [0.0]])                  # class codes, output 0 = code 1
+    >>> engine = SGDEngine(1, 2, np.float64, loss="perceptron", learning_rate="constant",
+    ...                    eta0=1.0, alpha=0.0, label_offset=1)
+    >>> engine.epoch(X, Y, np.ones(2), np.arange(2), 0)
+    (1.0, 2)
+    >>> engine.coef().tolist(), engine.intercept().tolist()
+    ([[1.0, -1.0]], [0.0])
     """
 
     def __init__(self, n_outputs, n_features, dtype, *, loss, learning_rate, eta0, alpha,
@@ -52,48 +93,121 @@ class SGDEngine:
         self.A = np.zeros((n_outputs, n_features) if averaging else (0, 0))
         self.Ab = np.zeros(n_outputs if averaging else 0)
         self.state = np.zeros(_sgd.STATE_SIZE)
-        self.state[0] = 1.0  # scale
+        self.state[_SCALE] = 1.0
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
-        self.config = dict(
-            loss=_sgd.LOSSES[loss], label_offset=label_offset, reference=reference,
-            schedule=_sgd.SCHEDULES[learning_rate], eta0=float(eta0), decay=float(decay),
-            alpha=float(alpha), t0=_optimal_t0(loss, alpha), epoch=0,
-            batch_size=int(batch_size), fit_intercept=bool(fit_intercept),
-            average=averaging, average_start=float(start),
+        self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
+        self.config.update(
+            # beyond the rows a batch is all of them (the kernel clamps per call); this clamp
+            # only keeps a huge int inside C's Py_ssize_t
+            label_offset=label_offset, reference=reference,
+            batch_size=int(min(batch_size, np.iinfo(np.intp).max)),
+            fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
             adagrad_eps=float(adagrad_eps))
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
         """One pass over the rows `order`; returns (weighted loss sum, rows that moved w).
         step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
-        row (the voted perceptron's mistakes)."""
+        row (the voted perceptron's mistakes).
+
+        A step that makes a margin, a weight or the loss infinite or NaN raises
+        FloatingPointError naming the epoch and row, and leaves the state as it was before
+        this epoch (its last finite state)."""
         self.config["epoch"] = int(epoch_index)
-        loss_sum, updates, diverged = _sgd.sgd_epoch(
+        saved = self._arrays()
+        loss_sum, updates, bad = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
             self.state, self.config, step_log)
-        if diverged:
+        if bad >= 0 or not (np.isfinite(loss_sum) and np.isfinite(self.W).all()
+                            and np.isfinite(self.b).all()):
+            for name, value in saved.items():
+                getattr(self, name)[...] = value
+            where = f" at row {int(order[bad])}" if bad >= 0 else ""
             raise FloatingPointError(
-                "SGD diverged: a margin became infinite or NaN; lower eta0 (or use "
-                "learning_rate='adagrad'), or standardize the features")
+                f"SGD diverged in epoch {int(epoch_index) + 1}{where}: a margin, weight or loss "
+                f"became infinite or NaN. Lower eta0 (or use learning_rate='adagrad'), or scale "
+                f"the features (e.g. standardize X); the model is left as it was before this "
+                f"epoch")
         self.n_updates += updates
         return loss_sum, updates
 
+    def _arrays(self):
+        """Copies of the state arrays an epoch changes in place (O(K d): an epoch is O(n d))."""
+        return {name: getattr(self, name).copy()
+                for name in ("W", "b", "G", "Gb", "A", "Ab", "state")}
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load on a restored state: raise ValueError unless it is one the
+        compiled loop (_sgd_fast.pyx) can resume from: W (K, d) and b (K,) in one float dtype,
+        AdaGrad's sums (K, d) / (K,) exactly when its schedule is adagrad, the running average
+        (K, d) / (K,) exactly when averaging, a known loss and schedule. (The estimator checks
+        that K and d fit it: check_sgd_engine.)"""
+        if not isinstance(self.dtype, np.dtype) or self.dtype not in (np.float32, np.float64):
+            raise ValueError("the SGD state's dtype is not float32 or float64")
+        K, d = state_array(self, "W", self.dtype, 2).shape
+        state_array(self, "b", self.dtype, (K,))
+        config = self.config
+        if not isinstance(config, dict) or config.get("loss") not in LOSSES.values() \
+                or config.get("schedule") not in _sgd.SCHEDULES.values():
+            raise ValueError("the SGD state has an unknown loss or schedule")
+        if not isinstance(config.get("average"), bool):
+            raise ValueError("the SGD state's average flag is not a boolean")
+        adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
+        state_array(self, "G", np.float64, (K, d) if adagrad else (0, 0))
+        state_array(self, "Gb", np.float64, (K,) if adagrad else (0,))
+        state_array(self, "A", np.float64, (K, d) if averaging else (0, 0))
+        state_array(self, "Ab", np.float64, (K,) if averaging else (0,))
+        state_array(self, "state", np.float64, (_sgd.STATE_SIZE,))
+        state_count(self, "n_updates")
+        if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
+            raise ValueError("the SGD state's batch_size is not a positive integer")
+
     @property
     def n_steps(self):
-        return int(self.state[1])
+        return int(self.state[_STEPS])
 
     def coef(self):
-        """The weights to report: the running average when averaging has started, else the
-        last iterate."""
-        n_avg = self.state[3]
+        """The weights to report (K, d): the running average when averaging has started,
+        else the last iterate."""
+        n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
-            return ((self.A + self.state[2] * self.W) / n_avg).astype(self.dtype)
-        return (self.state[0] * self.W).astype(self.dtype)
+            return ((self.A + self.state[_AVERAGE_B] * self.W) / n_avg).astype(self.dtype)
+        return (self.state[_SCALE] * self.W).astype(self.dtype)
 
     def intercept(self):
-        n_avg = self.state[3]
+        """The intercepts to report (K,), averaged like `coef`."""
+        n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
+
+
+def check_sgd_engine(engine, n_outputs, n_features):
+    """Raise ValueError unless `engine` is an SGDEngine whose state fits n_outputs x n_features
+    (fastml.io.load runs this on a restored model)."""
+    if type(engine) is not SGDEngine:
+        raise ValueError("the SGD state is not an SGDEngine")
+    engine._check_fitted_state()
+    if engine.W.shape != (n_outputs, n_features):
+        raise ValueError(f"the SGD state's weights have shape {engine.W.shape}; the model has "
+                         f"{n_outputs} outputs and {n_features} features")
+
+
+def _schedule_config(loss, learning_rate, eta0, alpha, decay):
+    """The loop's config entries that fix the loss and the step-size schedule."""
+    return dict(loss=LOSSES[loss], schedule=_sgd.SCHEDULES[learning_rate],
+                eta0=float(eta0), decay=float(decay), alpha=float(alpha),
+                t0=_optimal_t0(loss, alpha), epoch=0)
+
+
+def step_sizes(loss, learning_rate, *, eta0, alpha, decay=0.0):
+    """eta(t), t = 1, 2, ...: the SGD loop's own schedule (one definition, in the kernel) for
+    solvers that step outside it. "adagrad" has no single step size and is refused."""
+    if learning_rate == "adagrad":
+        raise ValueError("learning_rate='adagrad' has one step size per weight")
+    config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
+    config.update(label_offset=0, reference=False, batch_size=1, fit_intercept=True,
+                  average=False, average_start=0.0, adagrad_eps=0.0)
+    return lambda t: _sgd.schedule_step(config, float(t))
 
 
 def _optimal_t0(loss, alpha):
@@ -120,29 +234,23 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
-    curve, best, stale = [], np.inf, 0
-    use_tol = tol is not None and tol > 0
-    epoch = first_epoch
-    with progress(max_iter, desc=name, unit="epoch", verbose=verbose) as bar:
-        for epoch in range(first_epoch, first_epoch + max_iter):
-            order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
-            loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
-            mean_loss = loss_sum / weight_total
-            curve.append(mean_loss)
-            watched = validation(engine) if validation is not None else mean_loss
-            shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
-                     "updates": updates}
-            if validation is not None:
-                shown["validation"] = watched
-            bar.update(**shown)
-            if stop_without_updates and updates == 0:
-                return epoch + 1 - first_epoch, curve
-            if use_tol:
-                stale = stale + 1 if watched > best - tol else 0
-                best = min(best, watched)
-                if stale >= n_iter_no_change:
-                    return epoch + 1 - first_epoch, curve
-    if use_tol and validation is None and max_iter > 1:
-        warnings.warn(f"{name} stopped at max_iter={max_iter} epochs before the loss settled "
-                      f"(tol={tol}); raise max_iter to converge", ConvergenceWarning)
-    return epoch + 1 - first_epoch, curve
+    curve = []
+
+    def step(epoch):
+        order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
+        loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
+        mean_loss = loss_sum / weight_total
+        curve.append(mean_loss)
+        watched = validation(engine) if validation is not None else mean_loss
+        shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
+                 "updates": updates}
+        if validation is not None:
+            shown["validation"] = watched
+        return watched, shown, stop_without_updates and updates == 0
+
+    warn = (tol is not None and tol > 0 and validation is None and max_iter > 1)
+    n_run = iterate(step, max_iter, desc=name, unit="epoch", verbose=verbose, tol=tol,
+                    n_iter_no_change=n_iter_no_change, first=first_epoch,
+                    max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before the "
+                    f"loss settled (tol={tol}); raise max_iter to converge" if warn else None)
+    return n_run, curve

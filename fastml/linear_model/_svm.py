@@ -13,12 +13,12 @@ pass over X per step (fastml/linear_model/_batch_fast.pyx, the kernel of logisti
 import numpy as np
 
 from .._base import available_if
-from ..exceptions import ConvergenceWarning
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import one_vs_rest_outputs
+from ._base import OutputLayout, all_or_nothing, check_n_jobs_param
+from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
-from ._sgd import SCHEDULES, _optimal_t0
+from ._sgd import LOSSES, SCHEDULES, step_sizes
 
 SOLVERS = ("sgd", "subgradient")
 BATCH_SCHEDULES = ("optimal", "inverse", "constant")
@@ -56,8 +56,26 @@ class LinearSVM(_OnlineLinearClassifier):
     n_jobs : int or None
         Threads of the "subgradient" kernel (None = 1, -1 = all cores).
 
-    Attributes: coef_, intercept_, classes_, n_iter_, loss_curve_ (objective per step for
-    "subgradient", mean hinge loss per epoch for "sgd"), n_features_in_.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_vectors, n_features)
+        One vector for two classes (for classes_[1]), one per class otherwise.
+    intercept_ : ndarray of shape (n_vectors,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        Epochs ("sgd") or steps ("subgradient") run.
+    loss_curve_ : list of float
+        The objective per step ("subgradient"), the mean hinge loss per epoch ("sgd").
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import LinearSVM
+    >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+    >>> model = LinearSVM(alpha=0.01, random_state=0).fit(X, [-1, -1, 1, 1])
+    >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+    [-1, 1]
     """
 
     def __init__(self, alpha=1e-4, solver="sgd", learning_rate="optimal", eta0=0.01,
@@ -79,6 +97,7 @@ class LinearSVM(_OnlineLinearClassifier):
 
     def _check_params(self):
         super()._check_params()
+        check_n_jobs_param(self.n_jobs)
         check_param("solver", self.solver, choices=SOLVERS)
         check_param("alpha", self.alpha, low=0.0, low_inclusive=False)
         check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
@@ -89,8 +108,32 @@ class LinearSVM(_OnlineLinearClassifier):
         return dict(loss="hinge", learning_rate=self.learning_rate, eta0=self.eta0,
                     alpha=self.alpha)
 
+    @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
-        """Minimize the regularized mean hinge loss on X (dense or CSR) and labels y."""
+        """Minimize the regularized mean hinge loss on X and labels y.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
         if self.solver == "sgd":
             return super().fit(X, y, sample_weight)
         self._check_params()
@@ -103,10 +146,59 @@ class LinearSVM(_OnlineLinearClassifier):
 
     @available_if(lambda self: self.solver == "sgd", "needs solver='sgd'")
     def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One epoch of SGD over (X, y) from the current weights (solver='sgd').
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense or CSR rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     def objective(self, X, y, sample_weight=None):
-        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2."""
+        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among classes_.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        objective : float
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import LinearSVM
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = LinearSVM(solver="subgradient", max_iter=50).fit(X, [0, 0, 1, 1])
+        >>> bool(model.objective(X, [0, 0, 1, 1]) <= 1.0)     # below the objective at w = 0
+        True
+        """
         self._check_is_fitted("coef_")
         X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype, estimator=self,
                          reset=False)
@@ -116,49 +208,43 @@ class LinearSVM(_OnlineLinearClassifier):
         return hinge / sw.sum() + 0.5 * self.alpha * float(np.sum(self.coef_.astype(float) ** 2))
 
     def _hinge_sum(self, X, codes, sw, W, b):
-        n_outputs, label_offset = one_vs_rest_outputs(len(self.classes_))
+        label_offset = OutputLayout(len(self.classes_)).label_offset
         gW, gb = np.empty(W.shape), np.empty(W.shape[0])
         total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb,
-                                 _batch.LOSSES["hinge"], label_offset, False,
+                                 LOSSES["hinge"], label_offset, False,
                                  check_n_jobs(self.n_jobs))
         return total, gW, gb
-
-    def _step_size(self, t):
-        if self.learning_rate == "optimal":
-            return 1.0 / (self.alpha * (_optimal_t0("hinge", self.alpha) + t - 1.0))
-        if self.learning_rate == "inverse":
-            return self.eta0 / t
-        return self.eta0
 
     def _fit_subgradient(self, X, codes, sw):
         """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w),
         keeping the best iterate (the objective is evaluated in the same pass)."""
-        n_outputs, _ = one_vs_rest_outputs(len(self.classes_))
+        n_outputs = OutputLayout(len(self.classes_)).n_outputs
         W = np.zeros((n_outputs, X.shape[1]), dtype=X.dtype)
         b = np.zeros(n_outputs, dtype=X.dtype)
         total_weight = float(sw.sum())
-        best, best_W, best_b, stale, curve = np.inf, W.copy(), b.copy(), 0, []
-        use_tol = bool(self.tol)
-        for t in range(1, self.max_iter + 1):
+        best = {"objective": np.inf, "W": W, "b": b}
+        step_size = step_sizes("hinge", self.learning_rate, eta0=self.eta0, alpha=self.alpha)
+        curve = []
+
+        def step(i):
+            nonlocal W, b
             hinge, gW, gb = self._hinge_sum(X, codes, sw, W, b)
             objective = hinge / total_weight + 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
             curve.append(objective)
-            if self.verbose:
-                print(f"[LinearSVM] subgradient step {t}: objective {objective:.8g}")
-            stale = stale + 1 if objective > best - (self.tol or 0.0) else 0
-            if objective < best:
-                best, best_W, best_b = objective, W.copy(), b.copy()
-            if use_tol and stale >= self.n_iter_no_change:
-                break
-            eta = self._step_size(t)
+            if objective < best["objective"]:
+                best.update(objective=objective, W=W, b=b)
+            eta = step_size(i + 1)
             W = (W - eta * (gW / total_weight + self.alpha * W)).astype(X.dtype)
             if self.fit_intercept:
                 b = (b - eta * gb / total_weight).astype(X.dtype)
-        else:
-            if use_tol:
-                import warnings
-                warnings.warn(f"LinearSVM(solver='subgradient') reached max_iter={self.max_iter} "
-                              f"before the objective settled; raise max_iter", ConvergenceWarning)
+            return objective, {"objective": objective}, False
+
+        iterate(step, self.max_iter, desc="LinearSVM(subgradient)", unit="step",
+                verbose=self.verbose, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
+                max_iter_warning=(f"LinearSVM(solver='subgradient') reached max_iter="
+                                  f"{self.max_iter} before the objective settled; raise "
+                                  f"max_iter") if self.tol else None)
+        best_W, best_b = best["W"], best["b"]
         self.coef_, self.intercept_ = best_W, best_b
         self.n_iter_ = len(curve)
         self.loss_curve_ = curve

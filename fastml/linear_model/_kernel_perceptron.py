@@ -1,0 +1,459 @@
+"""The kernelized perceptron of lecture 003 ("Finally the Kernel Trick!!!"): the driver of
+_kernel_perceptron_fast.pyx. The model is its list of mistakes, kept in a `_MistakeBuffer`; a
+point is scored by sum_{i in M} y_i k(x_i, x). Several classes: one-vs-rest.
+"""
+import numpy as np
+
+from .._base import BaseEstimator, ClassifierMixin
+from .._threads import blas_limit
+from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
+                           check_X_y, state_array, state_count)
+from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
+                    start_partial_fit)
+from ._iterate import iterate
+
+
+class _MistakeBuffer:
+    """The kernel perceptron's stored mistakes, contiguous rows [head, tail) of growing arrays:
+    the rows, their squared norms (rbf), the signed coefficient per output, the step at which
+    each was made and a sample id (the same row seen in a later epoch has the same id)."""
+
+    def __init__(self, n_features, n_outputs, dtype, capacity=256):
+        self.head = self.tail = 0
+        self.rows = np.zeros((capacity, n_features), dtype=dtype)
+        self.sq = np.zeros(capacity)
+        self.coef = np.zeros((n_outputs, capacity), dtype=dtype)
+        self.step = np.zeros(capacity, dtype=np.int64)
+        self.sample = np.zeros(capacity, dtype=np.int64)
+
+    def reserve(self, extra):
+        """Make room for `extra` more rows after tail: slide the live rows to the front when
+        the budget freed enough, else double the capacity."""
+        live = self.tail - self.head
+        capacity = self.rows.shape[0]
+        if self.tail + extra <= capacity:
+            return
+        if self.head > 0 and live + extra <= capacity:
+            new_capacity = capacity
+        else:
+            new_capacity = max(2 * capacity, live + extra)
+        for name in ("rows", "sq", "step", "sample"):
+            old = getattr(self, name)
+            new = np.zeros((new_capacity,) + old.shape[1:], dtype=old.dtype)
+            new[:live] = old[self.head:self.tail]
+            setattr(self, name, new)
+        coef = np.zeros((self.coef.shape[0], new_capacity), dtype=self.coef.dtype)
+        coef[:, :live] = self.coef[:, self.head:self.tail]
+        self.coef = coef
+        self.head, self.tail = 0, live
+
+    def check(self, n_features, n_outputs):
+        """Raise ValueError unless the buffer is what train_block (no bounds checks) can
+        append to: rows (capacity, n_features) and coef (n_outputs, capacity) in one float
+        dtype, float64 squared norms, int64 steps and sample ids, 0 <= head <= tail <=
+        capacity."""
+        rows = state_array(self, "rows", None, (None, n_features))
+        if rows.dtype not in (np.float32, np.float64):
+            raise ValueError("the mistake buffer's rows are not float32 or float64")
+        capacity = len(rows)
+        state_array(self, "coef", rows.dtype, (n_outputs, capacity))
+        state_array(self, "sq", np.float64, (capacity,))
+        state_array(self, "step", np.int64, (capacity,))
+        state_array(self, "sample", np.int64, (capacity,))
+        head, tail = state_count(self, "head"), state_count(self, "tail")
+        if not head <= tail <= capacity:
+            raise ValueError(f"the mistake buffer's live rows [{head}, {tail}) are not inside "
+                             f"its {capacity} rows")
+
+    def live(self, name):
+        return getattr(self, name)[..., self.head:self.tail] if name == "coef" else \
+            getattr(self, name)[self.head:self.tail]
+
+
+class KernelPerceptron(ClassifierMixin, BaseEstimator):
+    """The kernelized perceptron (003): remember each mistake (x_i, y_i); predict
+    sign(sum_{i in M} y_i k(x_i, x)). Several classes: one-vs-rest.
+
+    Parameters
+    ----------
+    kernel : "rbf" (default), "poly", "linear", "sigmoid" or a callable
+        rbf exp(-gamma ||u - v||^2) (003's Gaussian kernel with gamma = 1 / (2 sigma^2));
+        poly (gamma u.v + coef0)^degree: coef0=0 is 003's "polynomials of degree exactly d",
+        coef0=1 with gamma=1 its "degree up to d" kernel (u.v + 1)^d; sigmoid
+        tanh(gamma u.v + coef0); linear u.v. A callable k(A, B) must return the
+        (len(A), len(B)) matrix of kernel values; it is called once per block of rows.
+    degree : int, default 3
+    gamma : float, "scale" or "auto", default "scale"
+        "scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features (scikit-learn's rules).
+    coef0 : float, default 0.0
+    max_iter : int, default 10
+        Epochs; training stops earlier after an epoch without a mistake.
+    budget : int or None, default None
+        Keep at most this many mistakes, dropping the oldest (a budgeted perceptron).
+    average : bool, default False
+        Report the averaged perceptron: each stored mistake weighted by its survival time (the
+        steps it has been part of w) over the steps seen, i.e. the mean of w after every step.
+        With a budget, mistakes already dropped do not enter the average.
+    shuffle : bool, default True
+    random_state : int, Generator or None
+    verbose : int, default 0
+    n_jobs : int or None
+        Threads for the kernel transform in prediction (None = 1, -1 = all cores).
+
+    Attributes
+    ----------
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        The stored mistakes' rows, one per training row.
+    dual_coef_ : ndarray of shape (n_vectors, n_support)
+        decision_function(x) = dual_coef_ @ k(support_vectors_, x).
+    support_ : ndarray of shape (n_support,)
+        Row numbers in the last fit's X, -1 for rows of earlier partial_fit calls.
+    n_mistakes_ : int
+        Mistakes made in training.
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Steps (rows visited).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml.linear_model import KernelPerceptron
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])   # XOR
+    >>> model = KernelPerceptron(kernel="poly", degree=2, coef0=1.0, gamma=1.0,
+    ...                          max_iter=20, random_state=0).fit(X, [0, 0, 1, 1])
+    >>> model.predict(X).tolist()
+    [0, 0, 1, 1]
+    """
+
+    _accepts_sparse = False
+
+    def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, max_iter=10,
+                 budget=None, average=False, shuffle=True, random_state=None, verbose=0,
+                 n_jobs=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.budget = budget
+        self.average = average
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ parameters
+
+    def _check_params(self):
+        if not callable(self.kernel):
+            check_param("kernel", self.kernel, choices=tuple(_kp().KERNELS))
+        check_param("degree", self.degree, low=1, high=C_INT_MAX, integer=True)
+        if not isinstance(self.gamma, str):
+            check_param("gamma", self.gamma, low=0.0, low_inclusive=False)
+        else:
+            check_param("gamma", self.gamma, choices=("scale", "auto"))
+        check_param("coef0", self.coef0)
+        check_param("max_iter", self.max_iter, low=1, integer=True)
+        check_param("budget", self.budget, low=1, high=C_INDEX_MAX, integer=True,
+                    allow_none=True)
+        check_n_jobs_param(self.n_jobs)
+
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: kernel parameters the compiled kernels accept (a callable
+        kind only with a callable kernel), support vectors and coefficients that agree, and
+        a mistake buffer train_block can resume from."""
+        if not hasattr(self, "support_vectors_"):
+            return
+        n_features = state_count(self, "n_features_in_", low=1)
+        n_outputs = OutputLayout(len(state_array(self, "classes_", None, 1,
+                                                 contiguous=False))).n_outputs
+        params = self._kparams
+        kind = params["kind"] if isinstance(params, dict) else None
+        if not (kind in _kp().KERNELS.values() or kind == -1) or isinstance(kind, bool):
+            raise ValueError(f"unknown kernel kind {kind!r}")
+        if (kind == -1) != callable(self.kernel):  # a function only where fit was given one
+            raise ValueError("the kernel parameter does not match the fitted kernel")
+        for name in ("gamma", "coef0"):
+            if not isinstance(params[name], float) or not np.isfinite(params[name]):
+                raise ValueError(f"kernel {name} {params[name]!r} is not a finite float")
+        if not isinstance(params["degree"], int) or not 1 <= params["degree"] < 2**31:
+            raise ValueError(f"kernel degree {params['degree']!r} is not a positive int")
+        SV = state_array(self, "support_vectors_", None, (None, n_features))
+        if SV.dtype not in (np.float32, np.float64):
+            raise ValueError("support_vectors_ is not float32 or float64")
+        state_array(self, "dual_coef_", SV.dtype, (n_outputs, len(SV)))
+        state_array(self, "_sv_sq", np.float64, (len(SV),))
+        if not isinstance(self._buffer, _MistakeBuffer):
+            raise ValueError("the mistake buffer is missing")
+        self._buffer.check(n_features, n_outputs)
+        if self._buffer.rows.dtype != SV.dtype:
+            raise ValueError("the mistake buffer and support_vectors_ differ in dtype")
+
+    def _kernel_params(self, X):
+        if self.gamma == "scale":
+            var = float(np.var(X, dtype=np.float64))    # float32 sums make constant data's
+                                                        # variance ~1e-26, not 0
+            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        elif self.gamma == "auto":
+            gamma = 1.0 / X.shape[1]
+        else:
+            gamma = float(self.gamma)
+        kind = -1 if callable(self.kernel) else _kp().KERNELS[self.kernel]
+        return dict(kind=kind, gamma=gamma, coef0=float(self.coef0), degree=int(self.degree))
+
+    # ------------------------------------------------------------------ kernels
+
+    def _kernel(self, A, B, sq_a=None, sq_b=None):
+        """k(A_a, B_b) as an (len(A), len(B)) array in A's dtype."""
+        out = np.empty((A.shape[0], B.shape[0]), dtype=A.dtype)
+        if A.shape[0] == 0 or B.shape[0] == 0:
+            return out
+        if callable(self.kernel):
+            return self._call_user_kernel(A, B)
+        params = self._kparams
+        empty = np.empty(0)
+        rbf = params["kind"] == _kp().KERNELS["rbf"]
+        _kp().kernel_block(A, B, _sq_norms(A) if rbf and sq_a is None else (sq_a if rbf else empty),
+                           _sq_norms(B) if rbf and sq_b is None else (sq_b if rbf else empty),
+                           out, params, check_n_jobs(self.n_jobs))
+        return out
+
+    def _call_user_kernel(self, A, B):
+        K = np.asarray(self.kernel(A, B))
+        want = (A.shape[0], B.shape[0])
+        if K.shape != want:
+            raise ValueError(f"the kernel callable returned an array of shape {K.shape} for "
+                             f"inputs of {A.shape[0]} and {B.shape[0]} rows; it must return "
+                             f"the {want} matrix k(A[i], B[j])")
+        if K.dtype.kind not in "biuf" or not np.isfinite(K).all():
+            raise ValueError("the kernel callable returned non-numeric, NaN or infinite values")
+        return np.ascontiguousarray(K, dtype=A.dtype)
+
+    # ------------------------------------------------------------------ fitting
+
+    @all_or_nothing(fitting=True)
+    def fit(self, X, y):
+        """Learn from X and labels y, starting with no mistakes.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
+        self._check_params()
+        X, y = check_X_y(X, y, estimator=self, reset=True)
+        codes = self._encode_labels(y)
+        self._start(X)
+        self._train(X, codes, self.max_iter)
+        return self
+
+    @all_or_nothing(fitting=False)
+    def partial_fit(self, X, y, classes=None):
+        """One epoch over (X, y), continuing from the stored mistakes.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            Dense rows.
+        y : array-like of shape (n_samples,)
+            Labels of any hashable type (at least two classes).
+        classes : array-like, optional
+            Every label that will ever appear: required on the first call; a later call
+            may repeat it (the same set) or omit it.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0)
+        >>> model = model.partial_fit(X[:2], [0, 0], classes=[0, 1])
+        >>> model.partial_fit(X[2:], [1, 1]).classes_.tolist()
+        [0, 1]
+        """
+        self._check_params()
+        X, codes, _, first = start_partial_fit(self, X, y, classes, state="_buffer",
+                                               accept_sparse=False)
+        if first:
+            self._start(X)
+        self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, 1)
+        return self
+
+    def _start(self, X):
+        n_outputs = OutputLayout(len(self.classes_)).n_outputs
+        self._kparams = self._kernel_params(X)
+        self._buffer = _MistakeBuffer(X.shape[1], n_outputs, X.dtype)
+        self._rng = check_random_state(self.random_state)
+        self._steps = self._samples_seen = 0
+        self.n_mistakes_ = self.n_iter_ = 0
+
+    def _train(self, X, codes, epochs):
+        with blas_limit(1):     # sequential and small GEMMs: BLAS threads only add wake-ups
+            self._run_epochs(X, codes, epochs)
+
+    def _run_epochs(self, X, codes, epochs):
+        T = OutputLayout(len(self.classes_)).signed(codes)
+        first_sample = self._samples_seen
+
+        def step(epoch):
+            order = self._rng.permutation(len(X)) if self.shuffle else np.arange(len(X))
+            mistakes = self._epoch(X, T, order, first_sample)
+            self.n_mistakes_ += mistakes
+            self.n_iter_ += 1
+            shown = {"mistakes": mistakes, "stored": self._buffer.tail - self._buffer.head}
+            return None, shown, mistakes == 0 and epochs > 1
+
+        iterate(step, epochs, desc="KernelPerceptron", unit="epoch", verbose=self.verbose,
+                first=self.n_iter_)
+        self._samples_seen += len(X)
+        self.t_ = self._steps
+        self._publish(first_sample, len(X))
+
+    def _epoch(self, X, T, order, first_sample):
+        """One pass in blocks of rows: the kernels between a block and the stored mistakes
+        come from one call (BLAS, or the user's callable), then the Cython loop walks the
+        block row by row."""
+        buf, rbf = self._buffer, self._kparams["kind"] == _kp().KERNELS["rbf"]
+        user_kernel = callable(self.kernel)
+        params = self._kparams if not user_kernel else dict(self._kparams, kind=0)
+        budget = int(self.budget or 0)
+        mistakes, start = 0, 0
+        block = 512
+        margins = np.empty((block, T.shape[1]))
+        scratch = np.empty((2, block), dtype=np.intp)
+        G2 = np.zeros((block, block), dtype=X.dtype)
+        empty = np.empty(0)
+        while start < len(order):
+            idx = order[start:start + block]
+            Xb, Tb = X[idx], T[idx]
+            buf.reserve(len(idx))
+            sq_b = _sq_norms(Xb) if rbf else empty
+            if user_kernel:
+                G1, G2b = self._kernel(Xb, buf.live("rows")), self._kernel(Xb, Xb)
+            else:                           # scratch: the Cython loop computes what it needs
+                G1 = np.empty((len(idx), buf.tail - buf.head), dtype=X.dtype)
+                G2b = G2[:len(idx), :len(idx)]
+            buf.head, buf.tail, m = _kp().train_block(
+                Xb, Tb, (idx + first_sample).astype(np.int64), G1,
+                np.ascontiguousarray(G2b), user_kernel, sq_b, params, buf.rows, buf.sq,
+                buf.coef, buf.step, buf.sample, buf.head, buf.tail, budget, self._steps,
+                margins, scratch)
+            mistakes += m
+            self._steps += len(idx)
+            start += len(idx)
+        return mistakes
+
+    def _publish(self, first_sample, n_last):
+        """support_vectors_ / dual_coef_ from the buffer: averaged weights if asked, and one
+        entry per training row (a row that erred in several epochs has its terms summed)."""
+        buf = self._buffer
+        coef = buf.live("coef").astype(np.float64)
+        if self.average and self._steps > 0:
+            coef = coef * ((self._steps + 1 - buf.live("step")) / self._steps)
+        samples = buf.live("sample")
+        unique, first, inverse = np.unique(samples, return_index=True, return_inverse=True)
+        merged = np.zeros((coef.shape[0], len(unique)))
+        np.add.at(merged.T, inverse.ravel(), coef.T)
+        order = np.argsort(first, kind="stable")        # keep the order they were stored in
+        dtype = buf.rows.dtype
+        self.support_vectors_ = np.ascontiguousarray(buf.live("rows")[first[order]])
+        self.dual_coef_ = np.ascontiguousarray(merged[:, order], dtype=dtype)
+        self._sv_sq = np.ascontiguousarray(buf.live("sq")[first[order]])
+        sample = unique[order]
+        self.support_ = np.where(sample >= first_sample, sample - first_sample, -1)
+
+    # ------------------------------------------------------------------ prediction
+
+    def decision_function(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
+            classes_[1]), else one column per class. Computed in row chunks that bound the memory.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> (model.decision_function(X) > 0).tolist()
+        [False, False, True, True]
+        """
+        self._check_is_fitted("support_vectors_")
+        X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
+        SV, coef = self.support_vectors_, self.dual_coef_
+        scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
+        if len(SV):
+            with blas_limit(1):             # threads split the rows (n_jobs) instead
+                self._decide(X, SV, coef, scores)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def _decide(self, X, SV, coef, scores):
+        """scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most ~4M kernel values,
+        32 MB in float64, live at once)."""
+        chunk = int(np.clip((1 << 22) // len(SV), 1, max(len(X), 1)))
+        rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
+        for first in range(0, len(X), chunk):
+            block = X[first:first + chunk]
+            G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
+            scores[first:first + chunk] = G @ coef.T
+
+    def predict(self, X):
+        """Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The class with the largest score.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastml.linear_model import KernelPerceptron
+        >>> X = np.array([[-2.0, 1.0], [-1.0, -1.0], [1.0, 1.0], [2.0, -1.0]])
+        >>> model = KernelPerceptron(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> model.predict([[-3.0, 0.0], [3.0, 0.0]]).tolist()
+        [0, 1]
+        """
+        scores = self.decision_function(X)
+        codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[codes]
+
+
+def _sq_norms(A):
+    """Squared row norms in float64 (rbf's cached ||x||^2)."""
+    return np.einsum("ij,ij->i", A, A, dtype=np.float64)
+
+
+def _kp():
+    from . import _kernel_perceptron_fast as _kernel_perceptron
+    return _kernel_perceptron
