@@ -117,6 +117,7 @@ ALLOWED_MODULES = frozenset({
     "fastml._tabular_io",
     "fastml.losses",
     "fastml.feature_extraction._hashing",
+    "fastml.linear_model._kernel_perceptron",
     "fastml.linear_model._logistic",
     "fastml.linear_model._perceptron",
     "fastml.linear_model._polynomial",
