@@ -5,6 +5,7 @@ get_params / set_params, learned attributes ending in "_") and live in one subpa
 family; this module only re-exports the public names.
 """
 from ._base import BaseEstimator, clone
+from ._config import show_config
 from .exceptions import ConvergenceWarning, ModelFileError, NotFittedError
 from . import datasets, exceptions, info, losses, metrics, model_selection
 from .io import load, save
@@ -15,9 +16,10 @@ from .tree import __all__ as _tree_all
 from .naive_bayes import *  # noqa: F401,F403
 from .naive_bayes import __all__ as _nb_all
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
+           "show_config",
            "datasets", "exceptions", "info",
            "losses", "metrics", "model_selection", "save", "load", "all_estimators",
            *_linear_all, *_tree_all, *_nb_all]
