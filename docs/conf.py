@@ -42,6 +42,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "examples", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.json", "**.md5"]
 templates_path = ["_templates"]
+smartquotes = False  # keep "--param" and quotes as typed (command lines are copied from here)
 
 # --- autodoc / autosummary / numpydoc
 autosummary_generate = True

@@ -27,7 +27,9 @@ def _rows(parser):
         if action.metavar and action.option_strings:
             name += f" {action.metavar}"
         default = action.default
-        shown = "" if default in (None, False, (), argparse.SUPPRESS) else repr(default)
+        hidden = default is None or default is False or default == () or \
+            default == argparse.SUPPRESS
+        shown = "" if hidden else repr(default)
         if action.required and action.option_strings:
             shown = "required"
         rows.append((name, shown, (action.help or "").replace("%%", "%")))

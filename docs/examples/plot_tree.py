@@ -20,5 +20,8 @@ print(f"unpruned: {full.tree_.n_leaves} leaves, training accuracy {full.score(X,
 print(f"pruned:   {pruned.tree_.n_leaves} leaves, training accuracy {pruned.score(X, y):.3f}")
 print(fastml.export_text(pruned))
 
-plot_tree(pruned, title="MPG tree, max_pchance=0.1")
+# The picture: the pruned tree's top three levels (max_depth=3 grows the same top levels)
+top = fastml.DecisionTreeClassifier(max_pchance=0.1, max_depth=3).fit(X, y)
+fig, ax = plt.subplots(figsize=(16, 6))
+plot_tree(top, ax=ax, title="MPG tree: max_pchance=0.1, top three levels")
 plt.show()
