@@ -214,11 +214,11 @@ def _wrap_output(method):
         if getattr(self, "_sklearn_output_config", {}).get("transform") != "pandas":
             return out
         import pandas as pd
-        if hasattr(out, "toarray"):
-            raise ValueError("set_output(transform='pandas') needs a dense output; this "
-                             "transformer returned a sparse matrix")
         index = X.index if isinstance(X, pd.DataFrame) else None
-        return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
+        columns = self.get_feature_names_out() if hasattr(self, "get_feature_names_out") else None
+        if hasattr(out, "tocoo"):  # CSR stays sparse: a DataFrame of pandas' sparse columns
+            return pd.DataFrame.sparse.from_spmatrix(out, index=index, columns=columns)
+        return pd.DataFrame(out, columns=columns, index=index)
 
     wrapped._wraps_output = True
     return wrapped

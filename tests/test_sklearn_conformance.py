@@ -272,6 +272,25 @@ def test_set_output_through_a_pipeline():
     assert list(out.columns) == ["a", "b", "a^2", "a b", "b^2"]
 
 
+def test_set_output_keeps_a_sparse_output_sparse():
+    pd = pytest.importorskip("pandas")
+    from fastml._base import BaseEstimator, TransformerMixin
+
+    class Sparse(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            return self
+
+        def transform(self, X):
+            return sp.csr_matrix(np.asarray(X) * 2.0)
+
+    X = np.array([[0.0, 1.0], [3.0, 0.0]])
+    out = Sparse().set_output(transform="pandas").fit_transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert all(isinstance(t, pd.SparseDtype) for t in out.dtypes)
+    np.testing.assert_array_equal(out.to_numpy(dtype=float), 2.0 * X)
+    assert sp.issparse(Sparse().fit_transform(X))  # "default": the transformer's own output
+
+
 def test_feature_hasher_set_output_pandas():
     hasher_cls = getattr(fastml, "FeatureHasher", None)
     if hasher_cls is None:
