@@ -138,7 +138,8 @@ if [ -z "${SKIP_SDIST:-}" ]; then
     set +e
     (
         set -e
-        "$WORK/tools/bin/python" -m build -q --sdist -o "$WORK/sdist" "$SRC" >/dev/null
+        "$WORK/tools/bin/python" -m build --sdist -o "$WORK/sdist" "$SRC" \
+            >"$WORK/sdist-build.log" 2>&1 || { cat "$WORK/sdist-build.log"; exit 1; }
         sdist=$(ls "$WORK"/sdist/fastml-*.tar.gz)
         echo "   $(basename "$sdist")"
         "$TOOLPY" -m venv "$WORK/sdist-venv"
