@@ -8,6 +8,7 @@ The algorithms follow five lecture decks, cited in docstrings and tests as "004 
 `fastml.lectures` maps each deck number (000-004) to its title and topics.
 """
 from ._base import BaseEstimator, clone
+from ._config import show_config
 from .exceptions import ConvergenceWarning, ModelFileError, NotFittedError
 from . import (datasets, exceptions, feature_extraction, info, lectures, losses, metrics,
                model_selection)
@@ -21,9 +22,10 @@ from .tree import __all__ as _tree_all
 from .naive_bayes import *  # noqa: F401,F403
 from .naive_bayes import __all__ as _nb_all
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "ModelFileError", "NotFittedError", "clone",
+           "show_config",
            "datasets", "exceptions", "feature_extraction", "FeatureHasher", "info", "lectures",
            "losses", "metrics", "model_selection", "save", "load", "all_estimators", "fit_stream",
            *_linear_all, *_tree_all, *_nb_all]

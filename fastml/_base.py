@@ -40,6 +40,7 @@ class BaseEstimator:
     _estimator_type = None
     _accepts_sparse = False
     _allows_nan = False
+    _accepts_categorical = False  # X may hold strings / categories (encoded by fastml itself)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -98,6 +99,9 @@ class BaseEstimator:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def __sklearn_tags__(self):
+        """scikit-learn's tags (>= 1.6), from the class attributes above, so its tools and
+        checks see what the estimator takes: NaN, CSR, categorical strings; its kind; that it
+        must be fitted before predicting."""
         from sklearn.utils import (ClassifierTags, InputTags, RegressorTags, Tags, TargetTags,
                                    TransformerTags)
         kind = self._estimator_type
@@ -107,7 +111,10 @@ class BaseEstimator:
             transformer_tags=TransformerTags() if kind == "transformer" else None,
             classifier_tags=ClassifierTags() if kind == "classifier" else None,
             regressor_tags=RegressorTags() if kind == "regressor" else None,
-            input_tags=InputTags(sparse=self._accepts_sparse, allow_nan=self._allows_nan),
+            requires_fit=True,
+            input_tags=InputTags(sparse=self._accepts_sparse, allow_nan=self._allows_nan,
+                                 categorical=self._accepts_categorical,
+                                 string=self._accepts_categorical),
         )
 
     def _check_is_fitted(self, attribute):
@@ -202,10 +209,51 @@ class RegressorMixin:
 
 
 class TransformerMixin:
+    """fit_transform, and scikit-learn's `set_output(transform="pandas")`: the output of
+    transform / fit_transform becomes a DataFrame with `get_feature_names_out()` as columns
+    (and X's index when X is a DataFrame)."""
+
     _estimator_type = "transformer"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("transform", "fit_transform"):
+            if name in cls.__dict__ and not getattr(cls.__dict__[name], "_wraps_output", False):
+                setattr(cls, name, _wrap_output(cls.__dict__[name]))
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X, y, **fit_params).transform(X)
+
+    def set_output(self, *, transform=None):
+        """Output container of transform / fit_transform: "pandas", or "default" (numpy /
+        CSR); None leaves the setting unchanged. Returns self."""
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(f"set_output(transform=...) must be 'default' or 'pandas'; "
+                             f"got {transform!r}")
+        self._sklearn_output_config = {"transform": transform}  # scikit-learn's name: its
+        return self                                                # clone() keeps it
+
+
+def _wrap_output(method):
+    """transform / fit_transform whose result follows `set_output`."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapped(self, X, *args, **kwargs):
+        out = method(self, X, *args, **kwargs)
+        if getattr(self, "_sklearn_output_config", {}).get("transform") != "pandas":
+            return out
+        import pandas as pd
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        columns = self.get_feature_names_out() if hasattr(self, "get_feature_names_out") else None
+        if hasattr(out, "tocoo"):  # CSR stays sparse: a DataFrame of pandas' sparse columns
+            return pd.DataFrame.sparse.from_spmatrix(out, index=index, columns=columns)
+        return pd.DataFrame(out, columns=columns, index=index)
+
+    wrapped._wraps_output = True
+    return wrapped
 
 
 class available_if:

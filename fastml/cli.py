@@ -551,6 +551,10 @@ def build_parser():
                "--out cars.fastml\n  fastml predict cars.fastml new_cars.csv\n"
                "run 'fastml COMMAND --help' for each command's options",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="store_true",
+                        help="print fastml's version (with --verbose: the build report of "
+                             "fastml.show_config(), for bug reports) and exit")
+    parser.add_argument("--verbose", action="store_true", help="with --version: the full report")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name, help, description, example, func):
@@ -705,6 +709,10 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        from . import __version__, show_config
+        show_config() if args.verbose else print(f"fastml {__version__}")
+        return 0
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,0 +1,88 @@
+"""fastml.show_config() and `fastml --version --verbose`: the build report for bug reports."""
+import io
+import os
+import platform
+import re
+
+import numpy as np
+import pytest
+import scipy
+
+import fastml
+from fastml import cli
+from fastml._config import _clone_targets, build_info
+from fastml._core import _buildinfo
+
+
+def test_versions_are_the_running_ones():
+    info = build_info()
+    assert info["fastml"] == fastml.__version__
+    assert info["python"] == platform.python_version()
+    assert info["numpy"] == np.__version__
+    assert info["scipy"] == scipy.__version__
+
+
+def test_version_is_defined_once():
+    """pyproject.toml reads the version from fastml.__version__ instead of repeating it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pyproject = os.path.join(root, "pyproject.toml")
+    if not os.path.exists(pyproject):
+        pytest.skip("run from an installed copy of the tests")
+    text = open(pyproject).read()
+    assert re.search(r'dynamic\s*=\s*\[[^\]]*"version"', text)
+    assert 'attr = "fastml.__version__"' in text
+    assert not re.search(r'(?m)^version\s*=\s*"', text)
+
+
+def test_openmp_report_matches_the_kernels():
+    kernels = build_info()["kernels"]
+    assert kernels["openmp"] == (_buildinfo.openmp_version() > 0)
+    if kernels["openmp"]:
+        assert kernels["openmp_max_threads"] >= 1
+        assert kernels["openmp_version"] is not None
+    else:
+        assert kernels["openmp_max_threads"] == 1
+
+
+def test_simd_clones_follow_the_headers():
+    clones = build_info()["kernels"]["simd_clones"]
+    assert set(clones) == {"FASTML_CLONES", "FASTML_RBF_CLONES"}
+    x86_linux_gcc = (platform.machine() in ("x86_64", "AMD64") and platform.system() == "Linux"
+                     and platform.libc_ver()[0] == "glibc")
+    if x86_linux_gcc:
+        assert clones["FASTML_CLONES"] == ["avx2", "default"]
+        assert clones["FASTML_RBF_CLONES"] in (["avx512f", "avx2", "default"], [])  # clang: none
+    assert build_info()["kernels"]["cpu_simd"] in ("avx512f", "avx2", "default")
+
+
+def test_clone_attribute_parsing():
+    assert _clone_targets('__attribute__((target_clones("avx2", "default")))') == ["avx2",
+                                                                                   "default"]
+    assert _clone_targets("") == []
+
+
+def test_blas_of_scipy_is_reported():
+    pools = build_info()["thread_pools"]
+    blas = [p for p in pools if p["user_api"] == "blas"]
+    assert blas, pools
+    assert all(p["num_threads"] >= 1 for p in blas)
+
+
+def test_show_config_prints_the_report():
+    out = io.StringIO()
+    fastml.show_config(file=out)
+    text = out.getvalue()
+    assert text.splitlines()[0] == f"fastml {fastml.__version__}"
+    assert f"numpy:         {np.__version__}" in text
+    assert f"scipy:         {scipy.__version__}" in text
+    assert re.search(r"openmp:\s+(on \(OpenMP [0-9.]+\)|off)", text)
+    assert "blas" in text
+
+
+def test_cli_version(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"fastml {fastml.__version__}"
+    assert cli.main(["--version", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"fastml {fastml.__version__}"
+    assert "simd clones:" in out and "thread pools" in out
