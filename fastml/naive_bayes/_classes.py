@@ -571,6 +571,8 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
     ['No']
     """
 
+    _accepts_categorical = True   # strings / categories encoded by _tabular
+
     def __init__(self, smoothing="laplace", alpha=1.0, m=1.0, p=None, priors=None,
                  n_jobs=None):
         self.smoothing = smoothing
@@ -814,6 +816,8 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
     >>> model.predict(x).tolist()
     ['No']
     """
+
+    _accepts_categorical = True   # strings / categories encoded by _tabular
 
     def __init__(self, categorical_features="auto", smoothing="laplace", alpha=1.0, m=1.0,
                  p=None, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):

@@ -145,6 +145,8 @@ def resolve_max_features(max_features, n_features):
 class EncodedInput:
     """Parameter checks and the tabular encoding shared by trees and forests."""
 
+    _accepts_categorical = True   # strings / categories encoded by _tabular
+
     _fitted_attr = "tree_"
 
     def _limits(self, n_samples, n_features):
