@@ -54,7 +54,7 @@ def write_api_index(out_dir):
         documented.update(id(getattr(module, n)) for n in names)
         lines += [title, "-" * len(title), "", text, "",
                   f".. currentmodule:: {module_name}", "",
-                  ".. autosummary::", "   :toctree: generated", "   :template: fastml_item.rst",
+                  ".. autosummary::", "   :toctree: generated", "   :template: autosummary/fastml_item.rst",
                   ""]
         lines += [f"   {name}" for name in names]
         lines.append("")
