@@ -47,7 +47,8 @@ smartquotes = False  # keep "--param" and quotes as typed (command lines are cop
 # --- autodoc / autosummary / numpydoc
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
+# no "members" here: a non-string default overrides the template's :members: (Sphinx >= 8)
+autodoc_default_options = {}
 autodoc_typehints = "none"          # hints live in the signatures' source and in py.typed
 numpydoc_show_class_members = False  # each class page lists its own methods (template)
 numpydoc_class_members_toctree = False

@@ -25,8 +25,14 @@ SECTIONS = [
      "(needs matplotlib)."),
     ("fastml.io", "fastml.io: model files", "The safe model format behind fastml.save / load."),
     ("fastml.model_selection", "fastml.model_selection", "Splitting data."),
+    ("fastml.feature_extraction", "fastml.feature_extraction",
+     "Raw records (dicts, token lists) to feature matrices: the hashing trick."),
+    ("fastml.lectures", "fastml.lectures: the lecture decks",
+     "The decks docstrings cite as \"<number> slide <n>\", by number."),
 ]
-SUBMODULES = {"datasets", "exceptions", "info", "losses", "metrics", "model_selection"}
+# modules that fastml.__all__ names: each gets its own section (above), not an entry under fastml
+SUBMODULES = {"datasets", "exceptions", "feature_extraction", "info", "lectures", "losses",
+              "metrics", "model_selection"}
 
 
 def public_names(module_name):
@@ -52,10 +58,15 @@ def write_api_index(out_dir):
         module = importlib.import_module(module_name)
         names = [n for n in public_names(module_name) if id(getattr(module, n)) not in documented]
         documented.update(id(getattr(module, n)) for n in names)
-        lines += [title, "-" * len(title), "", text, "",
-                  f".. currentmodule:: {module_name}", "",
-                  ".. autosummary::", "   :toctree: generated", "   :template: fastml_item.rst",
-                  ""]
+        lines += [title, "-" * len(title), "", text, ""]
+        if not names:  # everything it holds is re-exported by fastml, so documented there
+            alias = ", ".join(f":obj:`fastml.{n}`" for n in public_names(module_name))
+            lines += [f"Its names are documented above, as ``fastml`` re-exports them: {alias}.",
+                      ""]
+            continue
+        lines += [f".. currentmodule:: {module_name}", "",
+                  ".. autosummary::", "   :toctree: generated",
+                  "   :template: autosummary/fastml_item.rst", ""]
         lines += [f"   {name}" for name in names]
         lines.append("")
     path = os.path.join(out_dir, "index.rst")

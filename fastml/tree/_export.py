@@ -73,7 +73,9 @@ def leaf_box_text(model, node):
 
 
 def export_text(model, feature_names=None, *, max_depth=None):
-    """The tree as indented text, e.g. for 000's MPG tree:
+    """The tree as indented text.
+
+    For example, 000's MPG tree::
 
         cylinders = 4
         |   maker = america: predict good (bad: 0, good: 10)

@@ -105,13 +105,24 @@ class BaseForest(EncodedInput, BaseEstimator):
 
 
 _FOREST_DOC = """
+
     Parameters
     ----------
     n_estimators : int, default=100
         Number of trees (at most MAX_ESTIMATORS = 1,000,000).
-    criterion, max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
-    categorical_features
+    criterion : str
+        The split criterion, as for the single tree ("entropy" or "gini" for the classifier,
+        "squared_error" for the regressor).
+    max_depth : int or None, default=None
         As for the single tree.
+    min_samples_split : int, default=2
+        As for the single tree.
+    min_samples_leaf : int, default=1
+        As for the single tree.
+    max_leaf_nodes : int or None, default=None
+        As for the single tree.
+    categorical_features : "auto", "all", None, or list of names / indices, or bool mask
+        As for the single tree (default "auto").
     max_features : None, "sqrt", "log2", int or float in (0, 1]
         Features tried per node ("sqrt" by default for classification, 1.0 = all for
         regression, as in scikit-learn).
@@ -132,7 +143,13 @@ _FOREST_DOC = """
     ----------
     estimators_ : list of single-tree estimators
         Fitted trees that share the forest's column encoding (inspect or export any one).
-    n_features_in_, feature_names_in_, categorical_mask_, categories_
+    n_features_in_ : int
+        As for the single tree.
+    feature_names_in_ : ndarray of str
+        As for the single tree (when X was a DataFrame).
+    categorical_mask_ : ndarray of bool of shape (n_features_in_,)
+        As for the single tree.
+    categories_ : list
         As for the single tree.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean over the trees of their information-gain importances.
