@@ -34,6 +34,7 @@ def test_version_is_defined_once():
     assert not re.search(r'(?m)^version\s*=\s*"', text)
 
 
+@pytest.mark.kernel
 def test_openmp_report_matches_the_kernels():
     kernels = build_info()["kernels"]
     assert kernels["openmp"] == (_buildinfo.openmp_version() > 0)
@@ -44,6 +45,7 @@ def test_openmp_report_matches_the_kernels():
         assert kernels["openmp_max_threads"] == 1
 
 
+@pytest.mark.kernel
 def test_simd_clones_follow_the_headers():
     clones = build_info()["kernels"]["simd_clones"]
     assert set(clones) == {"FASTML_CLONES", "FASTML_RBF_CLONES"}

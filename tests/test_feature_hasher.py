@@ -7,6 +7,8 @@ import scipy.sparse as sp
 from fastml.feature_extraction import FeatureHasher
 from fastml.feature_extraction import _hashing_fast
 
+pytestmark = pytest.mark.kernel
+
 sklearn_fe = pytest.importorskip("sklearn.feature_extraction")
 SkHasher = sklearn_fe.FeatureHasher
 

@@ -11,6 +11,8 @@ import fastml
 from fastml.exceptions import ConvergenceWarning
 from fastml.linear_model import _newton
 
+pytestmark = pytest.mark.kernel
+
 # Spector & Mazzeo (1980), as published in Greene's Econometric Analysis (Table F14.1) and in
 # statsmodels' datasets: GPA, TUCE, PSI -> GRADE, 32 students.
 SPECTOR = np.array([

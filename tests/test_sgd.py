@@ -8,6 +8,8 @@ import scipy.sparse as sp
 
 from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
+pytestmark = pytest.mark.kernel
+
 
 def _data(n=120, d=7, seed=0):
     rng = np.random.default_rng(seed)
