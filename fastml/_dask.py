@@ -51,12 +51,14 @@ def route_collections(cls):
 
 def _routed(name, method):
     @functools.wraps(method)
-    def wrapper(self, X, *args, **kwargs):
-        if is_dask_collection(X):
+    def wrapper(self, *args, **kwargs):
+        # X as the method takes it (positional or by name; FeatureHasher.fit takes none)
+        X = args[0] if args else kwargs.get("X")
+        if X is not None and is_dask_collection(X):
             if name == "fit":
-                return fit(self, X, *args, **kwargs)
-            return lazy_method(self, name, X, *args, **kwargs)
-        return method(self, X, *args, **kwargs)
+                return fit(self, *args, **kwargs)
+            return lazy_method(self, name, *args, **kwargs)
+        return method(self, *args, **kwargs)
     wrapper._routes_dask = True
     return wrapper
 
@@ -305,7 +307,8 @@ def _nb_merge(a, b):
     """The naive Bayes model of the union of a's and b's rows (adapter onto the parts of
     fastml/naive_bayes/_classes.py: counts add, moments merge by Chan's formula, category
     vocabularies first grown to their union)."""
-    from .naive_bayes._classes import _chan_merge, _GaussianPart
+    from ._core._moments import merge_moments
+    from .naive_bayes._classes import _GaussianPart
     if getattr(a, "categorical_features_", None) is not None and not np.array_equal(
             a.categorical_features_, b.categorical_features_):
         column = int(np.flatnonzero(a.categorical_features_ != b.categorical_features_)[0])
@@ -314,7 +317,7 @@ def _nb_merge(a, b):
     a.class_count_ = a.class_count_ + b.class_count_
     for part_a, part_b in zip(a._parts, b._parts):
         if isinstance(part_a, _GaussianPart):
-            part_a.moments = _chan_merge(part_a.moments, part_b.moments)
+            part_a.moments = merge_moments(part_a.moments, part_b.moments)
         else:
             _grow_vocabulary(part_a, part_b, a.n_features_in_)
             _grow_vocabulary(part_b, part_a, a.n_features_in_)
@@ -454,10 +457,10 @@ def _n_columns(X):
 
 # --- logistic regression gd / lbfgs: one task per partition per evaluation
 def _fit_logistic_batch(estimator, parts, X):
-    from .linear_model._logistic import _Layout
+    from .linear_model._base import OutputLayout
     estimator._check_params()
     estimator._encode_labels(_classes_of(parts))
-    layout = _Layout(len(estimator.classes_), estimator.multi_class)
+    layout = OutputLayout(len(estimator.classes_), estimator.multi_class)
     prepared = parts.derive(_validated_logistic, estimator.classes_, layout)
     try:
         dtypes = {d for d in prepared.map(_dtype_of) if d is not None}

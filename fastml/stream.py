@@ -265,9 +265,9 @@ class _StreamedLogisticObjective:
     + alpha/2 ||W||^2 over the flat [W.ravel(), b]), one streamed pass per call."""
 
     def __init__(self, estimator, stream):
-        from .linear_model._logistic import _Layout
+        from .linear_model._base import OutputLayout
         self.estimator, self.stream = estimator, stream
-        self.layout = _Layout(len(estimator.classes_), estimator.multi_class)
+        self.layout = OutputLayout(len(estimator.classes_), estimator.multi_class)
         self.alpha, self.fit_intercept = float(estimator.alpha), bool(estimator.fit_intercept)
         self.d = self.dtype = None
         self._first_pass = True

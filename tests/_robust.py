@@ -82,6 +82,8 @@ def snapshot(obj, _depth=0):
         return ("ndarray", obj.dtype.str, obj.shape, obj.copy())
     if isinstance(obj, np.generic):
         return ("scalar", obj.dtype.str, obj.copy())
+    if isinstance(obj, np.dtype):           # a value: a restored copy is the same dtype
+        return ("dtype", obj.str)
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, type)):
         return obj
     if isinstance(obj, (list, tuple)):

@@ -29,8 +29,10 @@ def test_sgd_diverging_on_the_bundled_data(capsys):
 
 
 def test_integer_parameter_too_large_for_c(capsys):
-    one_line_error(capsys, ["fit", "auto-mpg", "--target", "origin", "--model", "tree",
-                            "--param", "max_depth=99999999999", "--quiet"], "max_depth")
+    # (a tree's max_depth of any size means "no limit"; a count C holds as given must fit)
+    one_line_error(capsys, ["fit", "auto-mpg", "--target", "origin", "--model", "logreg",
+                            "--drop", "name", "--param", "max_iter=99999999999", "--quiet"],
+                   "max_iter")
 
 
 @pytest.fixture

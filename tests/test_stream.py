@@ -288,9 +288,12 @@ MEMORY_SCRIPT = textwrap.dedent("""
         if mode == "stream":
             model = fastml.fit_stream(fastml.GaussianNB(), path, "y", chunk_rows=10000)
         else:
-            frame = pd.read_parquet(path)
+            # the whole table in memory (pyarrow's threaded reader can hang, not fail, when an
+            # allocation is refused, so the batches are gathered here)
+            batches = pyarrow.parquet.ParquetFile(path).iter_batches(use_threads=False)
+            frame = pd.concat([b.to_pandas() for b in batches], ignore_index=True)
             model = fastml.GaussianNB().fit(frame.drop(columns="y"), frame["y"])
-    except MemoryError:
+    except (MemoryError, pyarrow.lib.ArrowException):   # an allocation the limit refused
         sys.exit(3)
     print(repr(float(model.theta_[1, 0])))
 """)

@@ -76,7 +76,7 @@ class SGDEngine:
         check_param("alpha", alpha, low=0.0)
         check_param("eta0", eta0, low=0.0, low_inclusive=False)
         check_param("decay", decay, low=0.0)
-        check_param("batch_size", batch_size, low=1, integer=True)
+        check_param("batch_size", batch_size, low=1, integer=True, c_int=False)  # clamped to the rows
         if learning_rate == "optimal" and alpha == 0:
             raise ValueError("learning_rate='optimal' needs alpha > 0 (eta = 1/(alpha (t0+t)))")
         self.dtype = np.dtype(dtype)
