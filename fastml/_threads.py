@@ -7,6 +7,7 @@ scans the loaded libraries once per process (the scan costs milliseconds: never 
 How many threads fastml's own kernels use is `_validation.check_n_jobs`.
 """
 import contextlib
+import threading
 
 _CONTROLLER = None
 
@@ -32,9 +33,30 @@ def blas_threads():
     return max([lib.num_threads for lib in blas.lib_controllers] or [1])
 
 
+_LOCK = threading.Lock()
+_ACTIVE = []      # [the limit in force, callers inside it, threadpoolctl's limiter]
+
+
+@contextlib.contextmanager
 def blas_limit(n_threads=1):
-    """Context manager: BLAS on at most `n_threads` threads inside, the previous setting after."""
+    """Context manager: BLAS on at most `n_threads` threads inside, the previous setting after.
+
+    Safe across threads: the first caller to enter sets the limit and the last one to leave
+    restores what was there before (concurrent callers each saving and restoring would leave
+    BLAS at the limit). Callers that overlap share the first one's limit."""
     blas = _blas_controller()
     if blas is None:
-        return contextlib.nullcontext()
-    return blas.limit(limits=n_threads)
+        yield
+        return
+    with _LOCK:
+        if not _ACTIVE:
+            _ACTIVE.extend([n_threads, 0, blas.limit(limits=n_threads)])
+        _ACTIVE[1] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _ACTIVE[1] -= 1
+            if _ACTIVE[1] == 0:
+                _ACTIVE[2].restore_original_limits()
+                _ACTIVE.clear()
