@@ -8,7 +8,8 @@ import pytest
 
 from conftest import record
 from fastml import LogisticRegression
-from fastml.linear_model._logistic import _Layout, _Objective
+from fastml.linear_model._base import OutputLayout
+from fastml.linear_model._logistic import _Objective
 from fastml.metrics import log_loss
 
 N_ROWS = int(os.environ.get("FASTML_BENCH_ROWS", 1_000_000))
@@ -62,7 +63,7 @@ def test_sgd_sklearn(benchmark, data, optimum, single_thread):
 def gradient_setup(data):
     X, y, _, _ = data
     w = np.random.default_rng(1).standard_normal(N_FEATURES) * 0.1
-    objective = _Objective(X, y, np.ones(len(y)), _Layout(2, "multinomial"), ALPHA, False, 1)
+    objective = _Objective(X, y, np.ones(len(y)), OutputLayout(2, "multinomial"), ALPHA, False, 1)
     return X, y, w, objective
 
 
