@@ -228,7 +228,7 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model(data, dask_client):
     """Dask retries the lost worker's tasks (its partitions are recomputed from the graph):
     the fit ends with the in-memory model, or raises; never a partial model."""
     X, y2, _, _, _ = data
-    params = dict(solver="gd", alpha=1e-2, max_iter=60, tol=None)
+    params = dict(solver="gd", alpha=1e-2, max_iter=150, tol=None)  # long enough to be killed
     local = fastml.LogisticRegression(**params).fit(X, y2)
     pids = dask_client.run(os.getpid)
     result = {}
