@@ -81,8 +81,7 @@ class LinearClassifierMixin:
         [0, 1]
         """
         M = self._margins(X)
-        codes = (M[:, 0] > 0).astype(np.intp) if M.shape[1] == 1 else np.argmax(M, axis=1)
-        return self.classes_[codes]
+        return labels_from_scores(self.classes_, M.ravel() if M.shape[1] == 1 else M)
 
 
 class OutputLayout:
@@ -211,3 +210,12 @@ def check_float_array(owner, name, shape):
     if value.dtype not in (np.float32, np.float64):
         raise ValueError(f"{name} has dtype {value.dtype}; expected float32 or float64")
     return value
+
+
+def labels_from_scores(classes, scores):
+    """The predicted labels of linear scores: classes[1] where a 1-D score (two classes) is
+    positive, else the class of the largest score (the one decision rule of every linear
+    classifier and perceptron here)."""
+    scores = np.asarray(scores)
+    codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+    return classes[codes]

@@ -9,7 +9,7 @@ from .._threads import blas_limit
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
 from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
-                    start_partial_fit)
+                    labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 
 
@@ -445,8 +445,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         scores = self.decision_function(X)
-        codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[codes]
+        return labels_from_scores(self.classes_, scores)
 
 
 def _sq_norms(A):

@@ -17,7 +17,7 @@ from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
                            check_X_y)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
-                    start_partial_fit)
+                    labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -462,8 +462,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         ['a', 'b']
         """
         scores = self.decision_function(X)
-        codes = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[codes]
+        return labels_from_scores(self.classes_, scores)
 
 
 class _Objective:

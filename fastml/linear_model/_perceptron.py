@@ -14,7 +14,7 @@ from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
-                    start_partial_fit)
+                    labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
@@ -462,5 +462,4 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         votes = self.decision_function(X)
-        codes = (votes > 0).astype(np.intp) if votes.ndim == 1 else np.argmax(votes, axis=1)
-        return self.classes_[codes]
+        return labels_from_scores(self.classes_, votes)
