@@ -19,7 +19,9 @@ CLASSES = dict(ESTIMATORS)
 # What a refused call may raise (NotFittedError and ModelFileError are ValueErrors).
 ALLOWED = (ValueError, TypeError)
 METHODS = ("predict", "predict_proba", "decision_function", "transform")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.dirname(os.path.abspath(__file__))
+# Where the imported fastml lives: site-packages in CI, the checkout after an in-place build.
+FASTML_HOME = os.path.dirname(os.path.dirname(os.path.abspath(fastml.__file__)))
 
 
 def make(cls, online=False, **params):
@@ -141,18 +143,27 @@ def is_fitted(est):
 
 # ---------------------------------------------------------------------------- isolation
 
+def run_python(args, timeout, env=None):
+    """Run `python *args` in a child interpreter that imports the same fastml as this process
+    (the installed package in CI, the in-place build in a checkout). The child starts in the
+    tests folder, never in the checkout's root: `python -c` puts its working directory first on
+    sys.path, where an unbuilt source tree would shadow the installed package."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([FASTML_HOME, TESTS, os.environ.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=TESTS)
+
+
 def run_isolated(code, timeout=120, limit_as=None):
-    """Run `code` in a fresh interpreter with this tree first on the path; returns
-    (returncode, stdout, stderr). A negative return code is a signal (a crash)."""
-    prelude = "import sys; sys.path.insert(0, %r)\n" % ROOT
+    """Run `code` in a fresh interpreter (see run_python); returns (returncode, stdout,
+    stderr). A negative return code is a signal (a crash)."""
+    prelude = ""
     if limit_as:
         prelude += ("import resource; resource.setrlimit(resource.RLIMIT_AS, (%d, %d))\n"
                     % (limit_as, limit_as))
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     try:
-        proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
-                              capture_output=True, text=True, timeout=timeout, env=env)
+        proc = run_python(["-c", prelude + textwrap.dedent(code)], timeout, env)
     except subprocess.TimeoutExpired:
         return None, "", f"timed out after {timeout} s"
     return proc.returncode, proc.stdout, proc.stderr

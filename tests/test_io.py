@@ -638,8 +638,7 @@ def test_fitted_models_pass_their_own_state_check(name_cls):
 # ---------------------------------------------------------------- issue 12: model-file hardening
 
 def test_load_never_imports_fastml_main_and_importing_it_runs_nothing(good_bytes):
-    import subprocess
-    import sys
+    from _robust import run_python
     for edit in (lambda h: h["root"].update({"class": "fastml.__main__:main"}),
                  lambda h: h["root"].update({"class": "fastml.__main__:BaseEstimator"}),
                  lambda h: h["root"]["params"]["items"][0].__setitem__(
@@ -648,9 +647,7 @@ def test_load_never_imports_fastml_main_and_importing_it_runs_nothing(good_bytes
     code = ("import sys; sys.argv = ['host', 'demo']\n"
             "import fastml.__main__\n"
             "print('still here')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=60)
+    out = run_python(["-c", code], timeout=60)
     assert out.returncode == 0 and out.stdout == "still here\n", out.stdout + out.stderr
 
 

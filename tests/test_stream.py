@@ -3,7 +3,6 @@ table; LogisticRegression's batch solvers equal the in-memory fit; the SGD famil
 the concatenation in the order the chunks were visited; bounded memory under RLIMIT_AS; clear
 errors for estimators that need all rows, for columns that change type and one-shot sources."""
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -16,6 +15,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import fastml  # noqa: E402
 from fastml import fit_stream  # noqa: E402
+from _robust import run_python  # noqa: E402
 
 NUM = [f"f{i}" for i in range(5)]
 
@@ -319,14 +319,10 @@ def test_streaming_a_file_larger_than_the_memory_limit(tmp_path):
             del X
     assert os.path.getsize(path) > 2 * (160 << 20)
     env = dict(os.environ, ARROW_DEFAULT_MEMORY_POOL="system", MALLOC_ARENA_MAX="2",
-               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(fastml.__file__)),
-                                           os.environ.get("PYTHONPATH", "")]))
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
     def run(mode):
-        return subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(path), mode,
-                               str(160 << 20)], env=env, capture_output=True, text=True,
-                              timeout=300)
+        return run_python(["-c", MEMORY_SCRIPT, str(path), mode, str(160 << 20)], 300, env)
 
     streamed = run("stream")
     assert streamed.returncode == 0, streamed.stderr[-2000:]

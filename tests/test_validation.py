@@ -184,8 +184,7 @@ def test_csc_and_coo_with_bad_indices_are_refused():
 
 def test_sgd_estimators_refuse_out_of_range_csr_instead_of_crashing():
     # Run in a child process: before the check this segfaulted the interpreter.
-    import subprocess
-    import sys
+    from _robust import run_python
     code = ("import numpy as np, scipy.sparse as sp, fastml\n"
             "X = sp.csr_matrix((np.ones(4), np.array([0, 1, 100000, -3]), np.array([0, 1, 2, 3, 4])),"
             " shape=(4, 2))\n"
@@ -197,10 +196,7 @@ def test_sgd_estimators_refuse_out_of_range_csr_instead_of_crashing():
             "        assert 'outside' in str(exc), exc\n"
             "    else:\n"
             "        raise SystemExit('accepted')\n")
-    import os
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = run_python(["-c", code], timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
 
 
