@@ -157,7 +157,7 @@ def run_python(args, timeout, env=None):
 def run_isolated(code, timeout=120, limit_as=None):
     """Run `code` in a fresh interpreter (see run_python); returns (returncode, stdout,
     stderr). A negative return code is a signal (a crash)."""
-    prelude = ""
+    prelude = "import sys\n"
     if limit_as:
         prelude += ("import resource; resource.setrlimit(resource.RLIMIT_AS, (%d, %d))\n"
                     % (limit_as, limit_as))
