@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING, Any, Tuple, TypeVar, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 from scipy import sparse
 
 #: What ``fit`` and ``predict`` take as X: anything numpy can turn into a 2-D array (lists,
@@ -36,5 +36,5 @@ EstimatorT = TypeVar("EstimatorT")
 #: What dataset loaders return with ``return_X_y=True``.
 XyPair = Tuple[NDArray[Any], NDArray[Any]]
 
-__all__ = ["ArrayLike", "EstimatorT", "MatrixLike", "NDArray", "PathLike", "RandomStateLike",
+__all__ = ["ArrayLike", "DTypeLike", "EstimatorT", "MatrixLike", "NDArray", "PathLike", "RandomStateLike",
            "VectorLike", "XyPair"]
