@@ -244,3 +244,18 @@ def test_property_scores_are_errors_of_nested_training_sets(problem):
     want = direct_loop({"nb": lambda: fastml.GaussianNB(var_smoothing=1e-6)}, X, y, sizes,
                        repeats, n_test, seed, error)["nb"]
     np.testing.assert_allclose(s, want, rtol=0, atol=1e-15)
+
+
+def test_dataframe_and_sparse_input_give_the_array_numbers():
+    pd = pytest.importorskip("pandas")
+    import scipy.sparse as sp
+    X, y = blobs(n=80)
+    kwargs = dict(sizes=[4, 30], n_repeats=3, random_state=5, draw=False)
+    base = learning_curves(fastml.GaussianNB(), X, y, **kwargs).scores["GaussianNB()"]
+    frame = learning_curves(fastml.GaussianNB(), pd.DataFrame(X, columns=["a", "b", "c"]),
+                            pd.Series(y), **kwargs).scores["GaussianNB()"]
+    np.testing.assert_array_equal(frame, base)
+    lr = fastml.LogisticRegression(alpha=0.01)
+    dense = learning_curves(lr, X, y, **kwargs).scores[repr(lr)]
+    sparse = learning_curves(lr, sp.csr_matrix(X), y, **kwargs).scores[repr(lr)]
+    np.testing.assert_allclose(sparse, dense, atol=1e-12)
