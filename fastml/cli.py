@@ -262,6 +262,8 @@ def run_fit(args):
     from .model_selection import train_test_split
     from ._tabular_io import HashedModel, TabularModel, take_rows
     estimator = build_estimator(args)
+    if args.hash:
+        check_takes_sparse(estimator)
     if args.chunk_rows:
         return run_fit_stream(args, estimator)
     columns = load_columns(args.data)
@@ -312,6 +314,18 @@ def run_fit(args):
     if args.plot:
         _plot_report(model, shown_cols, shown_y, shown, args.plot)
     return 0
+
+
+def check_takes_sparse(estimator):
+    """--hash gives a sparse matrix: refuse, naming the models that take one, an estimator
+    that would need it dense (2**BITS columns)."""
+    import fastml
+    if getattr(estimator, "_accepts_sparse", False):
+        return
+    takers = [short for short, cls in available_models().items()
+              if getattr(getattr(fastml, cls, None), "_accepts_sparse", False)]
+    raise CLIError(f"--hash gives sparse features, which {type(estimator).__name__} does not "
+                   f"take; use one of: {', '.join(takers)}")
 
 
 def run_fit_stream(args, estimator):

@@ -160,3 +160,12 @@ def test_predict_names_a_missing_column(clicks, tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["predict", str(out_model), str(tmp_path / "no_device.parquet")]) == 2
     assert "no column 'device'" in capsys.readouterr().err
+
+
+def test_models_that_need_dense_input_are_refused_by_name(clicks, capsys):
+    _, data = clicks
+    assert cli.main(["fit", str(data), "--target", "clicked", "--model", "tree", "--hash",
+                     "10", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--hash gives sparse features, which DecisionTreeClassifier does not take" in err
+    assert "logreg" in err and "tree" not in err.split("use one of:")[1]
