@@ -25,14 +25,20 @@ need a file or a callable; a one-shot iterator gets one pass and a clear error o
 
 pyarrow is imported only when a file is read, so `import fastml` works without it.
 """
+from __future__ import annotations
+
 import glob
 import inspect
 import os
 import re
+from typing import Any, Optional, Sequence, TYPE_CHECKING
 
 import numpy as np
 
 from ._progress import progress
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import EstimatorT
 
 __all__ = ["fit_stream"]
 
@@ -42,8 +48,10 @@ CSV_BLOCK_BYTES = 1 << 24  # the CSV reader's block; column types are inferred f
 CSV_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".csv.bz2")
 
 
-def fit_stream(estimator, source, target=None, *, chunk_rows=None, epochs=None, columns=None,
-               drop=None, sample_weight=None, verbose=None):
+def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None, *,
+               chunk_rows: Optional[int] = None, epochs: Optional[int] = None,
+               columns: Optional[Sequence[str]] = None, drop: Optional[Sequence[str]] = None,
+               sample_weight: Optional[str] = None, verbose: Optional[bool] = None) -> EstimatorT:
     """Fit `estimator` on `source` without holding more than about one chunk in memory.
 
     Parameters
