@@ -17,9 +17,16 @@ given (and returns it), else into a new figure of `figsize` inches that it saves
 with matplotlib's object API on the Agg canvas: no pyplot state, no display needed, safe in
 threads and on servers.
 """
+from __future__ import annotations
+
 import numbers
+import os  # noqa: F401  (the PathLike hint is "os.PathLike[str]": resolving it needs os)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import MatrixLike, PathLike, RandomStateLike, VectorLike
 
 __all__ = ["plot_learning_curve", "plot_decision_regions", "plot_confusion_matrix",
            "plot_tree", "plot_report", "learning_curves", "LearningCurves"]
@@ -453,7 +460,8 @@ class LearningCurves:
     (array([0.2, 0.2]), array([0.14142136, 0.        ]))
     """
 
-    def __init__(self, sizes, scores, scoring, n_test):
+    def __init__(self, sizes: Sequence[int], scores: Dict[str, Any], scoring: str,
+                 n_test: int) -> None:
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.scores = {name: np.asarray(s, dtype=np.float64) for name, s in scores.items()}
         self.names = list(self.scores)
@@ -497,7 +505,9 @@ class LearningCurves:
         return (f"LearningCurves(sizes={self.sizes.tolist()}, names={self.names}, "
                 f"scoring={self.scoring!r}, n_repeats={self.n_repeats}, n_test={self.n_test})")
 
-    def plot(self, *, ax=None, title=None, path=None, figsize=(6.4, 4.4), dpi=100):
+    def plot(self, *, ax: Any = None, title: Optional[str] = None,
+             path: Optional[PathLike] = None, figsize: Tuple[float, float] = (6.4, 4.4),
+             dpi: int = 100) -> Any:
         """Draw each estimator's mean score against the training-set size, with a band of
         plus / minus one standard deviation over the repeats.
 
@@ -542,9 +552,14 @@ class LearningCurves:
         return ax
 
 
-def learning_curves(estimators, X, y, *, sizes=(0.1, 0.25, 0.5, 0.75, 1.0), n_repeats=10,
-                    test_size=0.25, scoring=None, random_state=None, draw="auto", ax=None,
-                    title=None, path=None, figsize=(6.4, 4.4), dpi=100):
+def learning_curves(estimators: Any, X: MatrixLike, y: VectorLike, *,
+                    sizes: Sequence[Union[int, float]] = (0.1, 0.25, 0.5, 0.75, 1.0),
+                    n_repeats: int = 10, test_size: Union[float, int] = 0.25,
+                    scoring: Union[str, Callable[..., float], None] = None,
+                    random_state: RandomStateLike = None, draw: Union[str, bool] = "auto",
+                    ax: Any = None, title: Optional[str] = None, path: Optional[PathLike] = None,
+                    figsize: Tuple[float, float] = (6.4, 4.4),
+                    dpi: int = 100) -> LearningCurves:
     """Held-out error against training-set size for several estimators, over repeated random
     subsamples (lecture 002: Gaussian naive Bayes reaches its asymptotic error with fewer
     examples, logistic regression has the lower asymptotic error; Ng & Jordan 2002).
