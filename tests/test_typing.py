@@ -7,10 +7,10 @@ import pytest
 
 import fastml
 import fastml._typing
-from fastml import datasets, info, io, losses, metrics, model_selection
+from fastml import datasets, info, io, losses, metrics, model_selection, plot
 
 FUNCTIONS = [fastml.clone, fastml.save, fastml.load, fastml.fit_stream, fastml.export_text,
-             model_selection.train_test_split,
+             model_selection.train_test_split, plot.learning_curves,
              *[getattr(m, name) for m in (info, losses, metrics, datasets)
                for name in m.__all__ if inspect.isfunction(getattr(m, name))]]
 
