@@ -163,7 +163,8 @@ def test_metrics_are_in_range(data):
                 assert v >= 0
             else:
                 assert v <= 1 + 1e-12
-    classes = np.unique(np.concatenate([a, b]).astype(str)) if n else np.array([])
+    # the labels of the text arrays compared (int 2 and float 2.0 are '2' and '2.0' as text)
+    classes = np.unique(np.concatenate([a.astype(str), b.astype(str)])) if n else np.array([])
     cm, err = checked(metrics.confusion_matrix, a.astype(str), b.astype(str), classes)
     if err is None:
         assert np.asarray(cm).sum() == n
