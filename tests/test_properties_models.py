@@ -160,7 +160,10 @@ def test_csr_with_out_of_range_or_negative_column_is_refused():
                 continue
             if set(opts) - set(est.get_params()):
                 continue
-            good = est.fit(X, y)
+            try:
+                good = est.fit(X, y)
+            except ValueError:  # an option value this estimator does not have (solver="gd")
+                continue
             for case, cols in bad_cases.items():
                 idx = np.array(cols * 20, dtype=np.int64)
                 M = sp.csr_matrix((np.ones(40), idx, np.arange(0, 41, 2)), shape=(20, 3))
