@@ -135,8 +135,6 @@ def test_dense_equals_csr(name, options, data):
             assert (got == value).all(), key
 
 
-@pytest.mark.xfail(reason="issue 12: CSR column indices are not bounds-checked (segfault), "
-                          "fixed by common (_validation) / lin-sgd", strict=False)
 def test_csr_with_out_of_range_or_negative_column_is_refused():
     """scipy's constructor accepts a CSR whose column index is out of range or negative; every
     estimator taking CSR must refuse it with a ValueError (it used to crash the process)."""
@@ -189,9 +187,6 @@ WIDE_COLUMNS = {
 }
 
 
-@pytest.mark.xfail(reason="issue 12: wide-range integer categorical codes crash or are "
-                          "refused, fixed by nb-tab (encoding) and tree (info/trees)",
-                   strict=False)
 @pytest.mark.parametrize("case", list(WIDE_COLUMNS))
 def test_wide_integer_categories_work_like_their_ranks(case):
     """Integer categorical codes of any range (hashed int64 ids) must work, and a model on
@@ -306,8 +301,6 @@ def test_least_squares_fit_equals_partial_fit_statistics(name, data):
 WEIGHTED = [name for name, cls in ESTIMATORS if takes(cls, "fit", "sample_weight")]
 
 
-@pytest.mark.xfail(reason="issue 12: a scalar sample_weight skips validation (-1, NaN, 0 "
-                          "accepted), fixed by common (_validation)", strict=False)
 @pytest.mark.parametrize("name", WEIGHTED)
 @pytest.mark.parametrize("value", [0.0, -1.0, np.nan, np.inf])
 def test_bad_scalar_sample_weight_is_refused(name, value):
@@ -329,9 +322,6 @@ def test_scalar_sample_weight_equals_the_constant_array(name, value):
             if out.dtype.kind == "f" else np.testing.assert_array_equal(outputs(b, X)[key], out)
 
 
-@pytest.mark.xfail(reason="issue 12: sums of 1e308 weights overflow (SGD diverges with "
-                          "FloatingPointError, NaN models), fixed by lin-sgd / lin-reg / nb-tab",
-                   strict=False)
 @pytest.mark.parametrize("name", WEIGHTED)
 def test_huge_equal_weights_give_the_unweighted_model_or_a_clear_error(name):
     """Weights 1e308 on every row: the weighted sums overflow unless the code scales them.
@@ -376,16 +366,7 @@ def extremes(name, default):
     return OTHER_EXTREMES
 
 
-OVERFLOW = "issue 12: huge ints (n_jobs / min_samples_* 2**31+, floats given as 10**400) " \
-           "raise OverflowError, not a ValueError naming the parameter; fixed by common / tree"
-XFAIL_HYPER = dict.fromkeys(
-    ["CategoricalNB", "DecisionTreeClassifier", "DecisionTreeRegressor", "GaussianNB",
-     "KernelPerceptron", "LogisticRegression", "NaiveBayes", "PolynomialRegression",
-     "RandomForestClassifier", "RandomForestRegressor", "Ridge"], OVERFLOW)
-XFAIL_HYPER["LinearSVM"] = OVERFLOW + "; alpha=1e300 raises FloatingPointError (lin-sgd)"
-
-
-@pytest.mark.parametrize("cls", est_params(XFAIL_HYPER))
+@pytest.mark.parametrize("cls", est_params())
 @settings(BUDGET, max_examples=25)
 @given(data=st.data())
 def test_hyper_parameter_extremes_give_result_or_clear_error(cls, data):
@@ -402,7 +383,7 @@ def test_hyper_parameter_extremes_give_result_or_clear_error(cls, data):
         check_outputs(est, X, y)
 
 
-@pytest.mark.parametrize("cls", est_params(XFAIL_HYPER))
+@pytest.mark.parametrize("cls", est_params())
 def test_every_hyper_parameter_extreme_one_at_a_time(cls):
     """The exhaustive version of the property above for one parameter at a time (every
     parameter x every extreme value; about 180 fits per estimator)."""
@@ -424,11 +405,7 @@ def test_every_hyper_parameter_extreme_one_at_a_time(cls):
 
 # ---------------------------------------------------------------------------- save / load
 
-DIVERGED = "found here: SGD on rows ~1e299 raises FloatingPointError ('SGD diverged'), not a " \
-           "ValueError; lin-sgd to make it a ValueError, or the lead to allow it"
-
-
-@pytest.mark.parametrize("cls", est_params({"Perceptron": DIVERGED}))
+@pytest.mark.parametrize("cls", est_params())
 @SMALL
 @given(data=st.data())
 def test_save_load_round_trip_of_models_fitted_on_odd_data(cls, data):
@@ -466,10 +443,7 @@ def outputs_or_errors(est, X):
 TABLE_ESTIMATORS = [name for name, cls in ESTIMATORS if cls._allows_nan]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(
-    reason="issue 12: CategoricalNB on an all-missing column raises ZeroDivisionError, "
-           "fixed by nb-tab", strict=False)] if n == "CategoricalNB" else [])
-    for n in TABLE_ESTIMATORS])
+@pytest.mark.parametrize("name", TABLE_ESTIMATORS)
 def test_all_missing_categorical_column_survives_save_load(name):
     est = make(CLASSES[name])
     rng = np.random.default_rng(0)
