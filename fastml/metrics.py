@@ -175,7 +175,8 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
     ValueError
         If `y_true` holds a label that is not in `classes` (the message names it: a model
         cannot be scored on a class it never saw), if the number of columns differs from the
-        number of classes, or if the lengths differ.
+        number of classes, if the lengths differ, or if `y_proba` holds NaN or values outside
+        [0, 1] (scikit-learn's rule).
 
     Examples
     --------
@@ -202,6 +203,13 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
         raise ValueError(f"y_proba has shape {proba.shape}; expected (n_samples, "
                          f"{len(classes)}), one column per class")
     _same_length(y_true, proba, ("y_true", "y_proba"))
+    # scikit-learn's rule: probabilities are numbers in [0, 1] (a NaN would make the loss NaN,
+    # a value above 1 is a score passed by mistake)
+    if np.isnan(proba).any():
+        raise ValueError("y_proba contains NaN; expected probabilities in [0, 1]")
+    if proba.size and (proba.min() < 0 or proba.max() > 1):
+        raise ValueError(f"y_proba contains values outside [0, 1] (from {proba.min():g} to "
+                         f"{proba.max():g}); expected probabilities")
     codes = _label_codes(y_true, classes)
     if (codes < 0).any():
         unseen = unique_labels(y_true[codes < 0])
@@ -274,17 +282,18 @@ def mean_squared_error(y_true: VectorLike, y_pred: VectorLike, *,
     Raises
     ------
     ValueError
-        If the shapes differ.
+        If the shapes differ or a value is NaN or infinite.
 
     Examples
     --------
     >>> mean_squared_error([1.0, 2.0], [1.0, 4.0])
     2.0
     """
-    y_true, y_pred = _regression_pair(y_true, y_pred)
+    y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
     per_output = np.average((y_true - y_pred) ** 2, axis=0,
                             weights=_weights(sample_weight, len(y_true)))
-    return float(np.mean(per_output))
+    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
+        return float(np.mean(per_output) * scale * scale)
 
 
 def rmse(y_true: VectorLike, y_pred: VectorLike, *,
@@ -296,7 +305,12 @@ def rmse(y_true: VectorLike, y_pred: VectorLike, *,
     >>> rmse([0.0, 0.0], [3.0, 4.0])  # sqrt((9 + 16) / 2)
     3.5355339059327378
     """
-    return float(np.sqrt(mean_squared_error(y_true, y_pred, sample_weight=sample_weight)))
+    y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
+    per_output = np.average((y_true - y_pred) ** 2, axis=0,
+                            weights=_weights(sample_weight, len(y_true)))
+    # the root taken before scaling back, so values near 1e300 give a finite rmse
+    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
+        return float(np.sqrt(np.mean(per_output)) * scale)
 
 
 def _regression_pair(y_true, y_pred):
@@ -309,7 +323,24 @@ def _regression_pair(y_true, y_pred):
                          f"{y_pred.shape}")
     if y_true.ndim == 0 or len(y_true) == 0:
         raise ValueError("y_true is empty; at least 1 sample is required")
+    # scikit-learn's rule: a NaN would make R² 1.0 or NaN without a word
+    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
+        if not np.isfinite(values).all():
+            raise ValueError(f"{name} contains NaN or infinity")
     return y_true, y_pred
+
+
+def _scaled_pair(y_true, y_pred):
+    """(y_true / s, y_pred / s, s): when a finite |value| is above 2**500 (its square, or a
+    sum of squares, could overflow), s is the power of 2 just below the largest one, else 1.
+    Dividing by a power of 2 is exact, so R² (a ratio of sums of squares) stays finite for
+    values near 1e300 and nothing changes for the others (MSE and RMSE are scaled back)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    top = max(np.max(np.abs(a), initial=0.0, where=np.isfinite(a)) for a in (y_true, y_pred))
+    if not top > 2.0 ** 500:
+        return y_true, y_pred, 1.0
+    exponent = int(np.frexp(top)[1]) - 1
+    return np.ldexp(y_true, -exponent), np.ldexp(y_pred, -exponent), float(np.ldexp(1.0, exponent))
 
 
 def r2_score(y_true: VectorLike, y_pred: VectorLike, *,
@@ -334,14 +365,14 @@ def r2_score(y_true: VectorLike, y_pred: VectorLike, *,
     Raises
     ------
     ValueError
-        If the shapes differ.
+        If the shapes differ or a value is NaN or infinite.
 
     Examples
     --------
     >>> r2_score([1.0, 2.0, 3.0], [1.0, 2.0, 4.0])  # 1 - 1 / 2
     0.5
     """
-    y_true, y_pred = _regression_pair(y_true, y_pred)
+    y_true, y_pred, _ = _scaled_pair(y_true, y_pred)  # R² does not change with the scale
     w = _weights(sample_weight, len(y_true))
     mean = np.average(y_true, axis=0, weights=w)
     ss_res = np.average((y_true - y_pred) ** 2, axis=0, weights=w)

@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
@@ -392,6 +392,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the tree (then chi-square prune it, with max_pchance).
 
@@ -509,6 +510,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the tree by variance reduction.
 

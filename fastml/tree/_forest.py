@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import metrics
-from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
@@ -197,6 +197,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
 
@@ -304,6 +305,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
 
