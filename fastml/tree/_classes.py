@@ -384,6 +384,15 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     >>> tree = DecisionTreeClassifier().fit(X, y)
     >>> tree.predict(X[:4]).tolist(), tree.get_depth()
     ([0, 1, 1, 0], 2)
+
+    A categorical column split into two groups of levels (``categorical_split="binary"``):
+
+    >>> from fastml import export_text
+    >>> colour = np.array([["red"], ["blue"], ["green"]] * 4, dtype=object)
+    >>> binary = DecisionTreeClassifier(categorical_split="binary").fit(colour, [1, 1, 0] * 4)
+    >>> print(export_text(binary, ["colour"]), end="")
+    colour in {blue, red}: predict 1 (0: 0, 1: 8)
+    colour = green: predict 0 (0: 4, 1: 0)
     """
 
     _criteria = ("entropy", "gini")
