@@ -174,6 +174,18 @@ class SGDEngine:
         if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
             raise ValueError("the SGD state's batch_size is not a positive integer")
 
+    def fold_average(self):
+        """Make the lazy representation explicit, with no change to coef() or to later steps:
+        W holds the weights (scale 1) and A the r-weighted sum of the averaged iterates
+        (B = 0, c = 1), so states of several engines can be averaged slot by slot (the Dask
+        driver's parameter mixing). O(K d)."""
+        if self.config["average"]:
+            c, B = self.state[_AVERAGE_C], self.state[_AVERAGE_B]
+            self.A = c * (self.A + B * self.W)
+            self.state[_AVERAGE_B], self.state[_AVERAGE_C] = 0.0, 1.0
+        self.W = (self.state[_SCALE] * self.W).astype(self.dtype)
+        self.state[_SCALE] = 1.0
+
     @property
     def n_steps(self):
         return int(self.state[_STEPS])
