@@ -348,3 +348,13 @@ def test_save_load_resumes_the_recency_weighted_average(name):
     np.testing.assert_array_equal(loaded.coef_, est.coef_)
     np.testing.assert_array_equal(loaded.intercept_, est.intercept_)
     assert loaded.progressive_loss_ == est.progressive_loss_
+
+
+def test_a_batch_refit_drops_the_progressive_loss():
+    """progressive_loss_ describes the last fit: a refit by a batch solver removes it."""
+    X, codes, _ = _data()
+    for model, batch in ((LogisticRegression(solver="sgd"), dict(solver="lbfgs")),
+                         (LinearSVM(), dict(solver="subgradient", max_iter=5))):
+        model.fit(X, codes)
+        assert len(model.progressive_loss_) == model.n_iter_
+        assert not hasattr(model.set_params(**batch).fit(X, codes), "progressive_loss_")

@@ -178,6 +178,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._engine = None
             self._fit_sgd(X, codes, sw, layout, self.max_iter)
         else:
+            vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
             self._fit_batch(X, layout.codes(codes), sw, layout)
         return self
 

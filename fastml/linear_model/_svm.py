@@ -163,6 +163,7 @@ class LinearSVM(_OnlineLinearClassifier):
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._engine = None
+        vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
         self._fit_subgradient(X, codes, sw)
         return self
 
