@@ -349,20 +349,25 @@ cdef Py_ssize_t run_batch(const RowSource *src, const Py_ssize_t *rows, const Py
     return -1
 
 
-cdef void average_step(const floating *b, Model *m, const SGDConfig *cfg,
-                       Py_ssize_t size) noexcept nogil:
-    """S <- r S + w and Z <- r Z + 1 after a step: O(K), plus a rare O(K d) fold of c. With
-    r = 1 every operation below is exact, so the uniform average is unchanged."""
+cdef inline void average_step(const floating *b, Model *m, const SGDConfig *cfg,
+                              Py_ssize_t size) noexcept nogil:
+    """S <- r S + w and Z <- r Z + 1 after a step: O(K), plus a rare O(K d) fold of c. The
+    uniform average (r = 1) keeps its own branch: c stays 1, and no multiply or divide."""
     cdef Py_ssize_t j
     cdef double r = cfg.average_decay
     cdef double *state = m.state
-    if r != 1.0:
-        state[STATE_C] *= r
-        if state[STATE_C] < AVERAGE_FOLD_BELOW:     # c (A + B W) = (cA) + (cB) W
-            for j in range(size):
-                m.A[j] *= state[STATE_C]
-            state[STATE_B] *= state[STATE_C]
-            state[STATE_C] = 1.0
+    if r == 1.0:
+        state[STATE_B] += state[STATE_SCALE]
+        state[STATE_N_AVG] += 1.0
+        for j in range(m.K):
+            m.Ab[j] += b[j]
+        return
+    state[STATE_C] *= r
+    if state[STATE_C] < AVERAGE_FOLD_BELOW:         # c (A + B W) = (cA) + (cB) W
+        for j in range(size):
+            m.A[j] *= state[STATE_C]
+        state[STATE_B] *= state[STATE_C]
+        state[STATE_C] = 1.0
     state[STATE_B] += state[STATE_SCALE] / state[STATE_C]
     state[STATE_N_AVG] = r * state[STATE_N_AVG] + 1.0
     for j in range(m.K):
