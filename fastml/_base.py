@@ -9,13 +9,19 @@
 scikit-learn is not a runtime dependency: `__sklearn_tags__` builds scikit-learn's tag object only
 when scikit-learn asks for it (and so is importable).
 """
+from __future__ import annotations
+
 import copy
 import inspect
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .exceptions import ConvergenceWarning, NotFittedError  # noqa: F401 (re-exported)
 from ._validation import check_target
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import EstimatorT
 
 
 class BaseEstimator:
@@ -133,7 +139,7 @@ def _same_value(a, b):
         return False
 
 
-def clone(estimator):
+def clone(estimator: EstimatorT) -> EstimatorT:
     """A new unfitted estimator with the same parameters (deep-copied).
 
     Parameters

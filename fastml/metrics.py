@@ -12,9 +12,15 @@ that is not in `classes` (a class the model never saw at fit) is an error that n
 `labels` ignores rows whose true or predicted label is outside them (scikit-learn's rule); the
 `fastml` command passes the fitted classes plus the unseen ones so nothing is dropped.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, List, Optional, TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import ArrayLike, NDArray, VectorLike
 
 __all__ = ["accuracy_score", "accuracy", "log_loss", "confusion_matrix", "unique_labels",
            "mean_squared_error", "rmse", "r2_score", "r2"]
@@ -35,7 +41,8 @@ def _same_length(a, b, names=("y_true", "y_pred")):
         raise ValueError(f"{names[0]} is empty; at least 1 sample is required")
 
 
-def accuracy_score(y_true, y_pred, *, sample_weight=None):
+def accuracy_score(y_true: VectorLike, y_pred: VectorLike, *,
+                   sample_weight: Optional[ArrayLike] = None) -> float:
     """Fraction of labels predicted exactly (weighted by `sample_weight` when given).
 
     Parameters
@@ -67,7 +74,7 @@ def accuracy_score(y_true, y_pred, *, sample_weight=None):
     return float(np.average(correct, weights=_weights(sample_weight, len(correct))))
 
 
-def accuracy(y_true, y_pred):
+def accuracy(y_true: VectorLike, y_pred: VectorLike) -> float:
     """The same as `accuracy_score(y_true, y_pred)` (kept for existing callers).
 
     Examples
@@ -78,7 +85,7 @@ def accuracy(y_true, y_pred):
     return accuracy_score(y_true, y_pred)
 
 
-def unique_labels(*ys):
+def unique_labels(*ys: VectorLike) -> List[Any]:
     """The sorted union of the labels in `ys` (sorted by their text when the values cannot be
     compared with each other, e.g. None among strings).
 
@@ -135,7 +142,9 @@ def _label_codes(values, labels):
     return np.array([index.get(v, -1) for v in values.tolist()], dtype=np.int64)
 
 
-def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_weight=None):
+def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLike] = None,
+             eps: float = 1e-15, *, labels: Optional[VectorLike] = None,
+             sample_weight: Optional[ArrayLike] = None) -> float:
     """Mean cross-entropy -log P(true label) of predicted class probabilities.
 
     Probabilities are clipped to [eps, 1] first, so one confident mistake gives a large
@@ -203,7 +212,8 @@ def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_we
     return float(loss) + 0.0  # + 0.0: a perfect score is 0.0, never -0.0
 
 
-def confusion_matrix(y_true, y_pred, labels=None, *, sample_weight=None):
+def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[VectorLike] = None,
+                     *, sample_weight: Optional[ArrayLike] = None) -> NDArray[Any]:
     """counts[i, j] = number (or total weight) of rows of true label labels[i] predicted as
     labels[j].
 
@@ -246,7 +256,8 @@ def confusion_matrix(y_true, y_pred, labels=None, *, sample_weight=None):
     return out
 
 
-def mean_squared_error(y_true, y_pred, *, sample_weight=None):
+def mean_squared_error(y_true: VectorLike, y_pred: VectorLike, *,
+                       sample_weight: Optional[ArrayLike] = None) -> float:
     """Mean of (y_true - y_pred)² over rows (and outputs).
 
     Parameters
@@ -276,7 +287,8 @@ def mean_squared_error(y_true, y_pred, *, sample_weight=None):
     return float(np.mean(per_output))
 
 
-def rmse(y_true, y_pred, *, sample_weight=None):
+def rmse(y_true: VectorLike, y_pred: VectorLike, *,
+         sample_weight: Optional[ArrayLike] = None) -> float:
     """Root mean squared error, sqrt(mean_squared_error).
 
     Examples
@@ -300,7 +312,8 @@ def _regression_pair(y_true, y_pred):
     return y_true, y_pred
 
 
-def r2_score(y_true, y_pred, *, sample_weight=None):
+def r2_score(y_true: VectorLike, y_pred: VectorLike, *,
+             sample_weight: Optional[ArrayLike] = None) -> float:
     """Coefficient of determination R² = 1 - SS_res / SS_tot, averaged uniformly over outputs.
 
     A constant `y_true` (SS_tot = 0) gives 1.0 when predicted exactly and 0.0 otherwise
@@ -339,7 +352,7 @@ def r2_score(y_true, y_pred, *, sample_weight=None):
     return float(np.mean(score))
 
 
-def r2(y_true, y_pred):
+def r2(y_true: VectorLike, y_pred: VectorLike) -> float:
     """The same as `r2_score(y_true, y_pred)` (kept for existing callers).
 
     Examples
