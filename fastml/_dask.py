@@ -552,27 +552,30 @@ def _fit_parameter_mixing(estimator, parts, X):
     classes = _classes_of(parts) if _is_classifier(estimator) else None
     seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
     tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)
-    state, curve, best, stale = None, [], np.inf, 0
+    watch_progressive = getattr(estimator, "early_stopping", False) == "progressive"
+    state, curve, progressive, best, stale = None, [], [], np.inf, 0
     for epoch in range(estimator.max_iter):
         local = [r for r in parts.map(_local_epoch, estimator, state, classes, seed, epoch,
                                       indexed=True) if r is not None]
         if not local:
             raise ValueError("X has 0 samples")
         state = _mix([r[0] for r in local], np.array([r[2] for r in local]))
-        curve.append(float(np.average([r[1] for r in local],
-                                      weights=[r[2] for r in local])))
+        weights = [r[2] for r in local]
+        curve.append(float(np.average([r[1] for r in local], weights=weights)))
+        progressive.append(float(np.average([r[3] for r in local], weights=weights)))
         if tol:
-            stale = stale + 1 if curve[-1] > best - tol else 0
-            best = min(best, curve[-1])
+            watched = progressive[-1] if watch_progressive else curve[-1]
+            stale = stale + 1 if watched > best - tol else 0
+            best = min(best, watched)
             if stale >= patience:
                 break
     _adopt(estimator, state)
-    _finish_mixing(estimator, len(curve), curve)
+    _finish_mixing(estimator, len(curve), curve, progressive)
 
 
 def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
     """One epoch of partial_fit on a partition from `state` (None: from scratch); returns
-    (the model, its mean loss, the partition's weight)."""
+    (the model, its mean loss, the partition's weight, its progressive loss)."""
     import copy
     from ._base import clone
     from .stream import _set_sgd_epoch
@@ -589,19 +592,22 @@ def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
         kwargs["sample_weight"] = np.asarray(w)
     model.partial_fit(X, y, **kwargs)
     weight = float(_rows(X) if w is None else np.sum(w))
-    return model, float(model.loss_curve_[-1]), weight
+    progressive = getattr(model, "progressive_loss_", model.loss_curve_)
+    return model, float(model.loss_curve_[-1]), weight, float(progressive[-1])
 
 
 def _mix(models, weights):
     """The row-weighted average of the models' SGD states (adapter onto SGDEngine: the
-    weights W (folded with their scale), intercepts, AdaGrad sums, running averages and
-    counters are averaged)."""
+    weights W (folded with their scale), intercepts, AdaGrad sums, running averages (their
+    explicit sums, fold_average) and counters are averaged)."""
     first = models[0]
     engines = [m._engine for m in models]
     p = weights / weights.sum()
     avg = functools.partial(_weighted, p)
     engine = first._engine
-    engine.W = avg([e.state[0] * e.W for e in engines]).astype(engine.dtype)
+    for e in engines:   # S = A, W = w in every engine: the slots average as the sums do
+        e.fold_average()
+    engine.W = avg([e.W for e in engines]).astype(engine.dtype)
     engine.b = avg([e.b for e in engines]).astype(engine.dtype)
     engine.G, engine.Gb = avg([e.G for e in engines]), avg([e.Gb for e in engines])
     engine.A, engine.Ab = avg([e.A for e in engines]), avg([e.Ab for e in engines])
@@ -616,9 +622,9 @@ def _weighted(p, arrays):
     return np.tensordot(p, np.stack(arrays), axes=1)
 
 
-def _finish_mixing(estimator, n_epochs, curve):
+def _finish_mixing(estimator, n_epochs, curve, progressive):
     from .stream import _finish_sgd
-    _finish_sgd(estimator, n_epochs, curve)
+    _finish_sgd(estimator, n_epochs, curve, progressive)
     if hasattr(estimator, "_single_target") and np.ndim(estimator.coef_) == 2 and \
             estimator._single_target:
         estimator.coef_, estimator.intercept_ = estimator.coef_[0], estimator.intercept_[0]

@@ -14,7 +14,10 @@ Each estimator keeps its own algorithm; the driver only decides how chunks reach
   schedules, the step count and averaging carry on across chunks, and every chunk of pass e
   runs as epoch e, so with shuffle=False the result equals `fit` on the concatenation with
   max_iter=epochs, tol=None, shuffle=False (for mini-batches, when the chunk sizes are
-  multiples of batch_size: a mini-batch does not span two chunks).
+  multiples of batch_size: a mini-batch does not span two chunks). `progressive_loss_` and
+  `loss_curve_` get one value per pass (the chunks' values weighted by their rows' weight);
+  an estimator with early_stopping="progressive" stops making passes once that progressive
+  loss has not improved by its `tol` for `n_iter_no_change` passes.
 Trees, forests and the kernel perceptron need all rows at once: they get a clear error.
 
 Sources: a Parquet file, a directory of Parquet files or a glob (pyarrow.dataset, record
@@ -64,8 +67,9 @@ def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None,
     target : str, the label / target column (tabular sources). Not used with (X, y) chunks.
     chunk_rows : int, rows per chunk read from a file (default: about 64 MB of features).
         Iterables keep their own chunks.
-    epochs : int, passes of the SGD family (default 1); other estimators make the passes
-        their algorithm needs.
+    epochs : int, passes of the SGD family (default 1; fewer when the estimator has
+        early_stopping="progressive" and its progressive loss stops improving); other
+        estimators make the passes their algorithm needs.
     columns : list of feature columns to use (default: all but target, sample_weight, drop).
     drop : list of columns to leave out.
     sample_weight : str, the column holding the row weights (tabular sources).
@@ -150,9 +154,10 @@ def _fit_partial_passes(estimator, stream, epochs):
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
     sgd = not _is_naive_bayes(estimator)
     n_passes = (epochs or 1) if sgd else 1
-    curve = []
+    curve, progressive = [], []
+    stop = _ProgressiveStop(estimator) if sgd else None
     for epoch in range(n_passes):
-        loss_sum = weight_sum = 0.0
+        loss_sum = progressive_sum = weight_sum = 0.0
         for chunk in stream.chunks():
             kwargs = {}
             if _is_classifier(estimator):
@@ -181,12 +186,36 @@ def _fit_partial_passes(estimator, stream, epochs):
             if sgd:
                 w = chunk.total_weight()
                 loss_sum += _last_chunk_loss(estimator) * w
+                progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
                 weight_sum += w
         if sgd:
             curve.append(loss_sum / weight_sum if weight_sum else np.nan)
+            progressive.append(progressive_sum / weight_sum if weight_sum else np.nan)
+            if stop(progressive[-1]):
+                break
     if sgd:
-        _finish_sgd(estimator, n_passes, curve)
+        _finish_sgd(estimator, len(curve), curve, progressive)
     return estimator
+
+
+class _ProgressiveStop:
+    """early_stopping="progressive" across passes: called with each pass's progressive loss,
+    True once it has not dropped by more than the estimator's tol below the best seen for
+    n_iter_no_change passes in a row (the rule of linear_model/_iterate.py). Never True for
+    an estimator without that setting, or with tol None or 0."""
+
+    def __init__(self, estimator):
+        self.tol = getattr(estimator, "tol", None) \
+            if getattr(estimator, "early_stopping", False) == "progressive" else None
+        self.patience = getattr(estimator, "n_iter_no_change", 5)
+        self.best, self.stale = np.inf, 0
+
+    def __call__(self, value):
+        if not self.tol:
+            return False
+        self.stale = self.stale + 1 if value > self.best - self.tol else 0
+        self.best = min(self.best, value)
+        return self.stale >= self.patience
 
 
 _ONE_SHOT_CLASSES = ("with a one-shot iterator the first chunk fixes the classes, and it holds "
@@ -393,19 +422,21 @@ def _set_sgd_epoch(estimator, epoch):
         estimator.n_iter_ = epoch
 
 
-def _last_chunk_loss(estimator):
-    curve = getattr(estimator, "loss_curve_", None)
+def _last_chunk_loss(estimator, name="loss_curve_"):
+    curve = getattr(estimator, name, None)
     return float(curve[-1]) if curve else np.nan
 
 
-def _finish_sgd(estimator, n_passes, curve):
-    """Epoch counters and the loss curve as one fit over the concatenation reports them."""
+def _finish_sgd(estimator, n_passes, curve, progressive=None):
+    """Epoch counters and the loss curves as one fit over the concatenation reports them."""
     if hasattr(estimator, "_epochs_done"):
         estimator._epochs_done = n_passes
     if hasattr(estimator, "n_iter_"):
         estimator.n_iter_ = n_passes
     if hasattr(estimator, "loss_curve_"):
         estimator.loss_curve_ = curve
+    if hasattr(estimator, "progressive_loss_") and progressive is not None:
+        estimator.progressive_loss_ = progressive
 
 
 def _finish_polynomial(estimator, features, stats):

@@ -24,15 +24,18 @@ def engine_options(name):
         combos = [dict(solver=s) for s in ("lbfgs", "gd")]
         combos += [dict(solver=s, learning_rate=r, average=a, max_iter=3, tol=None)
                    for s in ("sgd", "minibatch") for r in SCHEDULES for a in (False, True)]
+        combos += [dict(solver=s, learning_rate="inverse", average_halflife=2.5, max_iter=3,
+                        tol=None) for s in ("sgd", "minibatch")]
         return [dict(c, batch_size=4) if c.get("solver") == "minibatch" else c for c in combos]
     if name == "LinearSVM":
         from fastml.linear_model._sgd import SCHEDULES
         from fastml.linear_model._svm import BATCH_SCHEDULES
         return ([dict(solver="sgd", learning_rate=r, average=a) for r in SCHEDULES
                  for a in (False, True)]
+                + [dict(solver="sgd", average_halflife=2.5)]
                 + [dict(solver="subgradient", learning_rate=r) for r in BATCH_SCHEDULES])
     if name == "Perceptron":
-        return [dict(average=a) for a in (False, True)]
+        return [dict(average=a) for a in (False, True)] + [dict(average_halflife=2.5)]
     return [{}]
 
 
@@ -83,7 +86,8 @@ def csr_cases():
 @pytest.mark.parametrize("name,options", list(csr_cases()),
                          ids=lambda v: v if isinstance(v, str) else
                          ",".join(f"{k}={x}" for k, x in v.items() if k in
-                                  ("solver", "learning_rate", "average")))
+                                  ("solver", "learning_rate", "average",
+                                                   "average_halflife")))
 @settings(BUDGET, max_examples=6)
 @given(data=st.data())
 def test_dense_equals_csr(name, options, data):

@@ -58,10 +58,18 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     average : bool or int, default False
         Report the running average of the SGD iterates (an int starts averaging after that
         many steps).
+    average_halflife : float or None, default None
+        SGD: report the recency-weighted average of the iterates, the one t steps ago weighing
+        2**(-t / average_halflife) (normalised; a step is a row for "sgd", a batch for
+        "minibatch"), for streams that drift (003). Implies averaging (from the first step,
+        or after `average` steps when that is an int); it carries on across `partial_fit`
+        calls and `fastml.fit_stream` chunks.
     shuffle : bool, default True
-    early_stopping : bool, default False
-        SGD: hold out `validation_fraction` of the rows and stop when their log-loss stops
-        improving by tol for n_iter_no_change epochs.
+    early_stopping : bool or "progressive", default False
+        SGD: True holds out `validation_fraction` of the rows and stops when their log-loss
+        stops improving by tol for n_iter_no_change epochs. "progressive" stops on
+        `progressive_loss_` instead, with no rows held out (it watches the same numbers as
+        the default rule; `fastml.fit_stream` also stops its passes on it).
     validation_fraction : float, default 0.1
     n_iter_no_change : int, default 5
     multi_class : "multinomial" (default) or "reference"
@@ -86,6 +94,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Iterations (batch solvers) or epochs (SGD) run.
     loss_curve_ : list of float
         The objective per iteration (batch) or the mean log-loss per epoch (SGD).
+    progressive_loss_ : list of float
+        SGD only: per epoch (and per `partial_fit` call) the weighted mean log-loss of each
+        row at the weights before the step that uses it (progressive validation, as Vowpal
+        Wabbit reports it); the L2 term is not included.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input.
@@ -106,9 +118,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, solver="lbfgs", alpha=1e-4, fit_intercept=True, max_iter=100, tol=1e-4,
                  learning_rate="adagrad", eta0=None, decay=1.0, batch_size=512, average=False,
-                 shuffle=True, early_stopping=False, validation_fraction=0.1,
-                 n_iter_no_change=5, multi_class="multinomial", random_state=None, verbose=0,
-                 n_jobs=None):
+                 average_halflife=None, shuffle=True, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, multi_class="multinomial",
+                 random_state=None, verbose=0, n_jobs=None):
         self.solver = solver
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -119,6 +131,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         self.decay = decay
         self.batch_size = batch_size
         self.average = average
+        self.average_halflife = average_halflife
         self.shuffle = shuffle
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -165,6 +178,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._engine = None
             self._fit_sgd(X, codes, sw, layout, self.max_iter)
         else:
+            vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
             self._fit_batch(X, layout.codes(codes), sw, layout)
         return self
 
@@ -218,6 +232,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         check_param("validation_fraction", self.validation_fraction, low=0.0,
                     low_inclusive=False, high=0.5)
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
+        check_param("early_stopping", self.early_stopping, choices=(False, True, "progressive"))
+        check_param("average_halflife", self.average_halflife, low=0.0, low_inclusive=False,
+                    allow_none=True)
+        if self.solver not in ("sgd", "minibatch") and self.average_halflife is not None:
+            raise ValueError(f"average_halflife needs solver='sgd' or 'minibatch' (the "
+                             f"{self.solver!r} solver has no iterates to average)")
         check_n_jobs_param(self.n_jobs)
 
     # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
@@ -325,22 +345,27 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 eta0=0.1 if self.eta0 is None else self.eta0, alpha=self.alpha,
                 decay=self.decay, batch_size=self.batch_size if self.solver == "minibatch" else 1,
                 fit_intercept=self.fit_intercept, average=self.average,
-                label_offset=layout.label_offset, reference=layout.reference)
+                average_halflife=self.average_halflife, label_offset=layout.label_offset,
+                reference=layout.reference)
             self._epochs_done = 0
         Y = layout.targets(codes)
         validation = None
-        if self.early_stopping and not resume:
+        held_out = not isinstance(self.early_stopping, str) and bool(self.early_stopping)
+        if held_out and not resume:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
-        n_iter, curve = run_epochs(
+        n_iter, curve, progressive = run_epochs(
             self._engine, X, Y, sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
-            name="LogisticRegression", first_epoch=self._epochs_done)
+            name="LogisticRegression", first_epoch=self._epochs_done,
+            watch_progressive=self.early_stopping == "progressive")
         self._epochs_done += n_iter
         self.coef_ = self._engine.coef()
         self.intercept_ = self._engine.intercept()
         self.n_iter_ = self._epochs_done
         self.loss_curve_ = (getattr(self, "loss_curve_", []) if resume else []) + curve
+        self.progressive_loss_ = (getattr(self, "progressive_loss_", []) if resume
+                                  else []) + progressive
 
     def _split_validation(self, X, Y, sw, layout, rng):
         n = X.shape[0]

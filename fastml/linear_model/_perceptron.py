@@ -24,11 +24,13 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
 
     Subclasses give `_engine_options()` (loss, learning_rate, eta0, alpha) and may check their
     own parameters in `_check_params`; they need max_iter, tol, n_iter_no_change, shuffle,
-    average, fit_intercept, random_state and verbose attributes.
+    average, average_halflife, early_stopping, fit_intercept, random_state and verbose
+    attributes.
     """
 
     _accepts_sparse = True
     _stop_without_updates = False   # the perceptron: a mistake-free epoch means converged
+    _progressive = "loss"           # progressive_loss_: the engine's loss, or "mistakes" (0/1)
 
     @all_or_nothing(fitting=True)
     def fit(self, X, y, sample_weight=None):
@@ -105,12 +107,15 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)
         if not isinstance(self.average, (bool, np.bool_)):
             check_param("average", self.average, low=1, integer=True)
+        check_param("average_halflife", self.average_halflife, low=0.0, low_inclusive=False,
+                    allow_none=True)
+        check_param("early_stopping", self.early_stopping, choices=(False, "progressive"))
 
     def _new_engine(self, X):
         layout = OutputLayout(len(self.classes_))
         return SGDEngine(layout.n_outputs, X.shape[1], X.dtype, fit_intercept=self.fit_intercept,
-                         average=self.average, label_offset=layout.label_offset,
-                         **self._engine_options())
+                         average=self.average, average_halflife=self.average_halflife,
+                         label_offset=layout.label_offset, **self._engine_options())
 
     def _run(self, X, codes, sw, epochs, resume):
         if not resume:
@@ -118,19 +123,23 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self._engine = self._new_engine(X)
             self._epochs_done = 0
             self.loss_curve_ = []
+            self.progressive_loss_ = []
         engine = self._engine
-        n_iter, curve = run_epochs(
+        n_iter, curve, progressive = run_epochs(
             engine, X, OutputLayout(len(self.classes_)).targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=self._rng, verbose=self.verbose,
             name=type(self).__name__, first_epoch=self._epochs_done,
-            stop_without_updates=self._stop_without_updates and epochs > 1)
+            stop_without_updates=self._stop_without_updates and epochs > 1,
+            progressive=self._progressive,
+            watch_progressive=self.early_stopping == "progressive")
         self._epochs_done += n_iter
         self.coef_ = engine.coef()
         self.intercept_ = engine.intercept()
         self.n_iter_ = self._epochs_done
         self.t_ = engine.n_steps
         self.loss_curve_ = self.loss_curve_ + curve
+        self.progressive_loss_ = self.progressive_loss_ + progressive
 
 
 class Perceptron(_OnlineLinearClassifier):
@@ -140,17 +149,26 @@ class Perceptron(_OnlineLinearClassifier):
     ----------
     max_iter : int, default 1000
         Epochs (passes over the data). Training stops earlier after an epoch without a
-        mistake (converged: the data are separated) or when the mean perceptron loss has not
-        improved by `tol` for `n_iter_no_change` epochs.
+        mistake (converged: the data are separated) or when the mean perceptron loss (with
+        ``early_stopping="progressive"``: the mistake rate) has not improved by `tol` for
+        `n_iter_no_change` epochs.
     tol : float or None, default 1e-3
         None or 0 disables the loss criterion.
     n_iter_no_change : int, default 5
+    early_stopping : False or "progressive", default False
+        "progressive": the `tol` criterion watches `progressive_loss_` (the epoch's mistake
+        rate) instead of the mean perceptron loss, which grows with |w|; no rows are held out.
     shuffle : bool, default True
         Visit the rows in a new random order each epoch (False: the given order).
     average : bool or int, default False
         Report the averaged weight vector (003: "report averaged weights"): the mean of w after
         every step (every example), kept lazily in O(nnz(x)) per mistake. An int starts the
         average after that many steps.
+    average_halflife : float or None, default None
+        Report the recency-weighted average instead (003: "averaging biased towards recent
+        w(t)", for streams that drift): the iterate t steps ago weighs 2**(-t /
+        average_halflife), normalised. Implies averaging (from the first step, or after
+        `average` steps when that is an int); it carries on across `partial_fit` calls.
     fit_intercept : bool, default True
         Learn w_0 for 003's constant feature x_0 = 1.
     random_state : int, Generator or None
@@ -172,6 +190,10 @@ class Perceptron(_OnlineLinearClassifier):
         Rows that moved some w.
     loss_curve_ : list of float
         Mean perceptron loss per epoch.
+    progressive_loss_ : list of float
+        Per epoch (and per `partial_fit` call): the weighted fraction of rows on which the
+        perceptron made a mistake, y (w.x) <= 0 for some class, judged by w before that row's
+        update (progressive validation; with unit weights, mistakes / rows of the epoch).
     n_features_in_ : int
 
     Examples
@@ -185,14 +207,18 @@ class Perceptron(_OnlineLinearClassifier):
     """
 
     _stop_without_updates = True
+    _progressive = "mistakes"
 
-    def __init__(self, max_iter=1000, tol=1e-3, n_iter_no_change=5, shuffle=True, average=False,
-                 fit_intercept=True, random_state=None, verbose=0):
+    def __init__(self, max_iter=1000, tol=1e-3, n_iter_no_change=5, early_stopping=False,
+                 shuffle=True, average=False, average_halflife=None, fit_intercept=True,
+                 random_state=None, verbose=0):
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
         self.shuffle = shuffle
         self.average = average
+        self.average_halflife = average_halflife
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
@@ -354,7 +380,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
                      else np.arange(X.shape[0])).astype(np.intp)
             log = np.zeros((len(order), T.shape[1]), dtype=np.int8)
             steps_before = engine.n_steps
-            _, updates = engine.epoch(X, Y, sw, order, epoch, log)
+            _, updates, _ = engine.epoch(X, Y, sw, order, epoch, log)
             self.n_iter_ += 1
             position, output = np.nonzero(log)          # row-major: in the order they happened
             rows = order[position]

@@ -628,7 +628,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
                 alpha=self._alpha() / X.shape[0], batch_size=self.batch_size,
                 fit_intercept=self.fit_intercept, average=self.average)
             self._epochs_done = 0
-        n_iter, curve = run_epochs(
+        n_iter, curve, _ = run_epochs(
             self._engine, X, Y, sw, max_iter=epochs, tol=self.tol if epochs > 1 else None,
             n_iter_no_change=self.n_iter_no_change, shuffle=self.shuffle, rng=self._rng,
             verbose=self.verbose, name=type(self).__name__, first_epoch=self._epochs_done)

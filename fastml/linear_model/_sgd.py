@@ -16,8 +16,8 @@ from .._validation import check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
-_SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED = (
-    _sgd.STATE_SLOTS[name] for name in ("scale", "steps", "average_b", "n_averaged"))
+_SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED, _AVERAGE_C = (
+    _sgd.STATE_SLOTS[name] for name in ("scale", "steps", "average_b", "n_averaged", "average_c"))
 
 
 class SGDEngine:
@@ -38,6 +38,9 @@ class SGDEngine:
     fit_intercept : bool, default True
     average : bool or int, default False
         Report the running average of the iterates; an int n starts it after n steps.
+    average_halflife : float or None, default None
+        Weight the iterate t steps ago by 2**(-t / average_halflife) in that average
+        (normalised); implies averaging (from the first step unless `average` is an int).
     label_offset : int, default 0
         Output k stands for class code k + label_offset.
     reference : bool, default False
@@ -51,7 +54,8 @@ class SGDEngine:
     G, Gb : ndarray
         AdaGrad's sums of squared gradients (shape 0 for the other schedules).
     A, Ab : ndarray
-        The lazy running average (shape 0 without averaging).
+        The lazy running average c (A + B W) and the running sum of the intercepts (shape 0
+        without averaging).
     state : ndarray
         The loop's scalars, by the kernel's STATE_SLOTS.
     n_updates : int
@@ -65,14 +69,14 @@ class SGDEngine:
     >>> engine = SGDEngine(1, 2, np.float64, loss="perceptron", learning_rate="constant",
     ...                    eta0=1.0, alpha=0.0, label_offset=1)
     >>> engine.epoch(X, Y, np.ones(2), np.arange(2), 0)
-    (1.0, 2)
+    (1.0, 2, 2.0)
     >>> engine.coef().tolist(), engine.intercept().tolist()
     ([[1.0, -1.0]], [0.0])
     """
 
     def __init__(self, n_outputs, n_features, dtype, *, loss, learning_rate, eta0, alpha,
-                 decay=0.0, batch_size=1, fit_intercept=True, average=False, label_offset=0,
-                 reference=False, adagrad_eps=1e-8):
+                 decay=0.0, batch_size=1, fit_intercept=True, average=False,
+                 average_halflife=None, label_offset=0, reference=False, adagrad_eps=1e-8):
         check_param("learning_rate", learning_rate, choices=SCHEDULES)
         check_param("alpha", alpha, low=0.0)
         check_param("eta0", eta0, low=0.0, low_inclusive=False)
@@ -91,10 +95,13 @@ class SGDEngine:
         else:   # an int n: average the steps after the first n; 0 = off (as scikit-learn)
             check_param("average", average, low=0, integer=True)
             averaging, start = average > 0, int(average)
+        decay = average_decay(average_halflife)
+        averaging = averaging or average_halflife is not None
         self.A = np.zeros((n_outputs, n_features) if averaging else (0, 0))
         self.Ab = np.zeros(n_outputs if averaging else 0)
         self.state = np.zeros(_sgd.STATE_SIZE)
         self.state[_SCALE] = 1.0
+        self.state[_AVERAGE_C] = 1.0
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
         self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
         self.config.update(
@@ -103,10 +110,11 @@ class SGDEngine:
             label_offset=label_offset, reference=reference,
             batch_size=int(min(batch_size, np.iinfo(np.intp).max)),
             fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
-            adagrad_eps=float(adagrad_eps))
+            average_decay=decay, adagrad_eps=float(adagrad_eps))
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
-        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w).
+        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w, their
+        weight sum). Each row's loss is taken at the weights before the step that uses it.
         step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
         row (the voted perceptron's mistakes).
 
@@ -115,7 +123,7 @@ class SGDEngine:
         leaves the state as it was before this epoch (its last finite state)."""
         self.config["epoch"] = int(epoch_index)
         saved = self._arrays()
-        loss_sum, updates, bad = _sgd.sgd_epoch(
+        loss_sum, updates, bad, step_weight = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
             self.state, self.config, step_log)
         if bad >= 0 or not (np.isfinite(loss_sum) and np.isfinite(self.W).all()
@@ -129,7 +137,7 @@ class SGDEngine:
                 f"the features (e.g. standardize X); the model is left as it was before this "
                 f"epoch")
         self.n_updates += updates
-        return loss_sum, updates
+        return loss_sum, updates, step_weight
 
     def _arrays(self):
         """Copies of the state arrays an epoch changes in place (O(K d): an epoch is O(n d))."""
@@ -152,15 +160,32 @@ class SGDEngine:
             raise ValueError("the SGD state has an unknown loss or schedule")
         if not isinstance(config.get("average"), bool):
             raise ValueError("the SGD state's average flag is not a boolean")
+        decay = config.get("average_decay")
+        if not isinstance(decay, float) or not 0.0 <= decay <= 1.0:
+            raise ValueError("the SGD state's average_decay is not in [0, 1]")
         adagrad, averaging = config["schedule"] == _sgd.SCHEDULES["adagrad"], config["average"]
         state_array(self, "G", np.float64, (K, d) if adagrad else (0, 0))
         state_array(self, "Gb", np.float64, (K,) if adagrad else (0,))
         state_array(self, "A", np.float64, (K, d) if averaging else (0, 0))
         state_array(self, "Ab", np.float64, (K,) if averaging else (0,))
-        state_array(self, "state", np.float64, (_sgd.STATE_SIZE,))
+        state = state_array(self, "state", np.float64, (_sgd.STATE_SIZE,))
+        if not 0.0 < state[_AVERAGE_C] <= 1.0:
+            raise ValueError("the SGD state's running-average scale is not in (0, 1]")
         state_count(self, "n_updates")
         if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
             raise ValueError("the SGD state's batch_size is not a positive integer")
+
+    def fold_average(self):
+        """Make the lazy representation explicit, with no change to coef() or to later steps:
+        W holds the weights (scale 1) and A the r-weighted sum of the averaged iterates
+        (B = 0, c = 1), so states of several engines can be averaged slot by slot (the Dask
+        driver's parameter mixing). O(K d)."""
+        if self.config["average"]:
+            c, B = self.state[_AVERAGE_C], self.state[_AVERAGE_B]
+            self.A = c * (self.A + B * self.W)
+            self.state[_AVERAGE_B], self.state[_AVERAGE_C] = 0.0, 1.0
+        self.W = (self.state[_SCALE] * self.W).astype(self.dtype)
+        self.state[_SCALE] = 1.0
 
     @property
     def n_steps(self):
@@ -171,7 +196,8 @@ class SGDEngine:
         else the last iterate."""
         n_avg = self.state[_N_AVERAGED]
         if self.config["average"] and n_avg > 0:
-            return ((self.A + self.state[_AVERAGE_B] * self.W) / n_avg).astype(self.dtype)
+            c = self.state[_AVERAGE_C]
+            return (c * (self.A + self.state[_AVERAGE_B] * self.W) / n_avg).astype(self.dtype)
         return (self.state[_SCALE] * self.W).astype(self.dtype)
 
     def intercept(self):
@@ -193,6 +219,16 @@ def check_sgd_engine(engine, n_outputs, n_features):
                          f"{n_outputs} outputs and {n_features} features")
 
 
+def average_decay(halflife):
+    """r = 2**(-1/halflife), the factor by which an averaged iterate's weight shrinks per step
+    (1.0, the uniform average, for None); halflife must be a finite number > 0 (a tiny one
+    gives r = 0: the last iterate)."""
+    if halflife is None:
+        return 1.0
+    check_param("average_halflife", halflife, low=0.0, low_inclusive=False)
+    return float(2.0 ** (-1.0 / float(halflife)))
+
+
 def _schedule_config(loss, learning_rate, eta0, alpha, decay):
     """The loop's config entries that fix the loss and the step-size schedule."""
     return dict(loss=LOSSES[loss], schedule=_sgd.SCHEDULES[learning_rate],
@@ -207,7 +243,7 @@ def step_sizes(loss, learning_rate, *, eta0, alpha, decay=0.0):
         raise ValueError("learning_rate='adagrad' has one step size per weight")
     config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
     config.update(label_offset=0, reference=False, batch_size=1, fit_intercept=True,
-                  average=False, average_start=0.0, adagrad_eps=0.0)
+                  average=False, average_start=0.0, average_decay=1.0, adagrad_eps=0.0)
     return lambda t: _sgd.schedule_step(config, float(t))
 
 
@@ -223,30 +259,42 @@ def _optimal_t0(loss, alpha):
 
 def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
                validation=None, verbose=0, name="SGD", first_epoch=0,
-               stop_without_updates=False):
+               stop_without_updates=False, progressive="loss", watch_progressive=False):
     """Run up to `max_iter` epochs of `engine` over (X, Y).
 
     Stops early when the epoch's mean loss has not dropped by more than `tol` below the best
     seen for `n_iter_no_change` epochs in a row (tol=None or 0 runs exactly max_iter epochs).
     With `validation=(score_fn)`, the loss that decides is score_fn(engine) on held-out rows
-    instead. `stop_without_updates` also stops after an epoch in which no row moved w (the
-    perceptron has converged: no mistakes). Returns (epochs run, list of mean training losses).
+    instead; with `watch_progressive`, the epoch's progressive loss. `stop_without_updates`
+    also stops after an epoch in which no row moved w (the perceptron has converged: no
+    mistakes).
+
+    The progressive loss of an epoch (Vowpal Wabbit's progressive validation) is the weighted
+    mean over its rows of each row's loss at the weights before the step that uses it:
+    progressive="loss" takes the engine's loss (so it equals the mean training loss),
+    "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
+    Returns (epochs run, list of mean training losses, list of progressive losses).
     """
     X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
-    curve = []
+    curve, progressive_curve = [], []
 
     def step(epoch):
         order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
-        loss_sum, updates = engine.epoch(X, Y, sample_weight, order, epoch)
+        loss_sum, updates, step_weight = engine.epoch(X, Y, sample_weight, order, epoch)
         mean_loss = loss_sum / weight_total
         curve.append(mean_loss)
-        watched = validation(engine) if validation is not None else mean_loss
+        progressive_curve.append(step_weight / weight_total if progressive == "mistakes"
+                                 else mean_loss)
+        watched = (validation(engine) if validation is not None
+                   else progressive_curve[-1] if watch_progressive else mean_loss)
         shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
                  "updates": updates}
         if validation is not None:
             shown["validation"] = watched
+        elif watch_progressive:
+            shown["progressive"] = watched
         return watched, shown, stop_without_updates and updates == 0
 
     warn = (tol is not None and tol > 0 and validation is None and max_iter > 1)
@@ -254,4 +302,4 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
                     n_iter_no_change=n_iter_no_change, first=first_epoch,
                     max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before the "
                     f"loss settled (tol={tol}); raise max_iter to converge" if warn else None)
-    return n_run, curve
+    return n_run, curve, progressive_curve

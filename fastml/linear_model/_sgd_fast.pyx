@@ -16,10 +16,14 @@
 #
 # Tricks that keep a step O(nnz(x) K), not O(n_features K):
 # - L2 is a scalar: w = scale * v, so the shrink (1 - eta*alpha) multiplies `scale` only.
-# - Averaging is lazy: with S_T = sum_{t<=T} w_t kept as A + B v, a step v += D gives
-#   A -= B D and B += scale, both O(nnz); the average is (A + B v) / T, formed once at the end.
+# - Averaging is lazy: with S_T = sum_{t<=T} r^(T-t) w_t kept as c (A + B v), a step v += D
+#   gives A -= B D (O(nnz)); then S <- r S + w is c *= r, B += scale / c (O(1)). The average is
+#   S_T / Z_T with Z_T = sum r^(T-t), formed once at the end. r = 1 is the uniform average
+#   (c stays 1: the same arithmetic as A + B v); r = 2^(-1/halflife) weights the iterate t
+#   steps ago by 2^(-t/halflife) (recency-weighted, for drifting streams; the c trick is the
+#   rescaling of Bottou's ASGD). c is folded into A and B before 1/c can overflow.
 # Loop invariant (between batches): w_k = scale * W[k], and, when averaging,
-# A[k] + B * W[k] = sum of the weight vectors after each averaged step so far.
+# c * (A[k] + B * W[k]) = the r-weighted sum of the weight vectors after each averaged step.
 from libc.math cimport sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
@@ -39,6 +43,9 @@ cdef enum:
 # A + B W cancels, so a smaller threshold costs digits (1e-4 keeps ~12); a fold is O(K d),
 # rare for small alpha.
 cdef double FOLD_BELOW = 1e-4
+# Fold the average's scalar c into A and B once it falls below this: B grows like 1/c, and
+# c = 2^-500 keeps B and A far from overflow; a fold is O(K d), once per ~500 halflives.
+cdef double AVERAGE_FOLD_BELOW = 3.054936363499605e-151    # 2^-500
 
 cdef enum:
     ETA_CONSTANT = 0
@@ -57,12 +64,13 @@ SCHEDULES = {"constant": ETA_CONSTANT, "inverse": ETA_INVERSE, "decay": ETA_DECA
 cdef enum:
     STATE_SCALE = 0     # w = scale * W
     STATE_T = 1         # steps taken so far (t of the schedules)
-    STATE_B = 2         # the B of the lazy average A + B W
-    STATE_N_AVG = 3     # steps averaged so far
-    N_STATE = 4         # the array's length
+    STATE_B = 2         # the B of the lazy average c (A + B W)
+    STATE_N_AVG = 3     # Z: sum of the averaged steps' weights (their count when uniform)
+    STATE_C = 4         # the c of the lazy average c (A + B W)
+    N_STATE = 5         # the array's length
 # ... exported to Python: the driver (_sgd.py) reads and sizes the slots by these names.
 STATE_SLOTS = {"scale": STATE_SCALE, "steps": STATE_T, "average_b": STATE_B,
-               "n_averaged": STATE_N_AVG}
+               "n_averaged": STATE_N_AVG, "average_c": STATE_C}
 STATE_SIZE = N_STATE
 
 ctypedef struct SGDConfig:
@@ -79,6 +87,7 @@ ctypedef struct SGDConfig:
     bint fit_intercept
     bint average
     double average_start  # averaging starts after this many steps
+    double average_decay  # r: the weight of an iterate shrinks by r per step (1 = uniform)
     double adagrad_eps
 
 ctypedef struct Targets:
@@ -112,6 +121,7 @@ ctypedef struct Scratch:
     Py_ssize_t log_pos    # rows logged so far (the position in `order`)
     double loss_sum       # this epoch: sum of sw_i * loss_i before each step
     Py_ssize_t updates    # this epoch: rows with a nonzero gradient
+    double step_weight    # this epoch: sum of sw_i over those rows (the perceptron's mistakes)
 
 
 cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_t n_targets,
@@ -328,17 +338,40 @@ cdef Py_ssize_t run_batch(const RowSource *src, const Py_ssize_t *rows, const Py
             s.log_pos += 1
         if row_step:
             s.updates += 1
+            s.step_weight += tg.sw[i]
             any_step = True
     if cfg.schedule == ETA_ADAGRAD:         # 2) the step
         adagrad_update(src, rows, nb, W, b, m, cfg, s.dloss, s)
     elif any_step or cfg.alpha > 0.0:
         plain_update(src, rows, nb, W, b, m, cfg, eta, s.dloss)
     if cfg.average and state[STATE_T] > cfg.average_start:   # 3) the running average
+        average_step(b, m, cfg, K * d)
+    return -1
+
+
+cdef inline void average_step(const floating *b, Model *m, const SGDConfig *cfg,
+                              Py_ssize_t size) noexcept nogil:
+    """S <- r S + w and Z <- r Z + 1 after a step: O(K), plus a rare O(K d) fold of c. The
+    uniform average (r = 1) keeps its own branch: c stays 1, and no multiply or divide."""
+    cdef Py_ssize_t j
+    cdef double r = cfg.average_decay
+    cdef double *state = m.state
+    if r == 1.0:
         state[STATE_B] += state[STATE_SCALE]
         state[STATE_N_AVG] += 1.0
-        for k in range(K):
-            m.Ab[k] += b[k]
-    return -1
+        for j in range(m.K):
+            m.Ab[j] += b[j]
+        return
+    state[STATE_C] *= r
+    if state[STATE_C] < AVERAGE_FOLD_BELOW:         # c (A + B W) = (cA) + (cB) W
+        for j in range(size):
+            m.A[j] *= state[STATE_C]
+        state[STATE_B] *= state[STATE_C]
+        state[STATE_C] = 1.0
+    state[STATE_B] += state[STATE_SCALE] / state[STATE_C]
+    state[STATE_N_AVG] = r * state[STATE_N_AVG] + 1.0
+    for j in range(m.K):
+        m.Ab[j] = r * m.Ab[j] + b[j]
 
 
 cdef void gather_rows(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
@@ -378,6 +411,7 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
     gathered_tg.Y, gathered_tg.sw = s.y_buf, s.sw_buf
     s.loss_sum = 0.0
     s.updates = 0
+    s.step_weight = 0.0
     c0 = 0
     while c0 < n_order and bad < 0:
         c1 = min(c0 + chunk, n_order)
@@ -413,9 +447,9 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     """One epoch over `order` (rows of X, dense C-contiguous or CSR) updating W, b, G, A and
     `state` in place. Returns (sum of sw_i * loss_i before each step, rows with a nonzero
     gradient, -1 or the position in `order` of the row whose margin was not finite: the epoch
-    stopped there). G/Gb are used by adagrad, A/Ab by averaging (else shape 0). step_log, if
-    given (len(order), K), receives 1 where output k took a step on the r-th row of `order`
-    and 0 elsewhere."""
+    stopped there, sum of sw_i over the rows with a nonzero gradient). G/Gb are used by
+    adagrad, A/Ab by averaging (else shape 0). step_log, if given (len(order), K), receives 1
+    where output k took a step on the r-th row of `order` and 0 elsewhere."""
     cdef RowSource src
     cdef Targets tg
     cdef Model m
@@ -459,10 +493,10 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     s.log_pos = 0
     try:
         if order.shape[0] == 0:
-            return 0.0, 0, -1
+            return 0.0, 0, -1, 0.0
         with nogil:
             bad = run_epoch(&src, &tg, &order[0], order.shape[0], &W[0, 0], &b[0], &m, &cfg,
                             &s)
-        return s.loss_sum, s.updates, bad
+        return s.loss_sum, s.updates, bad, s.step_weight
     finally:
         scratch_free(&s)

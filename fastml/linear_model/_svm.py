@@ -47,8 +47,18 @@ class LinearSVM(_OnlineLinearClassifier):
         Stop when the objective ("subgradient") or the epoch's mean hinge loss ("sgd") has not
         improved by tol for n_iter_no_change iterations. None or 0 runs max_iter.
     n_iter_no_change : int, default 5
+    early_stopping : False or "progressive", default False
+        "sgd": "progressive" stops on `progressive_loss_` (the epoch's mean hinge loss, each
+        row's taken before its update: the same numbers the default rule watches) by `tol`
+        and `n_iter_no_change`, with no rows held out; it is what `fastml.fit_stream` stops
+        its passes on.
     average : bool or int, default False
         "sgd": report the average of the iterates (an int starts it after that many steps).
+    average_halflife : float or None, default None
+        "sgd": report the recency-weighted average of the iterates, the one t steps ago
+        weighing 2**(-t / average_halflife) (normalised), for streams that drift. Implies
+        averaging (from the first step, or after `average` steps when that is an int); it
+        carries on across `partial_fit` calls.
     shuffle : bool, default True
     fit_intercept : bool, default True
     random_state : int, Generator or None
@@ -66,6 +76,9 @@ class LinearSVM(_OnlineLinearClassifier):
         Epochs ("sgd") or steps ("subgradient") run.
     loss_curve_ : list of float
         The objective per step ("subgradient"), the mean hinge loss per epoch ("sgd").
+    progressive_loss_ : list of float
+        "sgd": per epoch (and per `partial_fit` call) the weighted mean hinge loss of each row
+        at the weights before its update (summed over the classes' one-vs-rest outputs).
     n_features_in_ : int
 
     Examples
@@ -79,8 +92,9 @@ class LinearSVM(_OnlineLinearClassifier):
     """
 
     def __init__(self, alpha=1e-4, solver="sgd", learning_rate="optimal", eta0=0.01,
-                 max_iter=1000, tol=1e-4, n_iter_no_change=5, average=False, shuffle=True,
-                 fit_intercept=True, random_state=None, verbose=0, n_jobs=None):
+                 max_iter=1000, tol=1e-4, n_iter_no_change=5, early_stopping=False,
+                 average=False, average_halflife=None, shuffle=True, fit_intercept=True,
+                 random_state=None, verbose=0, n_jobs=None):
         self.alpha = alpha
         self.solver = solver
         self.learning_rate = learning_rate
@@ -88,7 +102,9 @@ class LinearSVM(_OnlineLinearClassifier):
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
         self.average = average
+        self.average_halflife = average_halflife
         self.shuffle = shuffle
         self.fit_intercept = fit_intercept
         self.random_state = random_state
@@ -103,6 +119,12 @@ class LinearSVM(_OnlineLinearClassifier):
         check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
         check_param("learning_rate", self.learning_rate,
                     choices=SCHEDULES if self.solver == "sgd" else BATCH_SCHEDULES)
+        if self.solver != "sgd":
+            for name, used in (("early_stopping", self.early_stopping == "progressive"),
+                               ("average_halflife", self.average_halflife is not None)):
+                if used:
+                    raise ValueError(f"{name}={getattr(self, name)!r} needs solver='sgd' (the "
+                                     f"'subgradient' solver takes full-batch steps)")
 
     def _engine_options(self):
         return dict(loss="hinge", learning_rate=self.learning_rate, eta0=self.eta0,
@@ -141,6 +163,7 @@ class LinearSVM(_OnlineLinearClassifier):
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._engine = None
+        vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
         self._fit_subgradient(X, codes, sw)
         return self
 
