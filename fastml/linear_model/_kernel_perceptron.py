@@ -414,9 +414,11 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
         SV, coef = self.support_vectors_, self.dual_coef_
         scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
-        if len(SV) and X.shape[0] * SV.size < _BLAS_SERIAL_WORK:
+        if not len(SV):
+            return scores.ravel() if scores.shape[1] == 1 else scores
+        if X.shape[0] * SV.size < _BLAS_SERIAL_WORK:
             self._decide(X, SV, coef, scores)   # BLAS runs it on one thread anyway: no limit
-        elif len(SV):                           # to enter (that costs ~20 us, the whole call)
+        else:                                   # to enter (that costs ~20 us, the whole call)
             with blas_limit(1):                 # threads split the rows (n_jobs) instead
                 self._decide(X, SV, coef, scores)
         return scores.ravel() if scores.shape[1] == 1 else scores

@@ -400,6 +400,13 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return np.concatenate([zero, M] if layout.n_classes == 2 else [M, zero], axis=1)
 
     def _log_proba_from_margins(self, M):
+        if M.shape[1] == 1:     # two classes, margins [0, m]: log P = [-lse, m - lse] with
+            M = np.asarray(M, dtype=np.float64)     # lse = log(1 + e^m), one stable ufunc
+            lse = np.logaddexp(0.0, M)              # (fewer numpy calls: one row is
+            out = np.empty((M.shape[0], 2))         # microseconds of call overhead)
+            np.negative(lse, out=out[:, :1])
+            np.subtract(M, lse, out=out[:, 1:])
+            return out
         M = self._class_margins(M)
         mx = M.max(axis=1, keepdims=True)
         return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
