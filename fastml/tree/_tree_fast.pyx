@@ -467,7 +467,7 @@ ctypedef struct TreeView:       # what the walk needs of one Tree, read once per
     index_t n_nodes
 
 cdef enum:
-    WALK_ROWS = 128     # rows per block: the block's rows (128 x n_features doubles) stay in
+    WALK_ROWS = 1024    # rows per block: the block's rows (1024 x n_features doubles) stay in
                         # cache while every tree walks them, and each tree's nodes are read
                         # once per block, not once per row
     WALK_LANES = 8      # rows that descend a tree together (walk_block)
