@@ -34,10 +34,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         (margins, P-hat, residual and gradient while a block of rows is in cache), threads over
         row blocks; the step is `eta0` when given, else adaptive: it starts at 1/L with L a
         bound of the gradient's Lipschitz constant from one pass over X (the Frobenius
-        bound), follows the curvature seen along each step (at most doubling) and halves
-        (never below 1/L) when the objective rises, so it always converges and each
-        iteration is one pass (a rejected trial step counts as an iteration). "lbfgs" feeds the same
-        kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
+        bound), follows the curvature seen along the first steps (at most doubling) and
+        halves (never below 1/L) when the objective rises, so it always converges and each
+        iteration is one pass (a rejected trial step counts as an iteration). "lbfgs" feeds the
+        same kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
         `batch_size` rows (004: 512 or 1024), both through the shared SGD loop.
     alpha : float, default 1e-4
         L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
@@ -298,15 +298,16 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002).
 
         A given `eta0` is the constant step of the lectures. Without it the step adapts:
-        eta starts at 1/L (L from objective.lipschitz: one pass), a trial point x - eta g
-        is kept unless the objective rises, and in the first _GD_WARM_UP iterations eta then
+        eta starts at 1/L (L from objective.lipschitz: one pass); a trial point x - eta g is
+        kept unless the objective rises, and in the first _GD_WARM_UP iterations eta then
         becomes min(2 eta, 1 / the curvature seen along the step) (later the gradients are
-        small and their differences mostly rounding, which would make eta noise); a trial that raises the objective is dropped and
-        eta halves, never below 1/L (where descent is guaranteed, so that step is always
-        kept). The test is "did f rise beyond rounding", not Armijo's sufficient decrease,
-        which flips wherever f falls at the edge of the test: rounding (float32, CSR vs dense
-        sums) then sends equal problems down different paths. Each iteration evaluates one point: a fit of
-        T iterations reads X T + 1 times."""
+        small and their differences mostly rounding, which would make eta noise); a trial
+        that raises the objective is dropped and eta halves, never below 1/L (where descent
+        is guaranteed, so that step is always kept). The test is "did f rise beyond
+        rounding", not Armijo's sufficient decrease, which flips wherever f falls at the
+        edge of the test: rounding (float32, CSR vs dense sums) then sends equal problems
+        down different paths. Each iteration evaluates one point: a fit of T iterations
+        reads X T + 1 times."""
         adaptive = self.eta0 is None
         eta_min = 1.0 / objective.lipschitz(X) if adaptive else self.eta0
         curve, tol = [], self.tol or 0.0
