@@ -498,13 +498,12 @@ def _logistic_loss_grad(X, codes, sw, x, layout, template):
     return _chunk_loss_grad(template, X, codes, sw, layout, x)
 
 
-def _logistic_gram(X, codes, sw, fit_intercept):
-    from .stream import _scale_rows, _with_ones
+def _logistic_norms(X, codes, sw):
+    """A partition's sum_i sw_i ||x_i||^2 and sum_i sw_i (LogisticRegression's step bound)."""
+    from .linear_model._logistic import squared_row_norms
     if X is None:
         return None
-    Z = _with_ones(X) if fit_intercept else X
-    S = Z.T @ _scale_rows(Z, sw)
-    return (S.toarray() if hasattr(S, "toarray") else np.asarray(S)), float(sw.sum())
+    return float(np.dot(sw, squared_row_norms(X))), float(sw.sum())
 
 
 class _DaskLogisticObjective:
@@ -533,12 +532,11 @@ class _DaskLogisticObjective:
         weight = sum(r[2] for r in results)
         return _regularized(loss, grad, weight, x, self.alpha, self.K * self.d)
 
-    def lipschitz(self, _X=None, n_power=20):
-        from .stream import _power_bound
-        grams = [g for g in self.parts.map(_logistic_gram, self.fit_intercept)
-                 if g is not None]
-        gram = np.sum([g for g, _ in grams], axis=0) / sum(w for _, w in grams)
-        return _power_bound(gram, self.layout.n_classes, self.alpha, n_power)
+    def lipschitz(self, _X=None):
+        from .linear_model._logistic import step_bound
+        sums = [r for r in self.parts.map(_logistic_norms) if r is not None]
+        return step_bound(sum(t for t, _ in sums), sum(w for _, w in sums),
+                          self.fit_intercept, self.layout.n_classes, self.alpha)
 
 
 # --- the SGD family: iterative parameter mixing

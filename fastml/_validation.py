@@ -10,6 +10,7 @@ Bad input raises a ValueError (TypeError for a wrong kind of object) whose messa
 problem: NaN or inf, empty data, 1-D X, mismatched lengths, one class, a different number of
 features at predict time than at fit time. Nothing the user passed in is modified.
 """
+import math
 import numbers
 
 import numpy as np
@@ -97,6 +98,16 @@ def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None
     `estimator`, also check_n_features(estimator, X, reset=reset) on the user's X, so a
     DataFrame's column names are recorded (reset=True) or compared (reset=False).
     """
+    if type(X) is np.ndarray and X.ndim == 2 and X.flags.c_contiguous and \
+            (X.dtype in FLOAT_DTYPES if dtype is None else X.dtype == dtype) and \
+            X.shape[1] > 0 and X.shape[0] >= ensure_min_samples:
+        # Already kernel input (the common case of a predict call, where these microseconds
+        # are the cost): no conversion to try; the finite and feature checks still run.
+        if check_finite:
+            _check_finite(X, name, allow_nan)
+        if estimator is not None:
+            check_n_features(estimator, X, reset=reset)
+        return X
     if estimator is not None:
         arr = check_array(X, name=name, accept_sparse=accept_sparse, allow_nan=allow_nan,
                           dtype=dtype, ensure_2d=ensure_2d,
@@ -134,8 +145,8 @@ def _check_finite(values, name, allow_nan):
     # np.isfinite over the whole array is one fast pass; only on failure do we look closer.
     if values.dtype.kind != "f" or values.size == 0:
         return
-    total = float(np.add.reduce(values.ravel(), dtype=np.float64)) if values.size else 0.0
-    if np.isfinite(total):
+    total = float(np.add.reduce(values, axis=None, dtype=np.float64))
+    if math.isfinite(total):
         return
     if np.isinf(values).any():
         raise ValueError(f"{name} contains infinity; fastml needs finite values")

@@ -347,16 +347,15 @@ class _StreamedLogisticObjective:
             weight += chunk_weight
         return _regularized(loss, grad, weight, x, self.alpha, self.K * self.d)
 
-    def lipschitz(self, _X=None, n_power=20):
-        """LogisticRegression's step bound (see _Objective.lipschitz), from the weighted Gram
-        matrix of [X 1] summed over one pass instead of 2 * n_power passes."""
-        gram, weight = 0.0, 0.0
+    def lipschitz(self, _X=None):
+        """LogisticRegression's step bound (see _Objective.lipschitz), from sum_i sw_i
+        ||x_i||^2 and sum_i sw_i summed over one pass."""
+        from .linear_model._logistic import squared_row_norms, step_bound
+        total, weight = 0.0, 0.0
         for X, _, sw in self._prepared():
-            Z = _with_ones(X) if self.fit_intercept else X
-            S = Z.T @ _scale_rows(Z, sw)
-            gram = gram + (S.toarray() if hasattr(S, "toarray") else S)
+            total += float(np.dot(sw, squared_row_norms(X)))
             weight += float(sw.sum())
-        return _power_bound(gram / weight, self.layout.n_classes, self.alpha, n_power)
+        return step_bound(total, weight, self.fit_intercept, self.layout.n_classes, self.alpha)
 
 
 def _regularized(loss, grad, weight, x, alpha, n_weights):
@@ -366,32 +365,6 @@ def _regularized(loss, grad, weight, x, alpha, n_weights):
     g = grad / weight
     g[:n_weights] += alpha * x[:n_weights]
     return f, g
-
-
-def _with_ones(X):
-    import scipy.sparse as sp
-    ones = np.ones((X.shape[0], 1), dtype=X.dtype)
-    return sp.hstack([X, sp.csr_matrix(ones)], format="csr") if sp.issparse(X) \
-        else np.hstack([X, ones])
-
-
-def _scale_rows(Z, sw):
-    return Z.multiply(sw[:, None]).tocsr() if hasattr(Z, "tocsr") else Z * sw[:, None]
-
-
-def _power_bound(gram, n_classes, alpha, n_power):
-    """The power iteration of _Objective.lipschitz on the normalized Gram matrix (same start
-    vector, same steps: w = G v is what its two passes compute)."""
-    rng = np.random.default_rng(0)
-    v = rng.normal(size=gram.shape[0])
-    lam = 0.0
-    for _ in range(n_power):
-        v /= np.linalg.norm(v)
-        w = gram @ v
-        lam = float(np.linalg.norm(w))
-        v = w
-    bound = 0.25 if n_classes == 2 else 0.5
-    return bound * lam * 1.01 + alpha
 
 
 # ------------------------------------------------------ adapters onto estimator internals

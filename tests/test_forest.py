@@ -118,3 +118,73 @@ def test_oob_scores_are_the_metrics_of_the_oob_predictions():
     expected = 1 - ((target[seen] - reg.oob_prediction_[seen]) ** 2).sum() / \
         ((target[seen] - target[seen].mean()) ** 2).sum()
     assert reg.oob_score_ == pytest.approx(expected, rel=1e-12)
+
+
+# ------------------------------------------------ the compiled walk over all trees (issue 13)
+def per_tree_reference(forest, X):
+    """What the forest's one compiled walk replaces: each tree's apply, its leaf values (class
+    counts -> frequencies for a classifier), summed over the trees in order, / n_trees."""
+    Xe = forest._encode(X)
+    total = 0.0
+    for est in forest.estimators_:
+        leaf = est.tree_.value[est.tree_.apply(Xe)[0]]
+        total = total + (leaf / leaf.sum(axis=1, keepdims=True)
+                         if forest._estimator_type == "classifier" else leaf[:, 0])
+    return total / len(forest.estimators_)
+
+
+def mixed_frame(n, seed):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    X, y = problem(n, seed)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)])
+    frame["c"] = pd.Categorical(rng.choice(["a", "b", "c"], size=n))
+    return frame, np.where(frame["c"] == "a", y, 2 - y)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_compiled_walk_equals_the_per_tree_sum(n_jobs):
+    """Bit for bit, with threshold, categorical and missing-value splits, for any n_jobs
+    (threads split rows; each row sums the trees in order)."""
+    X, y = mixed_frame(1500, 0)
+    Xt, _ = mixed_frame(700, 1)
+    Xt.loc[3, "c"] = np.nan
+    clf = RandomForestClassifier(n_estimators=25, max_depth=6, n_jobs=n_jobs,
+                                 random_state=0).fit(X, y)
+    ref = per_tree_reference(clf, Xt)
+    np.testing.assert_array_equal(clf.predict_proba(Xt), ref)
+    np.testing.assert_array_equal(clf.predict(Xt), clf.classes_[np.argmax(ref, axis=1)])
+    reg = RandomForestRegressor(n_estimators=25, max_depth=6, n_jobs=n_jobs,
+                                random_state=0).fit(X, y * 1.5)
+    np.testing.assert_array_equal(reg.predict(Xt), per_tree_reference(reg, Xt))
+
+
+def test_compiled_walk_one_row_and_a_nan_row():
+    """One row gives the batch's row; a NaN goes down the learned missing branch (trees
+    accept NaN), an infinite value is refused as before."""
+    X, y = problem(2000, 3)
+    clf = RandomForestClassifier(n_estimators=20, max_depth=8, random_state=0).fit(X, y)
+    Xt, _ = problem(50, 4)
+    Xt[7, 2] = np.nan
+    batch = clf.predict_proba(Xt)
+    for i in (0, 7, 49):
+        np.testing.assert_array_equal(clf.predict_proba(Xt[i:i + 1]), batch[i:i + 1])
+    bad = Xt[:1].copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        clf.predict_proba(bad)
+
+
+def test_forest_sum_refuses_trees_it_cannot_walk():
+    from fastml.tree._tree_fast import forest_sum
+    X, y = problem(300, 5)
+    clf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    trees = [est.tree_ for est in clf.estimators_]
+    out = np.zeros((5, clf.n_classes_))
+    with pytest.raises(ValueError, match="columns"):
+        forest_sum(trees, np.zeros((5, 2)), out, True)          # too few columns
+    with pytest.raises(ValueError, match="values per node"):
+        forest_sum(trees, X[:5], np.zeros((5, 7)), True)       # wrong number of classes
+    with pytest.raises(TypeError):
+        forest_sum(trees + ["not a tree"], X[:5], out, True)

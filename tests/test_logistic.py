@@ -405,3 +405,72 @@ def test_lbfgs_warns_when_it_cannot_reach_tol():
         model = LogisticRegression(solver="lbfgs", tol=1e-14, max_iter=10000).fit(X, y)
     gmax = np.max(np.abs(_numpy_gradient(model, X, y, 1e-4)))
     assert gmax <= 1e-14 or any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+class _CountingPasses:
+    """Counts the passes a gd fit makes over X: every call of the batch kernel (one fused
+    pass) and of the row-norm pass behind the default step."""
+
+    def __init__(self, monkeypatch):
+        from fastml.linear_model import _logistic
+        self.calls = 0
+        kernel, norms = _logistic._batch.loss_grad, _logistic.squared_row_norms
+
+        def counted(fn):
+            def wrapper(*args, **kwargs):
+                self.calls += 1
+                return fn(*args, **kwargs)
+            return wrapper
+
+        class Kernels:
+            loss_grad = staticmethod(counted(kernel))
+        monkeypatch.setattr(_logistic, "_batch", Kernels)
+        monkeypatch.setattr(_logistic, "squared_row_norms", counted(norms))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_default_gd_reads_X_at_most_T_plus_2_times(monkeypatch, n_classes, sparse):
+    """Issue 13: the default step comes from one pass, not a power iteration (~45 passes)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6)) * [1, 2, 3, 1, 0.5, 4]
+    y = np.argmax(X[:, :n_classes] + rng.normal(size=(300, n_classes)), axis=1)
+    counter = _CountingPasses(monkeypatch)
+    T = 25
+    model = LogisticRegression(solver="gd", max_iter=T, tol=None).fit(
+        sp.csr_matrix(X) if sparse else X, y)
+    assert model.n_iter_ == T
+    assert counter.calls <= T + 2
+
+
+@pytest.mark.parametrize("multi_class", ["multinomial", "reference"])
+def test_default_gd_step_reaches_lbfgs_optimum(breast_cancer, multi_class):
+    """The adaptive step (Frobenius start, growth by curvature, halving on a rise) converges
+    to the optimum that lbfgs finds, with a loss curve that never rises (beyond rounding:
+    near the optimum f changes by an ulp, and the step at the 1/L floor is always kept)."""
+    X, y = breast_cancer
+    y3 = np.where(X[:, 0] > 1, 2, y)
+    for target in (y, y3):
+        kw = dict(alpha=1e-2, multi_class=multi_class)
+        best = LogisticRegression(tol=1e-10, max_iter=1000, **kw).fit(X, target)
+        gd = LogisticRegression(solver="gd", tol=None, max_iter=3000, **kw).fit(X, target)
+        f_best = objective(best, X, target, 1e-2)
+        assert objective(gd, X, target, 1e-2) <= f_best * (1 + 1e-9)
+        assert np.all(np.diff(gd.loss_curve_) <= 1e-13 * abs(f_best))
+
+
+def test_default_gd_step_starts_at_the_frobenius_bound():
+    """The first trial step is 1/L with L = (1/4) sum_i sw_i (||x_i||^2 + 1) / sum_i sw_i +
+    alpha (binary log-loss): after one step the weights are -eta * gradient at 0."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    sw = rng.uniform(0.5, 2.0, size=200)
+    alpha = 0.1
+    L = 0.25 * np.sum(sw * (np.sum(X ** 2, axis=1) + 1)) / sw.sum() + alpha
+    model = LogisticRegression(solver="gd", max_iter=2, tol=None, alpha=alpha).fit(
+        X, y, sample_weight=sw)
+    # the gradient of the mean weighted log-loss at w = 0, b = 0 (p = 1/2)
+    r = (0.5 - y) * sw / sw.sum()
+    np.testing.assert_allclose(model.coef_.ravel(), -(X.T @ r) / L, rtol=1e-12)
+    np.testing.assert_allclose(model.intercept_, [-r.sum() / L], rtol=1e-12)

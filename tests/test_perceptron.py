@@ -533,3 +533,34 @@ def test_voted_perceptron_runs_freund_and_schapires_T_epochs():
     assert early.n_iter_ < 10 and early.t_ == early.n_iter_ * len(X)
     np.testing.assert_array_equal(early.vectors_, full.vectors_)   # the same mistakes
     assert full.vector_counts_[-1] - early.vector_counts_[-1] == (10 - early.n_iter_) * len(X)
+
+
+def test_kernel_perceptron_small_predict_enters_no_blas_limit(monkeypatch):
+    """Issue 13: a one-row predict (a GEMM BLAS runs on one thread anyway) does not enter the
+    BLAS thread limit, whose set-and-restore cost ~20 us, the whole budget of the call; a
+    large batch still does; both give the same scores."""
+    from fastml.linear_model import _kernel_perceptron as kp_module
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 10))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=600) > 0).astype(int)
+    model = KernelPerceptron(max_iter=2, random_state=0).fit(X, y)
+    assert len(model.support_vectors_) > 50
+    batch = model.decision_function(X)
+    entered = []
+    original = kp_module.blas_limit
+
+    def counting_limit(n):
+        entered.append(n)
+        return original(n)
+
+    monkeypatch.setattr(kp_module, "blas_limit", counting_limit)
+    for i in (0, 5, 599):
+        np.testing.assert_allclose(model.decision_function(X[i:i + 1]), batch[i:i + 1],
+                                   rtol=1e-12, atol=1e-12)
+    assert entered == []
+    model.decision_function(np.repeat(X, 20, axis=0))      # 12,000 rows: BLAS may thread
+    assert entered == [1]
+    bad = X[:1].copy()
+    bad[0, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(bad)

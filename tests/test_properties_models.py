@@ -466,3 +466,29 @@ def test_all_missing_categorical_column_survives_save_load(name):
     fastml.save(est, buf)
     again = fastml.load(io.BytesIO(buf.getvalue()))
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
+
+
+@settings(BUDGET, max_examples=15)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 300), st.integers(1, 6), st.integers(1, 5),
+       st.sampled_from([1, 2]))
+def test_forest_walk_equals_per_tree_apply(seed, n_rows, n_trees, depth, n_threads):
+    """forest_sum (issue 13's compiled walk) against each tree's apply: the same leaves, the
+    same sum in tree order, bit for bit, on random data with NaN, for 1 or 2 threads."""
+    from fastml import RandomForestClassifier
+    from fastml.tree._tree_fast import forest_sum
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int) + (X[:, 1] > 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    forest = RandomForestClassifier(n_estimators=n_trees, max_depth=depth,
+                                    random_state=seed).fit(X, y)
+    Xt = rng.normal(size=(n_rows, 4))
+    Xt[rng.random(Xt.shape) < 0.1] = np.nan
+    trees = [est.tree_ for est in forest.estimators_]
+    out = np.zeros((n_rows, forest.n_classes_))
+    forest_sum(trees, Xt, out, True, n_threads)
+    ref = 0.0
+    for t in trees:
+        leaf = t.value[t.apply(Xt)[0]]
+        ref = ref + leaf / leaf.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(out, ref)

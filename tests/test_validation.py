@@ -429,3 +429,33 @@ def test_non_numeric_x_error_carries_numpy_message():
     with pytest.raises(TypeError, match=r"X must be numeric.*argument must be .* string.* "
                                         r"number.*encode categorical"):
         check_array(X)
+
+
+def test_fast_path_for_ready_arrays_still_validates():
+    """Issue 13: a float C-contiguous 2-D array is returned as is (no conversion to try), but
+    NaN / inf, the feature count, the dtype asked for and the minimum rows are still checked."""
+    class Fitted:
+        n_features_in_ = 3
+    row = np.array([[1.0, 2.0, 3.0]])
+    assert check_array(row) is row
+    assert check_array(row, estimator=Fitted()) is row
+    for bad, match in ((np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")):
+        X = row.copy()
+        X[0, 1] = bad
+        with pytest.raises(ValueError, match=match):
+            check_array(X, estimator=Fitted())
+    X = row.copy()
+    X[0, 1] = np.nan
+    assert check_array(X, allow_nan=True) is X
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        check_array(np.ones((1, 4)), estimator=Fitted())
+    f32 = row.astype(np.float32)
+    assert check_array(f32) is f32
+    assert check_array(f32, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError, match="at least 2"):
+        check_array(row, ensure_min_samples=2)
+    with pytest.raises(ValueError, match="0 feature"):
+        check_array(np.ones((2, 0)))
+    big = np.array([[1e308, 1e308]])                      # the sum overflows, values finite
+    with np.errstate(over="ignore"):
+        assert check_array(big) is big

@@ -12,6 +12,10 @@ from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 
+# GEMMs of fewer multiply-adds (m * n * k) than this run on one thread in OpenBLAS
+# (SMP_THRESHOLD_MIN 65536 x GEMM_MULTITHREAD_THRESHOLD 4), so no BLAS thread limit is needed.
+_BLAS_SERIAL_WORK = 1 << 18
+
 
 class _MistakeBuffer:
     """The kernel perceptron's stored mistakes, contiguous rows [head, tail) of growing arrays:
@@ -410,15 +414,19 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
         SV, coef = self.support_vectors_, self.dual_coef_
         scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
-        if len(SV):
-            with blas_limit(1):             # threads split the rows (n_jobs) instead
+        if not len(SV):
+            return scores.ravel() if scores.shape[1] == 1 else scores
+        if X.shape[0] * SV.size < _BLAS_SERIAL_WORK:
+            self._decide(X, SV, coef, scores)   # BLAS runs it on one thread anyway: no limit
+        else:                                   # to enter (that costs ~20 us, the whole call)
+            with blas_limit(1):                 # threads split the rows (n_jobs) instead
                 self._decide(X, SV, coef, scores)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def _decide(self, X, SV, coef, scores):
         """scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most ~4M kernel values,
         32 MB in float64, live at once)."""
-        chunk = int(np.clip((1 << 22) // len(SV), 1, max(len(X), 1)))
+        chunk = max(1, min((1 << 22) // len(SV), len(X)))
         rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
         for first in range(0, len(X), chunk):
             block = X[first:first + chunk]

@@ -32,9 +32,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     solver : "lbfgs" (default), "gd", "sgd" or "minibatch"
         "gd" is the lectures' batch gradient ascent: each iteration is one fused pass over X
         (margins, P-hat, residual and gradient while a block of rows is in cache), threads over
-        row blocks; the step is `eta0` when given, else 1/L with L the gradient's Lipschitz
-        constant (estimated by power iteration), which always converges. "lbfgs" feeds the same
-        kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
+        row blocks; the step is `eta0` when given, else adaptive: it starts at 1/L with L a
+        bound of the gradient's Lipschitz constant from one pass over X (the Frobenius
+        bound), follows the curvature seen along the first steps (at most doubling) and
+        halves (never below 1/L) when the objective rises, so it always converges and each
+        iteration is one pass (a rejected trial step counts as an iteration). "lbfgs" feeds the
+        same kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
         `batch_size` rows (004: 512 or 1024), both through the shared SGD loop.
     alpha : float, default 1e-4
         L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
@@ -312,19 +315,48 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return x, n_iter, curve
 
     def _run_gd(self, objective, x, X):
-        """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002)."""
-        eta = self.eta0 if self.eta0 is not None else 1.0 / objective.lipschitz(X)
-        curve, tol, state = [], self.tol or 0.0, {"x": x, "converged": False}
+        """Gradient descent on the mean objective (ascent on the log-likelihood, 000/002).
+
+        A given `eta0` is the constant step of the lectures. Without it the step adapts:
+        eta starts at 1/L (L from objective.lipschitz: one pass); a trial point x - eta g is
+        kept unless the objective rises, and in the first _GD_WARM_UP iterations eta then
+        becomes min(2 eta, 1 / the curvature seen along the step) (later the gradients are
+        small and their differences mostly rounding, which would make eta noise); a trial
+        that raises the objective is dropped and eta halves, never below 1/L (where descent
+        is guaranteed, so that step is always kept). The test is "did f rise beyond
+        rounding", not Armijo's sufficient decrease, which flips wherever f falls at the
+        edge of the test: rounding (float32, CSR vs dense sums) then sends equal problems
+        down different paths. Each iteration evaluates one point: a fit of T iterations
+        reads X T + 1 times."""
+        adaptive = self.eta0 is None
+        eta_min = 1.0 / objective.lipschitz(X) if adaptive else self.eta0
+        curve, tol = [], self.tol or 0.0
+        # a "rise" within the rounding of the data's dtype is noise, not a rise: accepting
+        # it keeps equal problems (dense / CSR, any summation order) on one path
+        noise = 64 * np.finfo(objective.unpack(x)[0].dtype).eps
+        state = {"x": x, "f": None, "g": None, "gg": 0.0, "eta": eta_min, "converged": False}
 
         def step(i):
-            f, g = objective(state["x"])
+            x_new = x if state["f"] is None else state["x"] - state["eta"] * state["g"]
+            f, g = objective(x_new)
+            if not np.isfinite(f) and not adaptive:
+                raise FloatingPointError("gradient descent diverged; lower eta0")
+            if state["f"] is None or not adaptive or state["eta"] <= eta_min or (
+                    np.isfinite(f) and f <= state["f"] + noise * abs(state["f"])):
+                if adaptive and state["f"] is not None and i <= _GD_WARM_UP:
+                    moved = state["eta"] * np.sqrt(state["gg"])     # accepted: the curvature
+                    curv = float(np.linalg.norm(g - state["g"])) / moved if moved else 0.0
+                    state["eta"] = max(eta_min, min(2.0 * state["eta"],   # along the step
+                                                    1.0 / curv if curv > 0 else np.inf))
+                state.update(x=x_new, f=f, g=g, gg=float(np.dot(g, g)))
+            else:                                           # rejected: shorter step, same x
+                state["eta"] = max(eta_min, 0.5 * state["eta"])
+            f, g = state["f"], state["g"]
             curve.append(f)
-            gmax = float(np.max(np.abs(g)))
+            gmax = float(np.max(np.abs(g))) if len(g) else 0.0
             if not np.isfinite(f):
                 raise DivergenceError("gradient descent diverged; lower eta0")
             state["converged"] = gmax <= tol
-            if not state["converged"]:
-                state["x"] = state["x"] - eta * g
             return None, {"objective": f, "max_grad": gmax}, state["converged"]
 
         n_run = iterate(step, self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
@@ -400,6 +432,13 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return np.concatenate([zero, M] if layout.n_classes == 2 else [M, zero], axis=1)
 
     def _log_proba_from_margins(self, M):
+        if M.shape[1] == 1:     # two classes, margins [0, m]: log P = [-lse, m - lse] with
+            M = np.asarray(M, dtype=np.float64)     # lse = log(1 + e^m), one stable ufunc
+            lse = np.logaddexp(0.0, M)              # (fewer numpy calls: one row is
+            out = np.empty((M.shape[0], 2))         # microseconds of call overhead)
+            np.negative(lse, out=out[:, :1])
+            np.subtract(M, lse, out=out[:, 1:])
+            return out
         M = self._class_margins(M)
         mx = M.max(axis=1, keepdims=True)
         return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
@@ -490,6 +529,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return labels_from_scores(self.classes_, scores)
 
 
+_GD_WARM_UP = 8     # iterations in which gd's default step follows the curvature it sees
+
+
 class _Objective:
     """mean weighted log-loss + alpha/2 ||W||^2 and its gradient, as a function of the flat
     parameter vector [W.ravel(), b] (what scipy's optimizers and our gradient descent take).
@@ -525,25 +567,30 @@ class _Objective:
             g[self.K * self.d:] = self.grad_b * scale
         return f, g
 
-    def lipschitz(self, X, n_power=20):
-        """An upper bound of the gradient's Lipschitz constant: (1/2) * lambda_max of the
-        weighted Gram matrix [X 1]^T diag(sw) [X 1] / sum(sw) + alpha (the softmax Hessian is
-        bounded by 1/2, the binary one by 1/4), by power iteration (two passes over X each)."""
-        rng = np.random.default_rng(0)
-        v = rng.normal(size=self.d + (1 if self.fit_intercept else 0))
-        lam = 0.0
-        for _ in range(n_power):
-            v /= np.linalg.norm(v)
-            u = np.asarray(X @ v[:self.d]) + (v[self.d] if self.fit_intercept else 0.0)
-            u = u * self.sw / self.weight_total
-            w = np.empty_like(v)
-            w[:self.d] = np.asarray(X.T @ u)
-            if self.fit_intercept:
-                w[self.d] = u.sum()
-            lam = float(np.linalg.norm(w))
-            v = w
-        bound = 0.25 if self.layout.n_classes == 2 else 0.5
-        return bound * lam * 1.01 + self.alpha
+    def lipschitz(self, X):
+        """An upper bound of the gradient's Lipschitz constant from one pass over X: the
+        largest eigenvalue of the Hessian is at most bound * trace([X 1]^T diag(sw) [X 1]) /
+        sum(sw) + alpha = bound * sum_i sw_i (||x_i||^2 + 1) / sum(sw) + alpha (the Frobenius
+        bound; the binary log-loss's curvature is at most 1/4, the softmax's 1/2)."""
+        return step_bound(np.dot(self.sw, squared_row_norms(X)), self.weight_total,
+                          self.fit_intercept, self.layout.n_classes, self.alpha)
+
+
+def squared_row_norms(X):
+    """||x_i||^2 per row in float64: one pass over X (dense or CSR)."""
+    if hasattr(X, "indptr"):
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.bincount(rows, weights=np.square(X.data, dtype=np.float64),
+                           minlength=X.shape[0])
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+
+
+def step_bound(weighted_sq_norms, weight, fit_intercept, n_classes, alpha):
+    """The Lipschitz bound of _Objective.lipschitz from sum_i sw_i ||x_i||^2 and sum_i sw_i
+    (the streamed and distributed objectives sum these over chunks)."""
+    trace = (weighted_sq_norms + (weight if fit_intercept else 0.0)) / weight
+    bound = 0.25 if n_classes == 2 else 0.5
+    return max(bound * trace + alpha, np.finfo(np.float64).tiny)  # X = 0: any step will do
 
 
 def _max_iter_message(solver, max_iter):

@@ -458,10 +458,13 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype, estimator=self,
                         reset=False)
         n_outputs = self._engine.W.shape[0]
-        ballot = np.zeros((len(self.vectors_), n_outputs))     # c_j in its output's column
-        ballot[np.arange(len(self.vectors_)), self.vector_outputs_] = self.vector_counts_
+        if n_outputs == 1:      # every vector votes for the one output: the counts are the
+            ballot = self.vector_counts_.astype(np.float64)[:, None]  # ballot (no scatter)
+        else:
+            ballot = np.zeros((len(self.vectors_), n_outputs))  # c_j in its output's column
+            ballot[np.arange(len(self.vectors_)), self.vector_outputs_] = self.vector_counts_
         votes = np.zeros((X.shape[0], n_outputs))
-        chunk = int(np.clip((1 << 22) // max(len(self.vectors_), 1), 1, max(X.shape[0], 1)))
+        chunk = max(1, min((1 << 22) // max(len(self.vectors_), 1), X.shape[0]))
         for first in range(0, X.shape[0], chunk):
             margins = np.asarray(X[first:first + chunk] @ self.vectors_.T) + \
                 self.vector_intercepts_

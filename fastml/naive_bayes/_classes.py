@@ -467,10 +467,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         """
         jll = self.predict_joint_log_proba(X)
         best = np.argmax(jll, axis=1)
-        undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
-        if undefined.any():
-            self._warn_undefined(undefined)
-            best[undefined] = np.argmax(self.class_log_prior_)
+        if (jll == -np.inf).any():  # some zero probability: look closer (a one-row predict
+            undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
+            if undefined.any():     # spends its microseconds on calls, not on arithmetic)
+                self._warn_undefined(undefined)
+                best[undefined] = np.argmax(self.class_log_prior_)
         return self.classes_[best]
 
     def _warn_undefined(self, undefined):

@@ -31,7 +31,7 @@ from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, che
                            state_count)
 from ._builder_fast import CATEGORICAL_SPLITS, CRITERIA, build_tree
 from ._prune import chi2_prune
-from ._tree_fast import KIND_LEAF, Tree
+from ._tree_fast import KIND_LEAF, Tree, forest_sum
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -439,8 +439,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         return self
 
     def _proba(self, Xe):
-        counts = self.tree_.value[self.tree_.apply(Xe)[0]]
-        return counts / counts.sum(axis=1, keepdims=True)
+        """The leaf class counts of each row divided by their sum (the forest's walk over
+        one tree: no per-row index arrays to allocate and gather)."""
+        out = np.zeros((Xe.shape[0], self.tree_.value.shape[1]))
+        forest_sum([self.tree_], Xe, out, True)
+        return out
 
     def predict_proba(self, X):
         """Class frequencies of the training rows in the leaf each sample reaches.
@@ -556,7 +559,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return self
 
     def _predict(self, Xe):
-        return self.tree_.value[self.tree_.apply(Xe)[0], 0]
+        out = np.zeros((Xe.shape[0], 1))
+        forest_sum([self.tree_], Xe, out, False)
+        return out[:, 0]
 
     def predict(self, X):
         """The mean training target of the leaf each sample reaches.

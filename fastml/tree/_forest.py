@@ -15,6 +15,7 @@ from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
+from ._tree_fast import forest_sum
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
                        presort)
 
@@ -74,12 +75,13 @@ class BaseForest(EncodedInput, BaseEstimator):
         est.tree_ = tree
         return est
 
-    def _per_tree(self, Xe, fn):
-        """Sum of fn(tree_estimator, Xe) over the trees, computed in threads."""
-        self._check_is_fitted("estimators_")
-        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(self.estimators_))) as pool:
-            parts = list(pool.map(lambda est: fn(est, Xe), self.estimators_))
-        return np.sum(parts, axis=0)
+    def _tree_sum(self, Xe, n_values, normalize):
+        """The sum over the trees of each row's leaf values (class frequencies when
+        `normalize`), in one compiled walk over all trees (threads split the rows)."""
+        out = np.zeros((Xe.shape[0], n_values))
+        forest_sum([est.tree_ for est in self.estimators_], Xe, out, normalize,
+                   check_n_jobs(self.n_jobs))
+        return out
 
     @property
     def feature_importances_(self):
@@ -253,9 +255,8 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         -------
         ndarray of shape (n_samples, n_classes_), columns in classes_ order
         """
-        self._check_is_fitted("estimators_")
         Xe = self._encode(X)
-        return self._per_tree(Xe, lambda est, Xe: est._proba(Xe)) / len(self.estimators_)
+        return self._tree_sum(Xe, self.n_classes_, True) / len(self.estimators_)
 
     def predict(self, X):
         """The class of largest mean probability over the trees.
@@ -359,6 +360,5 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         -------
         ndarray of float64, shape (n_samples,)
         """
-        self._check_is_fitted("estimators_")
         Xe = self._encode(X)
-        return self._per_tree(Xe, lambda est, Xe: est._predict(Xe)) / len(self.estimators_)
+        return self._tree_sum(Xe, 1, False)[:, 0] / len(self.estimators_)

