@@ -258,7 +258,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
                               options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
                                            ftol=0.0 if tol > 0 else 64 * np.finfo(float).eps))
-        gmax = float(np.max(np.abs(objective(result.x)[1]))) if objective.size else 0.0
+        # result.jac is the gradient at result.x that L-BFGS-B already evaluated: another
+        # objective(result.x) here would be one more full pass over X per fit.
+        gmax = float(np.max(np.abs(result.jac))) if objective.size else 0.0
         if tol > 0 and gmax > tol:
             if result.nit >= self.max_iter:
                 _warn_max_iter("lbfgs", self.max_iter)
