@@ -58,7 +58,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     average : bool or int, default False
         Report the running average of the SGD iterates (an int starts averaging after that
         many steps).
-    shuffle : bool, default True
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     early_stopping : bool, default False
         SGD: hold out `validation_fraction` of the rows and stop when their log-loss stops
         improving by tol for n_iter_no_change epochs.

@@ -145,8 +145,12 @@ class Perceptron(_OnlineLinearClassifier):
     tol : float or None, default 1e-3
         None or 0 disables the loss criterion.
     n_iter_no_change : int, default 5
-    shuffle : bool, default True
-        Visit the rows in a new random order each epoch (False: the given order).
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     average : bool or int, default False
         Report the averaged weight vector (003: "report averaged weights"): the mean of w after
         every step (every example), kept lazily in O(nnz(x)) per mistake. An int starts the

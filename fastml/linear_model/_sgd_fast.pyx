@@ -36,6 +36,10 @@ cdef enum:
                             # reads a core keeps in flight (10-12 line-fill buffers)
     GATHER_ROWS = 256       # rows per gathered chunk (200 KB of float64 x 100: stays in L2)
 
+# shuffle="block" (_sgd.py's epoch_order) permutes blocks of this many consecutive rows and the
+# rows inside each block: one gathered chunk then reads one contiguous 200 KB stretch of X.
+SHUFFLE_BLOCK_ROWS = GATHER_ROWS
+
 # Fold the L2 scale into W once it falls below this: between folds W grows like 1/scale and
 # A + B W cancels, so a smaller threshold costs digits (1e-4 keeps ~12); a fold is O(K d),
 # rare for small alpha.
