@@ -5,6 +5,9 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, strategies as st
+
+from test_properties import BUDGET
 
 from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -86,10 +89,6 @@ def _block_structure_holds(order, n, block):
         size = min(block, n - k * block)
         assert set(order[pos:pos + size].tolist()) == set(range(k * block, k * block + size))
         pos += size
-
-
-from hypothesis import given, strategies as st            # noqa: E402
-from test_properties import BUDGET                          # noqa: E402
 
 
 @BUDGET
