@@ -5,6 +5,9 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, strategies as st
+
+from test_properties import BUDGET
 
 from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -73,3 +76,64 @@ def test_batch_size_beyond_the_rows_is_the_rows(batch_size):
     chunked = LogisticRegression(solver="minibatch", batch_size=batch_size, random_state=0)
     chunked.partial_fit(X[:25], y[:25], classes=[0, 1]).partial_fit(X[25:], y[25:])
     assert np.isfinite(chunked.coef_).all()
+
+
+# ---------------------------------------------------------------- shuffle="block" (issue 13)
+
+def _block_structure_holds(order, n, block):
+    """order is a permutation of range(n) made of whole aligned blocks, each contiguous."""
+    assert order.dtype == np.intp and np.array_equal(np.sort(order), np.arange(n))
+    pos = 0
+    while pos < n:
+        k = order[pos] // block
+        size = min(block, n - k * block)
+        assert set(order[pos:pos + size].tolist()) == set(range(k * block, k * block + size))
+        pos += size
+
+
+@BUDGET
+@given(n=st.integers(0, 2000), block=st.integers(1, 300), seed=st.integers(0, 2**32 - 1))
+def test_block_order_is_a_permutation_of_whole_blocks(n, block, seed):
+    from fastml.linear_model._sgd import epoch_order
+    order = epoch_order(np.random.default_rng(seed), n, "block", block=block)
+    _block_structure_holds(order, n, block)
+    again = epoch_order(np.random.default_rng(seed), n, "block", block=block)
+    np.testing.assert_array_equal(order, again)             # a seed fixes the order
+
+
+def test_block_order_shuffles_blocks_and_rows_inside_them():
+    from fastml.linear_model._sgd import epoch_order
+    order = epoch_order(np.random.default_rng(0), 2560, "block", block=256)
+    _block_structure_holds(order, 2560, 256)
+    starts = order[::256] // 256
+    assert sorted(starts.tolist()) == list(range(10)) and starts.tolist() != list(range(10))
+    assert not np.array_equal(np.sort(order[:256]), order[:256])   # rows shuffled in a block
+    assert not np.array_equal(order, epoch_order(np.random.default_rng(0), 2560, True))
+
+
+def test_block_shuffle_on_sorted_labels():
+    """The weak case of block shuffling: X sorted by label, so each 256-row block holds one
+    class. Within an epoch the blocks still alternate at random, and the fit stays within 2%
+    of the full shuffle's held-out log-loss (unshuffled it is far off)."""
+    from fastml.linear_model import LogisticRegression
+    from fastml.metrics import log_loss
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(24_000, 10))
+    y = (X @ rng.normal(size=10) + rng.logistic(size=len(X)) > 0).astype(np.int64)
+    X_test, y_test, X, y = X[20_000:], y[20_000:], X[:20_000], y[:20_000]
+    s = np.argsort(y, kind="stable")
+    losses = {}
+    for shuffle in (True, "block", False):
+        m = LogisticRegression(solver="sgd", max_iter=5, tol=None, random_state=0,
+                               shuffle=shuffle).fit(X[s], y[s])
+        losses[shuffle] = log_loss(y_test, m.predict_proba(X_test), m.classes_)
+    assert losses["block"] <= 1.02 * losses[True]
+    assert losses[False] > 1.1 * losses[True]
+
+
+@pytest.mark.parametrize("shuffle", ["full", "yes", 2, None])
+def test_shuffle_must_be_a_bool_or_block(shuffle):
+    from fastml.linear_model import Perceptron
+    X, labels, _ = _data()
+    with pytest.raises(ValueError, match="shuffle must be True, False or 'block'"):
+        Perceptron(max_iter=2, shuffle=shuffle).fit(X, labels.ravel())

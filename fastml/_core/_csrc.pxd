@@ -28,12 +28,19 @@ cdef extern from "fastml_simd.h" nogil:
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:
+    double fastml_adagrad_rate(double G, float eps) noexcept
     void fastml_adagrad_f64(const double *x, double dl, double *w, double *G, double *A,
                             Py_ssize_t n, double alpha, double eta0, double eps,
                             double B) noexcept
     void fastml_adagrad_f32(const float *x, double dl, float *w, double *G, double *A,
                             Py_ssize_t n, double alpha, double eta0, double eps,
                             double B) noexcept
+    void fastml_adagrad_grad_f64(double *grad, const char *touched, double *w, double *G,
+                                 double *A, Py_ssize_t n, double alpha, double eta0,
+                                 double eps, double B) noexcept
+    void fastml_adagrad_grad_f32(double *grad, const char *touched, float *w, double *G,
+                                 double *A, Py_ssize_t n, double alpha, double eta0,
+                                 double eps, double B) noexcept
 
 # The rbf kernel's transform with a vectorizable exp (csrc/fastml_kernel_rows.h).
 cdef extern from "fastml_kernel_rows.h" nogil:

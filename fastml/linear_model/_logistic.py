@@ -67,7 +67,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         "minibatch"), for streams that drift (003). Implies averaging (from the first step,
         or after `average` steps when that is an int); it carries on across `partial_fit`
         calls and `fastml.fit_stream` chunks.
-    shuffle : bool, default True
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     early_stopping : bool or "progressive", default False
         SGD: True holds out `validation_fraction` of the rows and stops when their log-loss
         stops improving by tol for n_iter_no_change epochs. "progressive" stops on
@@ -281,7 +286,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             result = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=step,
                               options=dict(maxiter=self.max_iter, gtol=tol, maxls=50,
                                            ftol=0.0 if tol > 0 else 64 * np.finfo(float).eps))
-        gmax = float(np.max(np.abs(objective(result.x)[1]))) if objective.size else 0.0
+        # result.jac is the gradient at result.x that L-BFGS-B already evaluated: another
+        # objective(result.x) here would be one more full pass over X per fit.
+        gmax = float(np.max(np.abs(result.jac))) if objective.size else 0.0
         if tol > 0 and gmax > tol:
             if result.nit >= self.max_iter:
                 _warn_max_iter("lbfgs", self.max_iter)

@@ -158,8 +158,12 @@ class Perceptron(_OnlineLinearClassifier):
     early_stopping : False or "progressive", default False
         "progressive": the `tol` criterion watches `progressive_loss_` (the epoch's mistake
         rate) instead of the mean perceptron loss, which grows with |w|; no rows are held out.
-    shuffle : bool, default True
-        Visit the rows in a new random order each epoch (False: the given order).
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     average : bool or int, default False
         Report the averaged weight vector (003: "report averaged weights"): the mean of w after
         every step (every example), kept lazily in O(nnz(x)) per mistake. An int starts the

@@ -722,8 +722,12 @@ _SOLVER_DOC = """
         Report the average of the SGD iterates; an int starts averaging after that many
         steps (n_samples: after the first epoch, which drops the start-up transient), as in
         SGDRegressor.
-    shuffle : bool, default True
-        Shuffle the rows every SGD epoch, as in SGDRegressor.
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     n_iter_no_change : int, default 5
         See tol, as in SGDRegressor.
     random_state : int, Generator or None, default None

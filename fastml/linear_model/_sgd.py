@@ -257,6 +257,41 @@ def _optimal_t0(loss, alpha):
     return 1.0 / ((typw / dloss) * alpha)
 
 
+SHUFFLES = (True, False, "block")
+
+
+def check_shuffle(shuffle):
+    """shuffle must be True (a full permutation per epoch), False (the rows in order) or
+    "block" (see epoch_order)."""
+    if not (isinstance(shuffle, (bool, np.bool_)) or (isinstance(shuffle, str)
+                                                       and shuffle == "block")):
+        raise ValueError(f"shuffle must be True, False or 'block'; got {shuffle!r}")
+
+
+def epoch_order(rng, n, shuffle, block=_sgd.SHUFFLE_BLOCK_ROWS):
+    """The row order of one epoch (intp).
+
+    True: rng.permutation(n), each row anywhere (the gather waits on memory for every row).
+    "block": the rows cut into consecutive blocks of `block` rows (the last one shorter), the
+    blocks in a random order and the rows inside each block in a random order. The kernel then
+    reads X one contiguous stretch at a time, near memory bandwidth; the price is that rows of
+    one block stay together within an epoch, which matters only when X is sorted (by label, say)
+    at a scale of `block` rows or more: see bench/README.md for the log-loss it costs there.
+    False: 0, 1, ..., n - 1.
+    """
+    if not shuffle:
+        return np.arange(n, dtype=np.intp)
+    if isinstance(shuffle, str):            # "block"
+        n_full = n // block
+        inner = rng.permuted(np.arange(n_full * block, dtype=np.intp).reshape(n_full, block),
+                             axis=1)        # the rows inside each full block
+        last = n_full * block + rng.permutation(n - n_full * block).astype(np.intp)
+        blocks = rng.permutation(n_full + (len(last) > 0))
+        return np.concatenate([inner[k] if k < n_full else last for k in blocks]
+                              + [np.empty(0, dtype=np.intp)])
+    return rng.permutation(n).astype(np.intp)
+
+
 def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
                validation=None, verbose=0, name="SGD", first_epoch=0,
                stop_without_updates=False, progressive="loss", watch_progressive=False):
@@ -275,13 +310,14 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
     Returns (epochs run, list of mean training losses, list of progressive losses).
     """
+    check_shuffle(shuffle)
     X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
     curve, progressive_curve = [], []
 
     def step(epoch):
-        order = rng.permutation(n).astype(np.intp) if shuffle else np.arange(n, dtype=np.intp)
+        order = epoch_order(rng, n, shuffle)
         loss_sum, updates, step_weight = engine.epoch(X, Y, sample_weight, order, epoch)
         mean_loss = loss_sum / weight_total
         curve.append(mean_loss)

@@ -32,12 +32,17 @@ from cython cimport floating
 from ._loss cimport LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss
 from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy, row_axpy_double
 from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32,
-                            fastml_check_index)
+                            fastml_adagrad_grad_f64, fastml_adagrad_grad_f32,
+                            fastml_adagrad_rate, fastml_check_index)
 
 cdef enum:
     PREFETCH_AHEAD = 8      # rows requested ahead while gathering a shuffled chunk: about the
                             # reads a core keeps in flight (10-12 line-fill buffers)
     GATHER_ROWS = 256       # rows per gathered chunk (200 KB of float64 x 100: stays in L2)
+
+# shuffle="block" (_sgd.py's epoch_order) permutes blocks of this many consecutive rows and the
+# rows inside each block: one gathered chunk then reads one contiguous 200 KB stretch of X.
+SHUFFLE_BLOCK_ROWS = GATHER_ROWS
 
 # Fold the L2 scale into W once it falls below this: between folds W grows like 1/scale and
 # A + B W cancels, so a smaller threshold costs digits (1e-4 keeps ~12); a fold is O(K d),
@@ -243,16 +248,18 @@ cdef inline void adagrad_row(const floating *x, double dl, floating *w, double *
 cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t nb,
                          floating *W, floating *b, Model *m, const SGDConfig *cfg,
                          const double *dloss, Scratch *s) noexcept nogil:
-    """Per-weight steps eta0 * g / sqrt(sum of g^2) on the coordinates the batch touches: those
-    where some row of the batch has x_j != 0. L2 enters the gradient of those coordinates only,
-    lazily, for dense and CSR rows alike (so both give the same model); an untouched weight is
-    not visited at all, which keeps a sparse step O(nnz K)."""
+    """Per-weight steps eta0 * g / (sqrt(sum of g^2) + eps) on the coordinates the batch
+    touches: those where some row of the batch has x_j != 0. L2 enters the gradient of those
+    coordinates only, lazily, for dense and CSR rows alike (so both give the same model); a
+    sparse batch visits only its touched weights, which keeps its step O(nnz K). The rate
+    1 / (sqrt(G) + eps) is fastml_adagrad_rate on every path (csrc/fastml_adagrad.h)."""
     cdef Py_ssize_t r, k, j, q, nnz, n_touched = 0, off, K = m.K, d = src.n_features
     cdef const floating *x
     cdef const int *idx
     cdef double g, delta, gsum, B = m.state[STATE_B]
     cdef double *G = m.G
     cdef double *A = m.A
+    cdef float eps = <float> cfg.adagrad_eps
     if src.indices == NULL and nb == 1:     # one dense row: vectorized, no gradient buffer
         get_row(src, rows[0], &x, &idx, &nnz)
         for k in range(K):
@@ -273,12 +280,19 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
             for k in range(K):
                 if dloss[r * K + k] != 0.0:
                     row_axpy_double(x, idx, nnz, dloss[r * K + k], s.grad + k * d)
-        if src.indices == NULL:             # dense: the marked coordinates, in order
-            for j in range(d):
-                if s.mark[j]:
-                    s.touched[n_touched] = <int> j
-                    n_touched += 1
-        for q in range(n_touched):
+        if src.indices == NULL:             # dense: every coordinate, vectorized (g = 0 where
+            for k in range(K):              # no row touched it: a zero step)
+                off = k * d
+                if floating is double:
+                    fastml_adagrad_grad_f64(s.grad + off, s.mark, W + off, G + off,
+                                            A + off if cfg.average else NULL, d, cfg.alpha,
+                                            cfg.eta0, cfg.adagrad_eps, B)
+                else:
+                    fastml_adagrad_grad_f32(s.grad + off, s.mark, W + off, G + off,
+                                            A + off if cfg.average else NULL, d, cfg.alpha,
+                                            cfg.eta0, cfg.adagrad_eps, B)
+            memset(s.mark, 0, d)
+        for q in range(n_touched):          # CSR: the touched coordinates only
             j = s.touched[q]
             s.mark[j] = 0
             for k in range(K):
@@ -286,7 +300,7 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
                 g = s.grad[off] + cfg.alpha * W[off]
                 s.grad[off] = 0.0
                 G[off] += g * g
-                delta = -cfg.eta0 * g / (sqrt(G[off]) + cfg.adagrad_eps)
+                delta = -cfg.eta0 * g * fastml_adagrad_rate(G[off], eps)
                 W[off] = <floating> (W[off] + delta)
                 if cfg.average:
                     A[off] -= B * delta
@@ -296,7 +310,7 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
             for r in range(nb):
                 gsum += dloss[r * K + k]
             m.Gb[k] += gsum * gsum
-            b[k] = <floating> (b[k] - cfg.eta0 * gsum / (sqrt(m.Gb[k]) + cfg.adagrad_eps))
+            b[k] = <floating> (b[k] - cfg.eta0 * gsum * fastml_adagrad_rate(m.Gb[k], eps))
 
 
 # ---------------------------------------------------------------- the epoch

@@ -59,7 +59,12 @@ class LinearSVM(_OnlineLinearClassifier):
         weighing 2**(-t / average_halflife) (normalised), for streams that drift. Implies
         averaging (from the first step, or after `average` steps when that is an int); it
         carries on across `partial_fit` calls.
-    shuffle : bool, default True
+    shuffle : bool or "block", default True
+        Visit the rows in a new random order each epoch: True, a full permutation; "block",
+        blocks of 256 consecutive rows in random order with the rows inside each block
+        shuffled (reads X near memory bandwidth instead of waiting on each row; on data
+        sorted by label it costs a little log-loss, see the user guide); False, the given
+        order.
     fit_intercept : bool, default True
     random_state : int, Generator or None
     verbose : int, default 0

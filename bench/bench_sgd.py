@@ -1,0 +1,80 @@
+"""The SGD family at issue 13's sizes, fastml next to scikit-learn in one session, one thread:
+logistic SGD (5 epochs, shuffled) at 300k x 100 and 1M x 100 with fastml's full shuffle
+(shuffle=True, the default) and its block shuffle (shuffle="block"), the perceptron and the
+averaged perceptron at 300k x 100. Quality: held-out log-loss next to the optimum (L-BFGS to
+tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import record
+from fastml import LogisticRegression, Perceptron
+from fastml.metrics import log_loss
+
+SIZES = [int(s) for s in os.environ.get("FASTML_BENCH_SGD_ROWS", "300000,1000000").split(",")]
+N_FEATURES = 100
+ALPHA = 1e-6
+
+
+def _problem(n):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n + n // 5, N_FEATURES))
+    w = rng.standard_normal(N_FEATURES) / np.sqrt(N_FEATURES)
+    y = (X @ w + 0.3 + rng.logistic(size=len(X)) > 0).astype(np.int64)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+_cache = {}
+
+
+def data(n):
+    if n not in _cache:
+        _cache.clear()                          # one size in memory at a time
+        X, y, X_test, y_test = _problem(n)
+        best = LogisticRegression(alpha=ALPHA, tol=1e-8, max_iter=500).fit(X, y)
+        _cache[n] = X, y, X_test, y_test, log_loss(y_test, best.predict_proba(X_test),
+                                                    best.classes_)
+    return _cache[n]
+
+
+def held_out(model, X_test, y_test):
+    return log_loss(y_test, model.predict_proba(X_test), model.classes_)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
+                                 "scikit-learn SGDClassifier"])
+def test_logistic_sgd(benchmark, single_thread, n, who):
+    X, y, X_test, y_test, optimum = data(n)
+    if who.startswith("fastml"):
+        model = LogisticRegression(solver="sgd", alpha=ALPHA, max_iter=5, tol=None,
+                                   random_state=0, shuffle="block" if "block" in who else True)
+    else:
+        from sklearn.linear_model import SGDClassifier
+        model = SGDClassifier(loss="log_loss", alpha=ALPHA, max_iter=5, tol=None,
+                              random_state=0)
+    benchmark.pedantic(model.fit, args=(X, y), rounds=3, iterations=1)
+    record(benchmark, f"logistic SGD {n} x 100, 5 epochs", who,
+           log_loss=held_out(model, X_test, y_test), optimum=optimum)
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
+                                 "scikit-learn"])
+def test_perceptron(benchmark, single_thread, average, who):
+    n = SIZES[0]
+    X, y, X_test, y_test, _ = data(n)
+    if who.startswith("fastml"):
+        model = Perceptron(max_iter=5, tol=None, random_state=0, average=average,
+                           shuffle="block" if "block" in who else True)
+    else:
+        from sklearn.linear_model import SGDClassifier
+        model = SGDClassifier(loss="perceptron", penalty=None, learning_rate="constant",
+                              eta0=1.0, average=average, max_iter=5, tol=None, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        benchmark.pedantic(model.fit, args=(X, y), rounds=3, iterations=1)
+    record(benchmark, f"{'averaged ' if average else ''}perceptron {n} x 100, 5 epochs", who,
+           accuracy=float(np.mean(model.predict(X_test) == y_test)))
