@@ -15,8 +15,7 @@ from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
-from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
-                       presort)
+from ._classes import DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
@@ -39,10 +38,9 @@ class BaseForest(EncodedInput, BaseEstimator):
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
         limits = self._limits(*Xe.shape)
-        Xf = np.ascontiguousarray(Xe.T)
-        order = presort(Xf)
-        is_cat = self.categorical_mask_.astype(np.uint8)
-        n_levels = self._n_levels()
+        n_jobs = check_n_jobs(self.n_jobs)
+        # presorted or binned once; every tree reads the same shared, read-only arrays
+        grow = self._grower(np.ascontiguousarray(Xe.T), min(n_jobs, Xe.shape[1]))
         rng = check_random_state(self.random_state)
         seeds = [seed_from(rng) for _ in range(self.n_estimators)]
         n = Xe.shape[0]
@@ -52,11 +50,11 @@ class BaseForest(EncodedInput, BaseEstimator):
             counts = None
             if self.bootstrap:
                 counts = np.bincount(tree_rng.integers(0, n, n), minlength=n).astype(np.int32)
-            tree = grow_tree(Xf, order, counts, y_kernel, is_cat, n_levels,
-                             n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
+            tree = grow(counts, y_kernel, n_classes=n_outputs, seed=seed_from(tree_rng),
+                        **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(seeds))) as pool:
+        with ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -135,6 +133,11 @@ _FOREST_DOC = """
         is the same for any n_jobs.
     random_state : int, Generator or None, default=None
         Seed of the bootstrap samples and the feature draws.
+    splitter : {"best", "hist"}, default="best"
+        As for the single tree; with "hist" the columns are binned once and the trees share
+        the binned matrix (a bootstrap sample is row weights, never a copy).
+    max_bins : int in [2, 255], default=255
+        As for the single tree (splitter="hist").
     verbose : int, default=0
         1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a line per
         tree, 0 = silent.
@@ -176,13 +179,15 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     """
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
-                    "max_leaf_nodes", "categorical_features", "max_features")
+                    "max_leaf_nodes", "categorical_features", "max_features", "splitter",
+                    "max_bins")
     _criteria = DecisionTreeClassifier._criteria
 
     def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0):
+                 categorical_features="auto", random_state=None, verbose=0, splitter="best",
+                 max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -196,6 +201,8 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
+        self.splitter = splitter
+        self.max_bins = max_bins
 
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
@@ -289,7 +296,8 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0):
+                 categorical_features="auto", random_state=None, verbose=0, splitter="best",
+                 max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -303,6 +311,8 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
+        self.splitter = splitter
+        self.max_bins = max_bins
 
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
