@@ -176,14 +176,15 @@ class EncodedInput:
             min(int(self.max_leaf_nodes), beyond),
             max_features=resolve_max_features(self.max_features, n_features))
 
-    def _grower(self, Xf, n_threads=1):
-        """The splitter's one-off work on the columns (the presort, or the binning) and the
-        function that grows a tree from it: grow(counts, y, **limits) -> Tree."""
+    def _grower(self, Xe, n_threads=1):
+        """The splitter's one-off work on the encoded X (the presort of its columns, or the
+        binning) and the function that grows a tree from it: grow(counts, y, **limits)."""
         is_cat, n_levels = self.categorical_mask_.astype(np.uint8), self._n_levels()
-        if self.splitter == "hist":
-            data, grow = bin_features(Xf, is_cat, n_levels, int(self.max_bins),
-                                      n_threads), grow_hist_tree
+        if self.splitter == "hist":  # bins straight from the rows (no transposed copy)
+            data, grow = bin_features(np.ascontiguousarray(Xe), is_cat, n_levels,
+                                      int(self.max_bins), n_threads), grow_hist_tree
         else:
+            Xf = np.ascontiguousarray(Xe.T)
             data, grow = presort(Xf, n_threads), None
         return lambda counts, y, **kw: (
             grow(data, counts, y, is_cat, n_levels, **kw) if grow is not None else
@@ -268,7 +269,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         # each thread gets scratch the size of the sample: more threads than features (which
         # they share out) or than cores cannot help, so n_jobs is clamped to both
         n_threads = min(check_n_jobs(self.n_jobs), Xe.shape[1], os.cpu_count() or 1)
-        grow = self._grower(np.ascontiguousarray(Xe.T), n_threads)
+        grow = self._grower(Xe, n_threads)
         self.tree_ = grow(None, y, n_classes=n_classes, seed=seed_from(rng),
                           n_threads=n_threads, **limits)
 

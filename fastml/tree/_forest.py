@@ -40,7 +40,7 @@ class BaseForest(EncodedInput, BaseEstimator):
         limits = self._limits(*Xe.shape)
         n_jobs = check_n_jobs(self.n_jobs)
         # presorted or binned once; every tree reads the same shared, read-only arrays
-        grow = self._grower(np.ascontiguousarray(Xe.T), min(n_jobs, Xe.shape[1]))
+        grow = self._grower(Xe, n_jobs)
         rng = check_random_state(self.random_state)
         seeds = [seed_from(rng) for _ in range(self.n_estimators)]
         n = Xe.shape[0]

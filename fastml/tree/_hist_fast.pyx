@@ -20,9 +20,12 @@
 #      predict walks raw X through the same Tree). When every value has its own bin these are
 #      the exact splitter's candidates, counts and thresholds, so the trees are identical.
 #
-# Where the speed comes from: rows are partitioned once per split (one int32 list, not one
-# sorted list per feature), a histogram costs one byte read and one add per row and feature,
-# and the search costs O(bins) instead of O(rows). Large nodes keep the histograms of all
+# Where the speed comes from: the sample is copied once into node order -- each feature's bin
+# codes (one byte per row, not the exact splitter's 12-byte sorted entries), the labels and
+# weights -- and a split partitions those arrays stably, so a node's rows are one contiguous
+# range of each and every pass over them is sequential (deep nodes of a few rows scattered
+# over X would otherwise cost a cache miss per row and feature). A histogram costs one byte
+# read and one add per row and feature, and the search costs O(bins) instead of O(rows). Large nodes keep the histograms of all
 # features, and a split builds only its smaller children's; the largest child's is the
 # parent's minus theirs (the subtraction trick). Small nodes, and nodes that search a few
 # drawn features (forests), build the histogram of each drawn feature from their rows into a
@@ -40,7 +43,7 @@ from libc.limits cimport INT_MAX
 
 import numpy as np
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below, fastml_check_index
 from .._core._typedefs cimport count_t, index_t
@@ -57,6 +60,7 @@ cdef enum:
     CRIT_SSE = 2
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
     MISSING = 255        # the bin code of NaN (and of a missing categorical level)
+    EDGES = 255          # edges stored per feature (padded with +inf)
 
 if CRITERIA != {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}:
     raise ImportError("_hist_fast's criterion codes differ from _builder_fast's")
@@ -91,7 +95,7 @@ cdef inline double split_point(double lo, double hi) noexcept nogil:
     return t
 
 
-cdef int distinct_values(const double *col, Py_ssize_t n, int max_bins,
+cdef int distinct_values(const double *col, Py_ssize_t n, Py_ssize_t stride, int max_bins,
                          double *out) noexcept nogil:
     """The sorted distinct non-missing values of col into out[0:k]; k, or -1 as soon as there
     are more than max_bins (a continuous column stops after about max_bins rows)."""
@@ -99,7 +103,7 @@ cdef int distinct_values(const double *col, Py_ssize_t n, int max_bins,
     cdef int k = 0, a, b, mid
     cdef double v, last = NAN
     for i in range(n):
-        v = col[i]
+        v = col[i * stride]
         if isnan(v) or v == last:  # runs of one value are common in low-cardinality columns
             continue
         last = v
@@ -141,34 +145,37 @@ cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edg
     return n_edges
 
 
-cdef void bin_column(const double *col, Py_ssize_t n, const double *edges, int n_edges,
-                     int categorical, uint8_t *out, double *lo, double *hi) noexcept nogil:
-    """Bin codes of one column (bisect_right over the edges, so x < edge <=> bin <= edge's
-    index), and each bin's smallest and largest value."""
-    cdef Py_ssize_t i
-    cdef int a, b, mid
+cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
+                   const double *edges, const unsigned char *is_cat, uint8_t *bins, double *lo,
+                   double *hi) noexcept nogil:
+    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: the number
+    of edges <= x (x < edge <=> bin <= the edge's index), found by 8 branch-free halvings over
+    each feature's 255 edges (padded with +inf, so no bound checks); and each bin's smallest
+    and largest value. Feature by feature over a block of rows that stays in cache."""
+    cdef Py_ssize_t i, f
+    cdef int a, step
     cdef double v
-    for i in range(n):
-        v = col[i]
-        if isnan(v):
-            out[i] = MISSING
-            continue
-        if categorical:
-            out[i] = <uint8_t> v  # a level code 0..254 (bin_features checks the levels)
-            continue
-        a = 0
-        b = n_edges
-        while a < b:
-            mid = (a + b) >> 1
-            if edges[mid] <= v:
-                a = mid + 1
-            else:
-                b = mid
-        out[i] = <uint8_t> a
-        if v < lo[a]:
-            lo[a] = v
-        if v > hi[a]:
-            hi[a] = v
+    cdef const double *e
+    for f in range(d):
+        e = edges + f * EDGES
+        for i in range(i0, i1):
+            v = X[i * d + f]
+            if isnan(v):
+                bins[f * n + i] = MISSING
+                continue
+            if is_cat[f]:
+                bins[f * n + i] = <uint8_t> v  # a level code 0..254 (checked by bin_features)
+                continue
+            a = 0
+            step = 128
+            while step > 0:
+                a += step * (e[a + step - 1] <= v)
+                step >>= 1
+            bins[f * n + i] = <uint8_t> a
+            if v < lo[f * SLOTS + a]:
+                lo[f * SLOTS + a] = v
+            if v > hi[f * SLOTS + a]:
+                hi[f * SLOTS + a] = v
 
 
 cdef class Binned:
@@ -189,21 +196,21 @@ cdef class Binned:
         self.bins, self.lo, self.hi, self.n_bins = bins, lo, hi, n_bins
 
 
-def bin_features(const double[:, ::1] Xf, const unsigned char[::1] is_categorical,
+def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical,
                  const int[::1] n_levels, int max_bins=MAX_BINS, int n_threads=1):
-    """Bin the columns of Xf for splitter="hist" (once per fit).
+    """Bin the columns of X for splitter="hist" (once per fit).
 
     Parameters
     ----------
-    Xf : ndarray of shape (n_features, n_samples), float64
-        The encoded columns, feature-major (NaN = missing; categorical columns as codes).
+    X : ndarray of shape (n_samples, n_features), float64, C-contiguous
+        The encoded columns (NaN = missing; categorical columns as level codes).
     is_categorical : ndarray of uint8, shape (n_features,)
     n_levels : ndarray of int32, shape (n_features,)
         Levels of each categorical column (at most 255).
     max_bins : int in [2, 255], default=255
         Bins of a real column (missing values get a bin of their own besides).
     n_threads : int, default=1
-        Columns binned in parallel.
+        Threads that bin blocks of rows.
 
     Returns
     -------
@@ -211,50 +218,59 @@ def bin_features(const double[:, ::1] Xf, const unsigned char[::1] is_categorica
 
     Examples
     --------
-    >>> Xf = np.array([[3.0, 1.0, np.nan, 1.0, 7.0]])
-    >>> b = bin_features(Xf, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    >>> X = np.array([[3.0], [1.0], [np.nan], [1.0], [7.0]])
+    >>> b = bin_features(X, np.zeros(1, np.uint8), np.zeros(1, np.int32))
     >>> b.bins.tolist(), b.n_bins.tolist(), b.hi[0, :3].tolist()
     ([[1, 0, 255, 0, 2]], [3], [1.0, 3.0, 7.0])
     """
-    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], f
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], f, blk, n_blocks
     if is_categorical.shape[0] != d or n_levels.shape[0] != d:
         raise ValueError("bin_features: the arrays' shapes do not match")
     if not 2 <= max_bins <= MAX_BINS:
         raise ValueError(f"max_bins must be an integer in [2, {MAX_BINS}]; got {max_bins}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
     for f in range(d):
         if is_categorical[f] and n_levels[f] > MAX_BINS:
             raise ValueError(
                 f"splitter='hist' takes categorical columns of at most {MAX_BINS} levels; "
                 f"column {f} has {n_levels[f]} (use splitter='best' for it)")
     bins_a = np.empty((d, n), dtype=np.uint8)
-    lo_a = np.full((d, SLOTS), np.inf)
-    hi_a = np.full((d, SLOTS), -np.inf)
     edges_a = np.zeros((d, MAX_BINS), dtype=np.float64)
     n_edges_a = np.full(d, -1, dtype=np.int32)
+    # each thread's own running min / max per bin, merged at the end
+    lo_t = np.full((n_threads, d, SLOTS), np.inf)
+    hi_t = np.full((n_threads, d, SLOTS), -np.inf)
     cdef uint8_t[:, ::1] bins = bins_a
-    cdef double[:, ::1] lo = lo_a, hi = hi_a, edges = edges_a
+    cdef double[:, :, ::1] lo = lo_t, hi = hi_t
+    cdef double[:, ::1] edges = edges_a
     cdef int[::1] n_edges = n_edges_a
     cdef int k
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    if n == 0 or d == 0:
+        raise ValueError("bin_features: X is empty")
     with nogil:  # columns of at most max_bins values: one bin per value
         for f in prange(d, num_threads=n_threads, schedule="dynamic"):
             if not is_categorical[f]:
-                k = distinct_values(&Xf[f, 0], n, max_bins, &edges[f, 0])
+                k = distinct_values(&X[0, f], n, d, max_bins, &edges[f, 0])
                 if k >= 0:
                     n_edges[f] = quantile_edges(&edges[f, 0], k, k, &edges[f, 0]) \
                         if k > 1 else 0
     many = np.flatnonzero((n_edges_a < 0) & (np.asarray(is_categorical) == 0))
-    if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort, in threads)
+    if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort)
         rows = np.arange(n) if n <= BIN_SAMPLE else \
             np.sort(np.random.default_rng(0).choice(n, BIN_SAMPLE, replace=False))
-        sample = np.asarray(Xf)[many][:, rows]
+        sample = np.ascontiguousarray(np.asarray(X)[rows][:, many].T)
         sample.sort(axis=1)  # NaN last
         quantiles(sample, many.astype(np.intp), max_bins, edges_a, n_edges_a)
+    for f in range(d):  # pad past the last edge: bin_rows' search reads all 255
+        edges_a[f, max(n_edges_a[f], 0):] = np.inf
+    n_blocks = (n + 1023) // 1024
     with nogil:
-        for f in prange(d, num_threads=n_threads, schedule="dynamic"):
-            bin_column(&Xf[f, 0], n, &edges[f, 0], n_edges[f] if n_edges[f] > 0 else 0,
-                       is_categorical[f], &bins[f, 0], &lo[f, 0], &hi[f, 0])
+        for blk in prange(n_blocks, num_threads=n_threads, schedule="static"):
+            bin_rows(&X[0, 0], blk * 1024, min(n, blk * 1024 + 1024), d, n, &edges[0, 0],
+                     &is_categorical[0], &bins[0, 0], &lo[threadid(), 0, 0],
+                     &hi[threadid(), 0, 0])
+    lo_a, hi_a = lo_t.min(axis=0), hi_t.max(axis=0)
     n_bins = np.where(np.asarray(is_categorical) != 0, np.asarray(n_levels),
                       np.maximum(n_edges_a, 0) + 1).astype(np.int32)
     for a in (bins_a, lo_a, hi_a, n_bins):
@@ -290,7 +306,7 @@ ctypedef struct Split:
 
 ctypedef struct Item:          # a node waiting to be split
     index_t node
-    Py_ssize_t start, end     # its rows: rows[start:end]
+    Py_ssize_t start, end     # its rows: positions [start, end) of the node-ordered arrays
     count_t n                 # their total weight (n_node_samples)
     index_t depth
     double gain
@@ -311,19 +327,20 @@ ctypedef struct HB:
     const int *n_levels
     const int *yc                 # class codes (classification)
     const double *yr              # targets (regression)
-    double *ys                    # targets minus their mean (what histograms sum)
-    int *wt                       # (n_rows) each row's weight (bootstrap count)
     int K, criterion, n_threads
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     int node_hists                # keep all features' histograms on large nodes
     Py_ssize_t fstride            # bytes of one feature's histogram
     Py_ssize_t hbytes             # bytes of a node's histograms (d features)
-    # rows and per-node gathers
-    int *rows                     # (m_rows) partitioned down the tree
-    int *tmp_rows
-    int *lab                      # (m_rows) the node's class codes, in row order
-    int *wgt                      # (m_rows) its weights
-    double *yg                    # (m_rows) its centred targets
+    # the sample in node order (each node's rows are one range), partitioned down the tree
+    uint8_t *pbins                # (d, m_rows) bin codes
+    int *lab                      # (m_rows) class codes
+    int *wgt                      # (m_rows) weights (bootstrap counts)
+    double *yg                    # (m_rows) targets minus the sample mean (histograms sum them)
+    double *yraw                  # (m_rows) targets (node values)
+    uint8_t *side                 # (m_rows) child of each position at the split being applied
+    uint8_t *tmp_bytes            # (m_rows) the partitions' scratch
+    char *tmp_wide                # (m_rows * 8)
     double *nlogn                 # nlogn[k] = k log2 k, k = 0..m
     count_t *node_counts
     count_t *left
@@ -410,40 +427,25 @@ cdef inline void clear_split(Split *split, double limit, int first_within) noexc
 
 # ---------------------------------------------------------------- building histograms
 
-cdef void gather(HB *b, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    """The node's labels (or centred targets) and weights, contiguous in row order, so each
-    feature's histogram pass reads one byte per row from X and nothing else at random."""
-    cdef Py_ssize_t p
-    cdef int r
-    for p in range(start, end):
-        r = b.rows[p]
-        b.wgt[p] = b.wt[r]
-        if b.criterion == CRIT_SSE:
-            b.yg[p] = b.ys[r]
-        else:
-            b.lab[p] = b.yc[r]
-
-
 cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
                        uint64_t *bits) noexcept nogil:
-    """Add the node's rows (gathered) to feature f's histogram h; mark their bins in bits
-    (NULL: no bitmap)."""
-    cdef const uint8_t *col = b.bins + f * b.n_rows
-    cdef const int *rows = b.rows
+    """Add the node's rows to feature f's histogram h; mark their bins in bits (NULL: no
+    bitmap)."""
+    cdef const uint8_t *col = b.pbins + f * b.m_rows
     cdef int32_t *hc = <int32_t *> h
     cdef double *hr = <double *> h
     cdef Py_ssize_t p
     cdef int K = b.K, bin
     if b.criterion == CRIT_SSE:
         for p in range(start, end):
-            bin = col[rows[p]]
+            bin = col[p]
             hr[2 * bin] += b.wgt[p]
             hr[2 * bin + 1] += b.wgt[p] * b.yg[p]
             if bits != NULL:
                 bits[bin >> 6] |= (<uint64_t> 1) << (bin & 63)
         return
     for p in range(start, end):
-        bin = col[rows[p]]
+        bin = col[p]
         fastml_check_index(b.lab[p], K)
         hc[bin * K + b.lab[p]] += b.wgt[p]
         if bits != NULL:
@@ -454,7 +456,6 @@ cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h) noexcept no
     """Every feature's histogram of the node's rows into the zeroed node histogram h (features
     in parallel threads on large nodes: each writes its own slice)."""
     cdef int f
-    gather(b, start, end)
     if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
             hist_feature(b, f, start, end, h + f * b.fstride, NULL)
@@ -714,8 +715,6 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
     cdef uint8_t present[SLOTS]
     cdef char *h
     cdef uint64_t *bits
-    if item.hist == NULL:
-        gather(b, item.start, item.end)
     for i in range(b.d):
         b.features[i] = i
     for i in range(b.d):
@@ -802,22 +801,20 @@ cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssi
     """Fill the node's value and impurity from its rows (as the exact builder does, weights
     for repeats); mean = the node mean of the centred targets. Returns 1 for a pure node."""
     cdef Py_ssize_t p
-    cdef int c, r, pure = 1
+    cdef int c, pure = 1
     cdef double s = 0.0, sc = 0.0, ss = 0.0, dv, first
     cdef double *value = t.value + <Py_ssize_t> node * t.n_values
     if b.criterion == CRIT_SSE:
-        first = b.yr[b.rows[start]]
+        first = b.yraw[start]
         for p in range(start, end):
-            r = b.rows[p]
-            s += b.wt[r] * b.yr[r]
-            sc += b.wt[r] * b.ys[r]
-            if b.yr[r] != first:
+            s += b.wgt[p] * b.yraw[p]
+            sc += b.wgt[p] * b.yg[p]
+            if b.yraw[p] != first:
                 pure = 0
         value[0] = s / n
         for p in range(start, end):
-            r = b.rows[p]
-            dv = b.yr[r] - value[0]
-            ss += b.wt[r] * dv * dv
+            dv = b.yraw[p] - value[0]
+            ss += b.wgt[p] * dv * dv
         t.nodes[node].impurity = ss / n
         mean[0] = sc / n
         parent_term[0] = 0.0
@@ -825,9 +822,8 @@ cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssi
     for c in range(b.K):
         b.node_counts[c] = 0
     for p in range(start, end):
-        r = b.rows[p]
-        fastml_check_index(b.yc[r], b.K)
-        b.node_counts[b.yc[r]] += b.wt[r]
+        fastml_check_index(b.lab[p], b.K)
+        b.node_counts[b.lab[p]] += b.wgt[p]
     for c in range(b.K):
         value[c] = <double> b.node_counts[c]
         if b.node_counts[c] != 0 and b.node_counts[c] != n:
@@ -867,28 +863,27 @@ cdef int make_node(HB *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_
 
 
 cdef int assign_sides(HB *b, Item *item) noexcept nogil:
-    """Partition the node's rows stably by child (child_rows, child_w: each child's rows and
-    weight) and fill the level -> child map, as the exact builder's assign_sides does.
-    Returns the number of children k."""
-    cdef int f = item.split.feature, L, v, k = 0, big = 0, miss_side, side, r
-    cdef const uint8_t *col = b.bins + f * b.n_rows
-    cdef Py_ssize_t p, o, n_miss_rows = 0
+    """side[p] = the child of each of the node's positions, child_rows / child_w = each
+    child's rows and weight, and the level -> child map, as the exact builder's assign_sides
+    decides them. Returns the number of children k."""
+    cdef int f = item.split.feature, L, v, k = 0, big = 0, miss_side
+    cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef Py_ssize_t p, n_miss_rows = 0
     cdef count_t w_miss = 0
     cdef count_t *lw = b.child_w        # first per level (weight), then per child
+    cdef uint8_t cut = <uint8_t> item.split.cut
     if not b.is_cat[f]:
-        L = 2
         b.child_w[0] = b.child_w[1] = 0
         b.child_rows[0] = b.child_rows[1] = 0
         for p in range(item.start, item.end):
-            r = b.rows[p]
-            v = col[r]
+            v = col[p]
             if v == MISSING:
-                w_miss += b.wt[r]
+                w_miss += b.wgt[p]
                 n_miss_rows += 1
             else:
-                side = 0 if v <= item.split.cut else 1
-                b.child_w[side] += b.wt[r]
-                b.child_rows[side] += 1
+                b.side[p] = v > cut
+                b.child_w[v > cut] += b.wgt[p]
+                b.child_rows[v > cut] += 1
         if n_miss_rows > 0:
             miss_side = 1 if not item.split.missing_left else 0
         else:  # no missing rows here: at predict time they take the majority path
@@ -896,61 +891,127 @@ cdef int assign_sides(HB *b, Item *item) noexcept nogil:
         b.child_w[miss_side] += w_miss
         b.child_rows[miss_side] += n_miss_rows
         b.child_of_level[0] = miss_side
-        b.child_of_level[MISSING] = miss_side
-        k = 2
-    else:
-        L = b.n_levels[f]
-        for v in range(L + 1):
-            lw[v] = 0
-            b.child_rows[v] = 0
-        for p in range(item.start, item.end):  # per level weight and rows (missing: slot L)
-            r = b.rows[p]
-            v = col[r]
-            if v == MISSING:
-                v = L
-            lw[v] += b.wt[r]
-            b.child_rows[v] += 1
-        big = 0
-        for v in range(L):  # the first largest level: the majority path
-            if lw[v] > lw[big]:
-                big = v
-        for v in range(L):
-            b.level_seen[v] = lw[v] > 0
-            b.child_of_level[v] = -1
-            if lw[v] > 0:
-                b.child_of_level[v] = k
-                lw[k] = lw[v]           # k <= v: compacting in place is safe
-                b.child_rows[k] = b.child_rows[v]
-                k += 1
-        miss_side = b.child_of_level[big]
-        # lw[L] and child_rows[L] (the missing rows) survive the compaction: k <= L
-        lw[miss_side] += lw[L]
-        b.child_rows[miss_side] += b.child_rows[L]
-        for v in range(L):  # unseen at this node -> the majority path
-            if b.child_of_level[v] < 0:
-                b.child_of_level[v] = miss_side
-        b.child_of_level[L] = miss_side
-        b.child_of_level[MISSING] = miss_side
-    # stable counting scatter of the rows by child
-    b.offset[0] = item.start
-    for v in range(1, k):
-        b.offset[v] = b.offset[v - 1] + b.child_rows[v - 1]
+        if n_miss_rows > 0:
+            for p in range(item.start, item.end):
+                if col[p] == MISSING:
+                    b.side[p] = <uint8_t> miss_side
+        return 2
+    L = b.n_levels[f]
+    for v in range(L + 1):
+        lw[v] = 0
+        b.child_rows[v] = 0
+    for p in range(item.start, item.end):  # per level weight and rows (missing: slot L)
+        v = col[p]
+        if v == MISSING:
+            v = L
+        lw[v] += b.wgt[p]
+        b.child_rows[v] += 1
+    for v in range(L):  # the first largest level: the majority path
+        if lw[v] > lw[big]:
+            big = v
+    for v in range(L):
+        b.level_seen[v] = lw[v] > 0
+        b.child_of_level[v] = -1
+        if lw[v] > 0:
+            b.child_of_level[v] = k
+            lw[k] = lw[v]           # k <= v: compacting in place is safe
+            b.child_rows[k] = b.child_rows[v]
+            k += 1
+    miss_side = b.child_of_level[big]
+    # lw[L] and child_rows[L] (the missing rows) survive the compaction: k <= L
+    lw[miss_side] += lw[L]
+    b.child_rows[miss_side] += b.child_rows[L]
+    for v in range(L):  # unseen at this node -> the majority path
+        if b.child_of_level[v] < 0:
+            b.child_of_level[v] = miss_side
+    b.child_of_level[L] = miss_side
+    b.child_of_level[MISSING] = miss_side
     for p in range(item.start, item.end):
-        r = b.rows[p]
-        v = col[r]
-        if b.is_cat[f]:
-            side = b.child_of_level[v]
-        elif v == MISSING:
-            side = b.child_of_level[MISSING]
-        else:
-            side = 0 if v <= item.split.cut else 1
-        fastml_check_index(side, k)
-        o = b.offset[side]
-        fastml_check_index(o, item.end)
-        b.tmp_rows[o] = r
-        b.offset[side] = o + 1
-    memcpy(b.rows + item.start, b.tmp_rows + item.start, (item.end - item.start) * sizeof(int))
+        fastml_check_index(b.child_of_level[col[p]], k)
+        b.side[p] = <uint8_t> b.child_of_level[col[p]]
     return k
+
+
+cdef void scatter(const uint8_t *side, Py_ssize_t n, int k, const Py_ssize_t *child_rows,
+                  char *a, char *tmp, Py_ssize_t size) noexcept nogil:
+    """Stable counting scatter of a[0:n] (elements of `size` bytes) by side: the children's
+    elements end up in child order, each in its original order."""
+    cdef Py_ssize_t offset[SLOTS + 1]
+    cdef Py_ssize_t p, o
+    cdef int c
+    if k == 2:
+        scatter2(side, n, child_rows[0], a, tmp, size)
+        return
+    offset[0] = 0
+    for c in range(1, k):
+        offset[c] = offset[c - 1] + child_rows[c - 1]
+    if size == 1:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            tmp[o] = a[p]
+            offset[side[p]] = o + 1
+    elif size == 4:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            (<int32_t *> tmp)[o] = (<int32_t *> a)[p]
+            offset[side[p]] = o + 1
+    else:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            (<double *> tmp)[o] = (<double *> a)[p]
+            offset[side[p]] = o + 1
+    memcpy(a, tmp, n * size)
+
+
+cdef void scatter2(const uint8_t *side, Py_ssize_t n, Py_ssize_t n_left, char *a, char *tmp,
+                   Py_ssize_t size) noexcept nogil:
+    """scatter's two-child case with both write positions in registers (an offsets array in
+    memory chains every element through a store and a load)."""
+    cdef Py_ssize_t p, l = 0, r = n_left, o
+    if size == 1:
+        for p in range(n):
+            o = r if side[p] else l
+            tmp[o] = a[p]
+            r += side[p]
+            l += 1 - side[p]
+    elif size == 4:
+        for p in range(n):
+            o = r if side[p] else l
+            (<int32_t *> tmp)[o] = (<int32_t *> a)[p]
+            r += side[p]
+            l += 1 - side[p]
+    else:
+        for p in range(n):
+            o = r if side[p] else l
+            (<double *> tmp)[o] = (<double *> a)[p]
+            r += side[p]
+            l += 1 - side[p]
+    memcpy(a, tmp, n * size)
+
+
+cdef void partition(HB *b, Item *item, int k) noexcept nogil:
+    """Every node-ordered array partitioned by side (the features' columns in parallel
+    threads on large nodes, each with its own scratch row of tmp_bytes)."""
+    cdef Py_ssize_t s = item.start, n = item.end - item.start
+    cdef int f
+    cdef const uint8_t *side = b.side + s
+    if n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+        for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
+            scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
+                    <char *> (b.tmp_bytes + threadid() * b.m_rows + s), 1)
+    else:
+        for f in range(b.d):
+            scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
+                    <char *> (b.tmp_bytes + s), 1)
+    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 4 * s, 4)
+    if b.criterion == CRIT_SSE:
+        scatter(side, n, k, b.child_rows, <char *> (b.yg + s), b.tmp_wide + 8 * s, 8)
+        scatter(side, n, k, b.child_rows, <char *> (b.yraw + s), b.tmp_wide + 8 * s, 8)
+    else:
+        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 4 * s, 4)
 
 
 cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
@@ -1000,6 +1061,7 @@ cdef int split_node(HB *b, TreeBuffer *t, Item *item, Item **stack, int *n_stack
     cdef Item child_item
     cdef Node *split
     k = assign_sides(b, item)
+    partition(b, item, k)
     child_hists(b, item, k, hists)
     L = b.n_levels[f] if b.is_cat[f] else 2
     if t.n_children + L > t.cap_children and \
@@ -1121,11 +1183,14 @@ cdef int builder_init(HB *b) noexcept nogil:
     part). Class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may
     return NULL, which would read as out of memory."""
     cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
-    b.rows = <int *> malloc(b.m_rows * sizeof(int))
-    b.tmp_rows = <int *> malloc(b.m_rows * sizeof(int))
+    b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
     b.lab = <int *> malloc(b.m_rows * sizeof(int))
     b.wgt = <int *> malloc(b.m_rows * sizeof(int))
     b.yg = <double *> malloc(b.m_rows * sizeof(double))
+    b.yraw = <double *> malloc(b.m_rows * sizeof(double))
+    b.side = <uint8_t *> malloc(b.m_rows)
+    b.tmp_bytes = <uint8_t *> malloc(b.n_threads * b.m_rows)
+    b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
     b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
     b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
     b.left = <count_t *> malloc((b.K + 1) * sizeof(count_t))
@@ -1140,15 +1205,14 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.level_seen = <int *> malloc(n_map * sizeof(int))
     b.child_w = <count_t *> malloc(n_map * sizeof(count_t))
     b.child_rows = <Py_ssize_t *> malloc(n_map * sizeof(Py_ssize_t))
-    b.offset = <Py_ssize_t *> malloc(n_map * sizeof(Py_ssize_t))
     b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
-    if (b.rows == NULL or b.tmp_rows == NULL or b.lab == NULL or b.wgt == NULL or
-            b.yg == NULL or b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
+    if (b.pbins == NULL or b.lab == NULL or b.wgt == NULL or b.yg == NULL or
+            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
             b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
             b.candidates == NULL or b.features == NULL or b.found == NULL or
             b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
-            b.child_rows == NULL or b.offset == NULL or b.all_hists == NULL or
+            b.child_rows == NULL or b.all_hists == NULL or
             b.free_hists == NULL):
         return -1
     return 0
@@ -1158,32 +1222,50 @@ cdef void builder_free(HB *b) noexcept nogil:
     cdef int i
     for i in range(b.n_alloc):
         free(b.all_hists[i])
-    free(b.rows); free(b.tmp_rows); free(b.lab); free(b.wgt); free(b.yg); free(b.nlogn)
+    free(b.pbins); free(b.lab); free(b.wgt); free(b.yg); free(b.yraw); free(b.side)
+    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
     free(b.cand_bits); free(b.candidates); free(b.features); free(b.found)
     free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_rows)
-    free(b.offset); free(b.all_hists); free(b.free_hists)
+    free(b.all_hists); free(b.free_hists)
 
 
 cdef void fill_sample(HB *b, const int[::1] counts) noexcept nogil:
-    """Each row's weight (its bootstrap count, or 1), the rows of positive weight in order,
-    the n log2 n table, and the targets centred on their weighted mean."""
-    cdef Py_ssize_t i, p = 0
-    cdef double s = 0.0
+    """The sample in node order (the rows of positive weight, in row order: the root's
+    range), the n log2 n table, and the targets centred on their weighted mean."""
+    cdef Py_ssize_t i, p = 0, f
+    cdef int w
+    cdef double mean = 0.0
+    cdef const uint8_t *col
+    cdef uint8_t *out
     for i in range(b.n_rows):
-        b.wt[i] = counts[i] if counts.shape[0] > 0 else 1
-        if b.wt[i] > 0:
-            b.rows[p] = <int> i
+        w = counts[i] if counts.shape[0] > 0 else 1
+        if w > 0:
+            b.wgt[p] = w
+            if b.criterion == CRIT_SSE:
+                b.yraw[p] = b.yr[i]
+                mean += w * b.yr[i]
+            else:
+                b.lab[p] = b.yc[i]
             p += 1
+    for f in range(b.d):
+        col = b.bins + f * b.n_rows
+        out = b.pbins + f * b.m_rows
+        if counts.shape[0] == 0:
+            memcpy(out, col, b.n_rows)
+            continue
+        p = 0
+        for i in range(b.n_rows):
+            if counts[i] > 0:
+                out[p] = col[i]
+                p += 1
     b.nlogn[0] = 0.0
     for i in range(1, b.m + 1):
         b.nlogn[i] = i * log2(<double> i)
     if b.criterion == CRIT_SSE:
-        for i in range(b.n_rows):
-            s += b.wt[i] * b.yr[i]
-        s /= b.m
-        for i in range(b.n_rows):
-            b.ys[i] = b.yr[i] - s
+        mean /= b.m
+        for p in range(b.m_rows):
+            b.yg[p] = b.yraw[p] - mean
 
 
 def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class,
@@ -1249,12 +1331,6 @@ def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class
         if is_categorical[f] and n_levels[f] > MISSING:
             raise ValueError(f"column {f} has more than {MISSING} levels")
     fastml_rng_seed(&b.rng, seed)
-    ys = np.empty(n if not classification else 0, dtype=np.float64)
-    wt = np.empty(n, dtype=np.int32)
-    cdef double[::1] ys_v = ys
-    cdef int[::1] wt_v = wt
-    b.ys = &ys_v[0] if not classification and n > 0 else NULL
-    b.wt = &wt_v[0] if n > 0 else NULL
     with nogil:
         if builder_init(&b) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
@@ -1278,9 +1354,9 @@ def grow_hist_tree(binned, counts, y, is_categorical, n_levels, *, n_classes, cr
 
     Examples
     --------
-    >>> Xf = np.array([[0.0, 1.0, 2.0, 3.0]])
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> no_cat, no_levels = np.zeros(1, np.uint8), np.zeros(1, np.int32)
-    >>> tree = grow_hist_tree(bin_features(Xf, no_cat, no_levels), None,
+    >>> tree = grow_hist_tree(bin_features(X, no_cat, no_levels), None,
     ...                       np.array([0, 0, 1, 1], np.int32), no_cat, no_levels,
     ...                       n_classes=2, criterion=CRITERIA["entropy"], max_depth=5,
     ...                       min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=0,
