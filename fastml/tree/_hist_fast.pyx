@@ -369,12 +369,13 @@ ctypedef struct HB:
 
 cdef inline double class_term(HB *b, const count_t *counts, count_t n) noexcept nogil:
     """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
-    cdef int c
+    cdef int c, K = b.K
     cdef double s = 0.0
+    cdef const double *nlogn = b.nlogn
     if b.criterion == CRIT_ENTROPY:
-        s = b.nlogn[n]
-        for c in range(b.K):
-            s -= b.nlogn[counts[c]]
+        s = nlogn[n]
+        for c in range(K):
+            s -= nlogn[counts[c]]
         return s
     if n == 0:
         return 0.0
@@ -430,8 +431,12 @@ cdef inline void clear_split(Split *split, double limit, int first_within) noexc
 cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
                        uint64_t *bits) noexcept nogil:
     """Add the node's rows to feature f's histogram h; mark their bins in bits (NULL: no
-    bitmap)."""
+    bitmap). The loops read only locals: the build has -fno-strict-aliasing, so a store to h
+    would otherwise force a reload of every field of b."""
     cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef const int *lab = b.lab
+    cdef const int *wgt = b.wgt
+    cdef const double *yg = b.yg
     cdef int32_t *hc = <int32_t *> h
     cdef double *hr = <double *> h
     cdef Py_ssize_t p
@@ -439,17 +444,18 @@ cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
     if b.criterion == CRIT_SSE:
         for p in range(start, end):
             bin = col[p]
-            hr[2 * bin] += b.wgt[p]
-            hr[2 * bin + 1] += b.wgt[p] * b.yg[p]
-            if bits != NULL:
-                bits[bin >> 6] |= (<uint64_t> 1) << (bin & 63)
+            hr[2 * bin] += wgt[p]
+            hr[2 * bin + 1] += wgt[p] * yg[p]
+        if bits != NULL:
+            for p in range(start, end):
+                bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
         return
     for p in range(start, end):
-        bin = col[p]
-        fastml_check_index(b.lab[p], K)
-        hc[bin * K + b.lab[p]] += b.wgt[p]
-        if bits != NULL:
-            bits[bin >> 6] |= (<uint64_t> 1) << (bin & 63)
+        fastml_check_index(lab[p], K)
+        hc[col[p] * K + lab[p]] += wgt[p]
+    if bits != NULL:
+        for p in range(start, end):
+            bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
 
 
 cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h) noexcept nogil:
@@ -561,20 +567,24 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
     cdef int32_t g_w, nxt_w
     cdef count_t n_miss = 0, n_all = 0, n_left = 0, n_right, leaf = b.min_samples_leaf
     cdef double t, cost
+    cdef count_t *left = b.left
+    cdef count_t *right = b.right
+    cdef count_t *miss = b.miss
+    cdef const count_t *node_counts = b.node_counts
     if n_present < 2:
         return 0
     for c in range(K):
-        b.miss[c] = hc[MISSING * K + c]
-        n_miss += b.miss[c]
-        b.left[c] = 0
-        b.right[c] = b.node_counts[c] - b.miss[c]
-        n_all += b.right[c]
+        miss[c] = hc[MISSING * K + c]
+        n_miss += miss[c]
+        left[c] = 0
+        right[c] = node_counts[c] - miss[c]
+        n_all += right[c]
     g = present[0]
     g_class = bin_class(hc + g * K, K, &g_w)
     for i in range(n_present):
         for c in range(K):
-            b.left[c] += hc[g * K + c]
-            b.right[c] -= hc[g * K + c]
+            left[c] += hc[g * K + c]
+            right[c] -= hc[g * K + c]
         n_left += g_w
         if i == n_present - 1:
             break
@@ -588,16 +598,16 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
             t = split_point(hi[g], lo[nxt])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
-                    cost = class_term(b, b.left, n_left) + class_term(b, b.right, n_right)
+                    cost = class_term(b, left, n_left) + class_term(b, right, n_right)
                     consider(best, cost, f, g, t, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = class_term(b, b.left, n_left) + \
-                        class_term2(b, b.right, b.miss, n_right + n_miss)
+                    cost = class_term(b, left, n_left) + \
+                        class_term2(b, right, miss, n_right + n_miss)
                     consider(best, cost, f, g, t, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = class_term2(b, b.left, b.miss, n_left + n_miss) + \
-                        class_term(b, b.right, n_right)
+                    cost = class_term2(b, left, miss, n_left + n_miss) + \
+                        class_term(b, right, n_right)
                     consider(best, cost, f, g, t, 1, 2)
         g = nxt
         g_class = nxt_class
