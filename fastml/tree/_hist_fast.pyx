@@ -1248,9 +1248,11 @@ cdef void fill_sample(HB *b, const int[::1] counts) noexcept nogil:
     cdef double mean = 0.0
     cdef const uint8_t *col
     cdef uint8_t *out
+    cdef int *rows = <int *> b.tmp_wide  # scratch: the sampled rows (m_rows <= n_rows ints)
     for i in range(b.n_rows):
         w = counts[i] if counts.shape[0] > 0 else 1
         if w > 0:
+            rows[p] = <int> i
             b.wgt[p] = w
             if b.criterion == CRIT_SSE:
                 b.yraw[p] = b.yr[i]
@@ -1263,12 +1265,9 @@ cdef void fill_sample(HB *b, const int[::1] counts) noexcept nogil:
         out = b.pbins + f * b.m_rows
         if counts.shape[0] == 0:
             memcpy(out, col, b.n_rows)
-            continue
-        p = 0
-        for i in range(b.n_rows):
-            if counts[i] > 0:
-                out[p] = col[i]
-                p += 1
+        else:  # a gather by the row list: no branch per row and feature
+            for p in range(b.m_rows):
+                out[p] = col[rows[p]]
     b.nlogn[0] = 0.0
     for i in range(1, b.m + 1):
         b.nlogn[i] = i * log2(<double> i)
