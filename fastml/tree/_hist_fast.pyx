@@ -9,7 +9,7 @@
 #      column-major. A column of at most max_bins distinct values gets one bin per value; a
 #      longer one gets equal-frequency (quantile) bins from a sorted sample. NaN is bin 255.
 #      Categorical columns keep their level codes as bins (so they keep the multiway split).
-#      Each bin remembers the smallest and largest training value in it (lo, hi).
+#      Each bin has ends lo, hi: its value (a bin per value), or the edges around it.
 #   2. Per node and feature, a histogram: per bin, the class counts (or, for regression, the
 #      weight and the sum of the targets). Histogram building and split finding are separate
 #      functions: a histogram is a sufficient statistic, so per-partition histograms of a
@@ -18,7 +18,8 @@
 #      sweeps runs of equal values; a cut between non-empty bins g < g' gets the threshold
 #      000's x_i + (x_{i+1} - x_i)/2 with x_i = hi[g], x_{i+1} = lo[g'] (a real-valued edge:
 #      predict walks raw X through the same Tree). When every value has its own bin these are
-#      the exact splitter's candidates, counts and thresholds, so the trees are identical.
+#      the exact splitter's candidates, counts and thresholds, so the trees are identical;
+#      with quantile bins the threshold is the midpoint of the two bin edges around the gap.
 #
 # Where the speed comes from: the sample is copied once into node order -- each feature's bin
 # codes (one byte per row, not the exact splitter's 12-byte sorted entries), the labels and
@@ -67,9 +68,10 @@ if CRITERIA != {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRI
 
 # The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
 MAX_BINS = 255
-# Rows sampled to place the quantile edges of a column of more than max_bins values (as
-# LightGBM's bin_construct_sample_cnt): ~780 sample values per bin at 255 bins.
-BIN_SAMPLE = 200_000
+# Rows sampled to place the quantile edges of a column of more than max_bins values: ~200
+# sample values per bin at 255 bins (LightGBM samples 200,000; sorting them costs more than
+# the whole tree search on a few hundred thousand rows, for edges a fraction of a bin apart).
+BIN_SAMPLE = 50_000
 
 cdef double TIE = GAIN_TIE
 # A node with at least this many rows keeps the histograms of all its features for its
@@ -146,12 +148,13 @@ cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edg
 
 
 cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
-                   const double *edges, const unsigned char *is_cat, uint8_t *bins, double *lo,
-                   double *hi) noexcept nogil:
+                   const double *edges, const unsigned char *is_cat,
+                   uint8_t *bins) noexcept nogil:
     """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: the number
     of edges <= x (x < edge <=> bin <= the edge's index), found by 8 branch-free halvings over
-    each feature's 255 edges (padded with +inf, so no bound checks); and each bin's smallest
-    and largest value. Feature by feature over a block of rows that stays in cache."""
+    each feature's 255 edges (padded with +inf, so no bound checks). Feature by feature over a
+    block of rows that stays in cache; the rows' searches are independent (no store but the
+    code), so the CPU overlaps them."""
     cdef Py_ssize_t i, f
     cdef int a, step
     cdef double v
@@ -172,10 +175,6 @@ cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, 
                 a += step * (e[a + step - 1] <= v)
                 step >>= 1
             bins[f * n + i] = <uint8_t> a
-            if v < lo[f * SLOTS + a]:
-                lo[f * SLOTS + a] = v
-            if v > hi[f * SLOTS + a]:
-                hi[f * SLOTS + a] = v
 
 
 cdef class Binned:
@@ -186,7 +185,10 @@ cdef class Binned:
     bins : ndarray of uint8, shape (n_features, n_samples)
         Column-major bin codes (255 = missing).
     lo, hi : ndarrays of float64, shape (n_features, 256)
-        The smallest / largest training value in each bin of a real column.
+        The ends of each bin of a real column: its value (lo = hi) when every value has a
+        bin, else the edges around it (lo <= x < hi; -inf / +inf at the ends). A cut between
+        bins g < g' gets the threshold split_point(hi[g], lo[g']), which every training value
+        of g lies below and every one of g' at or above.
     n_bins : ndarray of int32, shape (n_features,)
         Bins of each column (its levels, for a categorical one).
     """
@@ -238,12 +240,10 @@ def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical
     bins_a = np.empty((d, n), dtype=np.uint8)
     edges_a = np.zeros((d, MAX_BINS), dtype=np.float64)
     n_edges_a = np.full(d, -1, dtype=np.int32)
-    # each thread's own running min / max per bin, merged at the end
-    lo_t = np.full((n_threads, d, SLOTS), np.inf)
-    hi_t = np.full((n_threads, d, SLOTS), -np.inf)
+    lo_a = np.full((d, SLOTS), np.nan)
+    hi_a = np.full((d, SLOTS), np.nan)
     cdef uint8_t[:, ::1] bins = bins_a
-    cdef double[:, :, ::1] lo = lo_t, hi = hi_t
-    cdef double[:, ::1] edges = edges_a
+    cdef double[:, ::1] edges = edges_a, lo = lo_a, hi = hi_a
     cdef int[::1] n_edges = n_edges_a
     cdef int k
     if n == 0 or d == 0:
@@ -252,25 +252,30 @@ def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical
         for f in prange(d, num_threads=n_threads, schedule="dynamic"):
             if not is_categorical[f]:
                 k = distinct_values(&X[0, f], n, d, max_bins, &edges[f, 0])
-                if k >= 0:
+                if k >= 0:  # each bin is one value: lo = hi = it
+                    memcpy(&lo[f, 0], &edges[f, 0], k * sizeof(double))
+                    memcpy(&hi[f, 0], &edges[f, 0], k * sizeof(double))
                     n_edges[f] = quantile_edges(&edges[f, 0], k, k, &edges[f, 0]) \
                         if k > 1 else 0
     many = np.flatnonzero((n_edges_a < 0) & (np.asarray(is_categorical) == 0))
     if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort)
         rows = np.arange(n) if n <= BIN_SAMPLE else \
             np.sort(np.random.default_rng(0).choice(n, BIN_SAMPLE, replace=False))
-        sample = np.ascontiguousarray(np.asarray(X)[rows][:, many].T)
+        sample = np.ascontiguousarray(np.take(np.asarray(X), rows, axis=0)[:, many].T)
         sample.sort(axis=1)  # NaN last
         quantiles(sample, many.astype(np.intp), max_bins, edges_a, n_edges_a)
+        for f in many:  # a bin is [lo, hi) between its edges
+            k = n_edges_a[f]
+            lo_a[f, 0], hi_a[f, k] = -np.inf, np.inf
+            lo_a[f, 1:k + 1] = edges_a[f, :k]
+            hi_a[f, :k] = edges_a[f, :k]
     for f in range(d):  # pad past the last edge: bin_rows' search reads all 255
         edges_a[f, max(n_edges_a[f], 0):] = np.inf
     n_blocks = (n + 1023) // 1024
     with nogil:
         for blk in prange(n_blocks, num_threads=n_threads, schedule="static"):
             bin_rows(&X[0, 0], blk * 1024, min(n, blk * 1024 + 1024), d, n, &edges[0, 0],
-                     &is_categorical[0], &bins[0, 0], &lo[threadid(), 0, 0],
-                     &hi[threadid(), 0, 0])
-    lo_a, hi_a = lo_t.min(axis=0), hi_t.max(axis=0)
+                     &is_categorical[0], &bins[0, 0])
     n_bins = np.where(np.asarray(is_categorical) != 0, np.asarray(n_levels),
                       np.maximum(n_edges_a, 0) + 1).astype(np.int32)
     for a in (bins_a, lo_a, hi_a, n_bins):
