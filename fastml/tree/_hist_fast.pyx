@@ -301,7 +301,8 @@ cdef void quantiles(const double[:, ::1] sample, const Py_ssize_t[::1] features,
 ctypedef struct Split:
     int feature          # -1: no valid split
     int cut              # threshold splits: the last bin of the left child
-    double threshold
+    int cut_next         # and the first bin of the right one (at this node)
+    double threshold     # set from them once the split is chosen (set_threshold)
     int missing_left     # real splits: missing rows go left (1) or right (0)
     int n_children       # 2, or the levels present at the node
     double cost          # sum over children of n_child * impurity(child)
@@ -411,14 +412,14 @@ cdef inline double sse_term(double s, double n) noexcept nogil:
     return 0.0 if n == 0 else -s * s / n
 
 
-cdef inline void consider(Split *best, double cost, int feature, int cut, double threshold,
+cdef inline void consider(Split *best, double cost, int feature, int cut, int cut_next,
                           int missing_left, int n_children) noexcept nogil:
     """The exact splitter's rule: the first candidate within best.limit (first_within), or the
     first one of the smallest cost so far."""
     if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
         best.feature = feature
         best.cut = cut
-        best.threshold = threshold
+        best.cut_next = cut_next
         best.missing_left = missing_left
         best.n_children = n_children
         best.cost = cost
@@ -549,14 +550,16 @@ cdef void clear_scratch(HB *b, char *h, uint64_t *bits) noexcept nogil:
 # ---------------------------------------------------------------- split finding on histograms
 
 cdef inline int bin_class(const int32_t *h, int K, int32_t *weight) noexcept nogil:
-    """The class of a bin whose rows are all of one class, -1 if they are mixed; its weight."""
-    cdef int c, cls = -1, n_nonzero = 0
+    """The class of a bin whose rows are all of one class, -1 if they are mixed; its weight.
+    Without branches: which classes a bin holds is data, and mispredicts cost more here
+    than the arithmetic."""
+    cdef int c, cls = 0, n_nonzero = 0, nz
     cdef int32_t w = 0
     for c in range(K):
-        if h[c] > 0:
-            n_nonzero += 1
-            cls = c
-            w += h[c]
+        nz = h[c] > 0
+        n_nonzero += nz
+        cls += nz * c
+        w += h[c]
     weight[0] = w
     return cls if n_nonzero == 1 else -1
 
@@ -600,20 +603,19 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
         # with its guard for the cuts min_samples_leaf forbids)
         if (g_class < 0 or g_class != nxt_class or n_left - g_w < leaf + n_miss or
                 n_right - nxt_w < leaf + n_miss):
-            t = split_point(hi[g], lo[nxt])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
                     cost = class_term(b, left, n_left) + class_term(b, right, n_right)
-                    consider(best, cost, f, g, t, 0, 2)
+                    consider(best, cost, f, g, nxt, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
                     cost = class_term(b, left, n_left) + \
                         class_term2(b, right, miss, n_right + n_miss)
-                    consider(best, cost, f, g, t, 0, 2)
+                    consider(best, cost, f, g, nxt, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
                     cost = class_term2(b, left, miss, n_left + n_miss) + \
                         class_term(b, right, n_right)
-                    consider(best, cost, f, g, t, 1, 2)
+                    consider(best, cost, f, g, nxt, 1, 2)
         g = nxt
         g_class = nxt_class
         g_w = nxt_w
@@ -645,15 +647,14 @@ cdef int scan_sse(HB *b, int f, const char *h, const uint8_t *present, int n_pre
         s_left += hr[2 * g + 1]
         n_right = n_all - n_left
         s_right = s_all - (s_left - n_left * mean)
-        t = split_point(hi[g], lo[nxt])
         if n_left >= leaf and n_right + n_miss >= leaf:
             cost = sse_term(s_left - n_left * mean, n_left) + \
                 sse_term(s_right + s_miss, n_right + n_miss)
-            consider(best, cost, f, g, t, 0, 2)
+            consider(best, cost, f, g, nxt, 0, 2)
         if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
             cost = sse_term(s_left - n_left * mean + s_miss, n_left + n_miss) + \
                 sse_term(s_right, n_right)
-            consider(best, cost, f, g, t, 1, 2)
+            consider(best, cost, f, g, nxt, 1, 2)
     return 1
 
 
@@ -706,7 +707,7 @@ cdef int scan_categorical(HB *b, int f, const char *h, const uint8_t *present, i
                 cost += class_term2(b, b.left, b.miss, <count_t> n_child)
             else:
                 cost += class_term(b, b.left, <count_t> n_child)
-    consider(best, cost, f, -1, NAN, 0, n_present)
+    consider(best, cost, f, -1, -1, 0, n_present)
     return 1
 
 
@@ -771,6 +772,9 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
         else:
             k = present_from_bits(b.cand_bits + 4 * pick, present)
         scan(b, f, h, present, k, mean, &item.split)
+        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
+        item.split.threshold = NAN if b.is_cat[f] else split_point(
+            b.hi[f * SLOTS + item.split.cut], b.lo[f * SLOTS + item.split.cut_next])
     if item.hist == NULL:
         for i in range(n_cand):
             clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
