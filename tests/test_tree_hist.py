@@ -134,6 +134,14 @@ def test_threads_grow_the_same_tree():
     one = DecisionTreeRegressor(splitter="hist").fit(X, target)
     two = DecisionTreeRegressor(splitter="hist", n_jobs=2).fit(X, target)
     assert_same_tree(one.tree_, two.tree_, regression=True)
+    # continuous columns: the binning's threads (row blocks) and the forest's share the bins
+    X = np.random.default_rng(2).normal(size=(8000, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+    one = RandomForestClassifier(n_estimators=4, splitter="hist", random_state=1).fit(X, y)
+    two = RandomForestClassifier(n_estimators=4, splitter="hist", random_state=1,
+                                 n_jobs=2).fit(X, y)
+    for a, b in zip(one.estimators_, two.estimators_):
+        assert_same_tree(a.tree_, b.tree_)
 
 
 @settings(BUDGET, max_examples=25)
