@@ -9,13 +9,44 @@
 scikit-learn is not a runtime dependency: `__sklearn_tags__` builds scikit-learn's tag object only
 when scikit-learn asks for it (and so is importable).
 """
+from __future__ import annotations
+
 import copy
+import functools
 import inspect
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .exceptions import ConvergenceWarning, NotFittedError  # noqa: F401 (re-exported)
 from ._validation import check_target
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import EstimatorT
+
+
+def all_or_nothing(fitting):
+    """Decorator of fit (fitting=True) and partial_fit (False): a call that raises leaves no
+    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute goes,
+    the parameters stay; predict raises NotFittedError). A failed partial_fit leaves the
+    estimator exactly as it was before the call: its fitted state is deep-copied first (the
+    model only: coef-sized arrays, or the perceptrons' stored mistakes) and put back."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            params = set(self._get_param_names())
+            state = vars(self)
+            saved = {name: value if name in params or fitting else copy.deepcopy(value)
+                     for name, value in state.items()}
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                state.clear()
+                state.update((name, value) for name, value in saved.items()
+                             if name in params or not fitting)
+                raise
+        return run
+    return wrap
 
 
 class BaseEstimator:
@@ -133,7 +164,7 @@ def _same_value(a, b):
         return False
 
 
-def clone(estimator):
+def clone(estimator: EstimatorT) -> EstimatorT:
     """A new unfitted estimator with the same parameters (deep-copied).
 
     Parameters

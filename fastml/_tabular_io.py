@@ -237,3 +237,90 @@ def _frame(columns):
     except ImportError:
         return np.column_stack([np.asarray(c, dtype=object) for c in columns.values()])
     return pd.DataFrame(columns)
+
+
+class HashedModel(BaseEstimator):
+    """A fastml estimator fed through the hashing trick (003's click data): what
+    `fastml fit --hash BITS` saves, so `fastml predict` hashes new rows the same way.
+
+    Each row becomes the record {column: cell} of its feature columns, hashed by
+    `fastml.FeatureHasher(n_features)` (signed 32-bit MurmurHash3, alternate signs; the same
+    matrix as scikit-learn's FeatureHasher): a text cell ``v`` of column ``c`` is the token
+    ``"c=v"`` with value 1; a numeric cell ``x`` is the pair ``(c, x)``, one feature per
+    column carrying the number (a true/false cell counts as 1/0, and a 0 adds nothing); a
+    missing cell is left out. No vocabulary is learned, so values never seen at fit still
+    land in a column, and every row is complete.
+
+    Parameters
+    ----------
+    estimator : fastml estimator
+        Takes the sparse hashed rows (e.g. LogisticRegression).
+    n_features : int, default 2**20
+        Columns of the hashed matrix.
+    target : str, optional
+        The name of the target column (for the record).
+
+    Attributes
+    ----------
+    feature_names_ : list of str
+        The table columns hashed, in order.
+    """
+
+    _allows_nan = True   # a missing cell is left out of the row's record
+
+    def __init__(self, estimator=None, n_features=2**20, target=None):
+        self.estimator = estimator
+        self.n_features = n_features
+        self.target = target
+
+    @property
+    def _estimator_type(self):
+        return getattr(self.estimator, "_estimator_type", None)
+
+    def fit(self, columns, y):
+        """Hash the table `columns` ({name: 1-D array} or a DataFrame) and fit the
+        estimator on it; returns self."""
+        self.feature_names_ = list(columns)
+        self.estimator.fit(self.transform(columns), y)
+        return self
+
+    def hasher(self):
+        """The FeatureHasher this model uses (it holds no state besides n_features)."""
+        from .feature_extraction import FeatureHasher
+        return FeatureHasher(n_features=self.n_features, input_type="dict")
+
+    def transform(self, columns):
+        """The hashed CSR matrix (n_rows, n_features) of these table columns."""
+        missing = [n for n in self.feature_names_ if n not in columns]
+        if missing:
+            raise ValueError(f"the data has no column {missing[0]!r} (the model was trained on "
+                             f"{self.feature_names_})")
+        cols = {n: np.asarray(columns[n]) for n in self.feature_names_}
+        try:
+            import pandas as pd
+        except ImportError:        # one dict per row: slower, the same matrix
+            return self.hasher().transform(_records(cols))
+        # a DataFrame is hashed column by column, each distinct value once
+        return self.hasher().transform(pd.DataFrame(cols, copy=False))
+
+    def input_names(self):
+        """The hashed matrix has no column names."""
+        return None
+
+    def predict(self, columns):
+        return self.estimator.predict(self.transform(columns))
+
+    def predict_proba(self, columns):
+        return self.estimator.predict_proba(self.transform(columns))
+
+    @property
+    def classes_(self):
+        return self.estimator.classes_
+
+
+def _records(columns):
+    """[{name: cell}] per row, missing cells left out (what FeatureHasher's dict input takes)."""
+    names = list(columns)
+    present = {n: ~missing_mask(c) for n, c in columns.items()}
+    n_rows = len(next(iter(columns.values()))) if columns else 0
+    return [{n: columns[n][i] for n in names if present[n][i]} for i in range(n_rows)]

@@ -78,10 +78,13 @@ def _to_float_array(X, name, dtype):
         return np.ascontiguousarray(arr, dtype=target)
     try:
         return np.ascontiguousarray(arr.astype(target))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        # numpy's own message names the offending value's type (what scikit-learn's checks,
+        # and people used to it, look for)
         raise TypeError(
-            f"{name} must be numeric; got an array of dtype {arr.dtype} (strings or objects): "
-            f"encode categorical columns first, or use an estimator that takes them") from None
+            f"{name} must be numeric; got an array of dtype {arr.dtype} (strings or objects) "
+            f"that numpy cannot convert to numbers ({exc}): encode categorical columns first, "
+            f"or use an estimator that takes them") from None
 
 
 def check_array(X, *, name="X", accept_sparse=False, allow_nan=False, dtype=None,
@@ -251,8 +254,7 @@ def check_target(y, *, name="y", numeric=False):
     if y.size == 0:
         raise ValueError(f"{name} is empty; at least 1 sample is required")
     if numeric or y.dtype.kind == "f":
-        if y.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must be numeric for a regressor; got dtype {y.dtype}")
+        y = _numeric_target(y, name)
         if not np.isfinite(y.astype(np.float64, copy=False)).all():
             raise ValueError(f"{name} contains NaN or infinity")
     elif y.dtype == object:
@@ -295,9 +297,7 @@ def check_regression_targets(y, name="y"):
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric for a regressor; got dtype {y.dtype}")
+    y = _numeric_target(np.asarray(y), name)
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D; got shape {y.shape}")
     if y.shape[0] == 0:
@@ -306,6 +306,30 @@ def check_regression_targets(y, name="y"):
     if not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return y
+
+
+def _numeric_target(y, name):
+    """A regressor's targets as numbers: numeric dtypes as they are, an object array of numbers
+    (Python or numpy ints, floats, bools: what pandas or a list of mixed numbers gives)
+    converted to float64, as scikit-learn does. Anything else (text, None, other objects) is a
+    TypeError naming `name`; text is refused even when it looks like a number ("1.5"), so a
+    column of labels is not taken for targets by accident."""
+    if y.dtype.kind in "biuf":
+        return y
+    if y.dtype != object:
+        raise TypeError(f"{name} must be numeric for a regressor; got dtype {y.dtype}")
+    values = y.ravel().tolist()
+    bad = [v for v in values if not isinstance(v, (numbers.Real, np.number))
+           or isinstance(v, np.timedelta64)]  # a timedelta64 is an np.integer
+    if bad:
+        bad = bad[0]
+        raise TypeError(f"{name} must be numeric for a regressor; its object array holds "
+                        f"{bad!r} ({type(bad).__name__})")
+    try:
+        return y.astype(np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:  # e.g. an int beyond float64
+        raise TypeError(f"{name} must be numeric for a regressor; numpy cannot convert it to "
+                        f"float64 ({exc})") from None
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):

@@ -193,7 +193,8 @@ def complete_rows(estimator, features):
     import numpy as np
     from ._tabular_io import missing_mask
     n = len(next(iter(features.values())))
-    if getattr(_inner(estimator), "_allows_nan", False):
+    if getattr(estimator, "_allows_nan", False) or getattr(_inner(estimator), "_allows_nan",
+                                                           False):
         return np.ones(n, dtype=bool)
     missing = np.zeros(n, dtype=bool)
     for col in features.values():
@@ -259,14 +260,18 @@ def print_confusion(y, pred, classes, title):
 def run_fit(args):
     import numpy as np
     from .model_selection import train_test_split
-    from ._tabular_io import TabularModel, take_rows
+    from ._tabular_io import HashedModel, TabularModel, take_rows
     estimator = build_estimator(args)
+    if args.hash:
+        check_takes_sparse(estimator)
     if args.chunk_rows:
         return run_fit_stream(args, estimator)
     columns = load_columns(args.data)
     features, y = split_target(columns, args.target, args.drop)
     y = target_for(estimator, y, args.target)
-    keep = complete_rows(estimator, features)
+    model = (HashedModel(estimator, n_features=2**args.hash, target=args.target) if args.hash
+             else TabularModel(estimator, target=args.target))
+    keep = complete_rows(model if args.hash else estimator, features)
     if not keep.all():
         note(f"dropped {int((~keep).sum())} rows with missing values "
              f"({type(estimator).__name__} does not take missing values)")
@@ -277,7 +282,6 @@ def run_fit(args):
                                        random_state=args.seed)[:2]
     else:
         train, test = np.arange(n), np.arange(0)
-    model = TabularModel(estimator, target=args.target)
     n_text = sum(col.dtype == object for col in features.values())
     kind = _kind(model)
     described = (f"classification, {len(set(y.tolist()))} classes" if kind == "classifier"
@@ -285,6 +289,9 @@ def run_fit(args):
     print(f"model: {estimator!r}")
     print(f"data: {args.data}: {n} rows x {len(features)} features ({n_text} text), "
           f"target {args.target!r} ({described})")
+    if args.hash:
+        print(f"hashing: {len(features)} columns -> 2^{args.hash} features "
+              f"(text: 'column=value' tokens, numbers: (column, value) pairs)")
     print(f"split: {len(train)} train, {len(test)} test")
     train_cols, test_cols = take_rows(features, train), take_rows(features, test)
     start = time.perf_counter()
@@ -309,6 +316,18 @@ def run_fit(args):
     return 0
 
 
+def check_takes_sparse(estimator):
+    """--hash gives a sparse matrix: refuse, naming the models that take one, an estimator
+    that would need it dense (2**BITS columns)."""
+    import fastml
+    if getattr(estimator, "_accepts_sparse", False):
+        return
+    takers = [short for short, cls in available_models().items()
+              if getattr(getattr(fastml, cls, None), "_accepts_sparse", False)]
+    raise CLIError(f"--hash gives sparse features, which {type(estimator).__name__} does not "
+                   f"take; use one of: {', '.join(takers)}")
+
+
 def run_fit_stream(args, estimator):
     """fit --chunk-rows: stream the file through fastml.fit_stream (all rows, no test split)."""
     from .stream import fit_stream
@@ -316,8 +335,12 @@ def run_fit_stream(args, estimator):
     print(f"model: {estimator!r}")
     start = time.perf_counter()
     try:
-        fit_stream(estimator, args.data, args.target, chunk_rows=args.chunk_rows,
-                   drop=list(args.drop), verbose=0 if args.quiet else 1)
+        if args.hash:
+            hashed = _hashed_stream(args, estimator)
+            fit_stream(estimator, hashed.chunks, verbose=0 if args.quiet else 1)
+        else:
+            fit_stream(estimator, args.data, args.target, chunk_rows=args.chunk_rows,
+                       drop=list(args.drop), verbose=0 if args.quiet else 1)
     except (TypeError, ValueError, FileNotFoundError) as exc:
         raise CLIError(str(exc)) from None
     print(f"data: {args.data}: streamed in chunks of {args.chunk_rows} rows, target "
@@ -325,10 +348,54 @@ def run_fit_stream(args, estimator):
     print(f"fit time: {time.perf_counter() - start:.4f} s")
     if args.out:
         from .io import save
-        names = getattr(estimator, "feature_names_in_", None)
-        save(TabularModel.wrap(estimator, list(names)), args.out)
+        if args.hash:
+            model = hashed.model
+        else:
+            names = getattr(estimator, "feature_names_in_", None)
+            model = TabularModel.wrap(estimator, list(names))
+        save(model, args.out)
         print(f"saved model to {args.out}")
     return 0
+
+
+class _HashedChunks:
+    """fit --hash --chunk-rows: the file's chunks as hashed (X, y) pairs for fit_stream (a
+    callable source: fit_stream may read the labels in a pass of its own, then the data)."""
+
+    def __init__(self, model, reader, chunk_rows, estimator):
+        self.model, self.reader, self.chunk_rows = model, reader, chunk_rows
+        self.estimator = estimator
+
+    def chunks(self):
+        from ._tabular_io import missing_mask
+        names, target = self.model.feature_names_, self.model.target
+        for table in self.reader.raw_chunks(names + [target], self.chunk_rows):
+            frame = table.to_pandas()
+            y = frame[target].to_numpy()
+            keep = ~missing_mask(y)          # rows without a label teach nothing
+            if not keep.any():
+                continue
+            cols = {n: frame[n].to_numpy()[keep] for n in names}
+            yield self.model.transform(cols), target_for(self.estimator, y[keep], target)
+
+
+def _hashed_stream(args, estimator):
+    from .stream import _reader_for
+    from ._tabular_io import HashedModel
+    reader = _reader_for(args.data)
+    names = reader.column_names()
+    if args.target not in names:
+        raise CLIError(f"the data has no column {args.target!r}; its columns are {names}")
+    for name in args.drop:
+        if name not in names:
+            raise CLIError(f"--drop names column {name!r}, which the data does not have")
+    model = HashedModel(estimator, n_features=2**args.hash, target=args.target)
+    model.feature_names_ = [n for n in names if n != args.target and n not in args.drop]
+    if not model.feature_names_:
+        raise CLIError("no feature columns left besides the target")
+    print(f"hashing: {len(model.feature_names_)} columns -> 2^{args.hash} features "
+          f"(text: 'column=value' tokens, numbers: (column, value) pairs)")
+    return _HashedChunks(model, reader, args.chunk_rows, estimator)
 
 
 def run_predict_stream(args):
@@ -383,8 +450,8 @@ def model_input(model, columns):
     """(model, its feature columns of a data file). A TabularModel knows its columns; a bare
     estimator saved from Python gets the columns it was fitted on (feature_names_in_), or all
     of them, handed over as they are."""
-    from ._tabular_io import TabularModel
-    if not isinstance(model, TabularModel):
+    from ._tabular_io import HashedModel, TabularModel
+    if not isinstance(model, (TabularModel, HashedModel)):
         names = getattr(model, "feature_names_in_", None)
         model = TabularModel.wrap(model, list(names) if names is not None else list(columns))
     absent = [n for n in model.feature_names_ if n not in columns]
@@ -594,6 +661,10 @@ def build_parser():
     fit.add_argument("--quiet", action="store_true", help="no progress bar")
     fit.add_argument("--chunk-rows", type=int, default=None, metavar="N",
                      help="stream a Parquet / CSV file N rows at a time (bounded memory)")
+    fit.add_argument("--hash", type=_hash_bits, default=None, metavar="BITS",
+                     help="hash the feature columns into 2**BITS sparse features (FeatureHasher: "
+                          "a text cell is the token 'column=value', a number the pair "
+                          "(column, value), a missing cell nothing); predict hashes alike")
 
     predict = command(
         "predict", "predict with a saved model",
@@ -654,6 +725,18 @@ def _fraction(text):
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
     return value
+
+
+def _hash_bits(text):
+    try:
+        bits = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of bits (1 to 30), got "
+                                         f"{text!r}") from None
+    if not 1 <= bits <= 30:
+        raise argparse.ArgumentTypeError(f"expected 1 to 30 bits (2 to 2**30 features), got "
+                                         f"{bits}")
+    return bits
 
 
 def _names(text):

@@ -1,6 +1,6 @@
 """The exceptions and warnings fastml raises (one module that every other one may import)."""
 
-__all__ = ["NotFittedError", "ConvergenceWarning", "ModelFileError"]
+__all__ = ["NotFittedError", "ConvergenceWarning", "ModelFileError", "DivergenceError"]
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -42,4 +42,25 @@ class ModelFileError(ValueError):
     ... except fastml.ModelFileError as exc:
     ...     print(str(exc)[:28])
     this is a pickle file, not a
+    """
+
+
+class DivergenceError(ValueError, FloatingPointError):
+    """An iterative solver's step made the model infinite or NaN (SGD or gradient descent
+    diverged): the step size is too large for the data's scale. The message names the epoch
+    and row and what to change; the model is left at its last finite state.
+
+    A ValueError, as every error caused by the data or the parameters is, and a
+    FloatingPointError, as it was before this class existed, so either `except` catches it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastml import DivergenceError, Perceptron
+    >>> X, y = np.array([[1e300, 1e300], [-1e300, -1e300]]), np.array([0, 1])
+    >>> try:
+    ...     Perceptron(max_iter=2).fit(X, y)
+    ... except DivergenceError as exc:
+    ...     print(str(exc)[:28])
+    SGD diverged in epoch 1 at r
     """

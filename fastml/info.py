@@ -13,9 +13,15 @@ These are plain numpy (they are for reading and teaching); the tree builder comp
 numbers from integer counts in compiled code, and the tests check that the two agree.
 Missing values (None / NaN) in `x` are left out of these quantities.
 """
+from __future__ import annotations
+
 from collections.abc import Mapping
+from typing import Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import ArrayLike, MatrixLike, VectorLike
 
 __all__ = ["entropy", "conditional_entropy", "information_gain", "best_threshold",
            "chi2_test", "information_gain_table", "InformationGainTable"]
@@ -64,7 +70,7 @@ def _class_counts(y):
     return counts
 
 
-def entropy(labels_or_counts, base=2, *, counts=False):
+def entropy(labels_or_counts: ArrayLike, base: float = 2, *, counts: bool = False) -> float:
     """H(Y) in bits (base 2, the lectures' unit) of a sequence of labels.
 
     Parameters
@@ -104,7 +110,7 @@ def _pair(y, x):
     return y[keep], x[keep]
 
 
-def conditional_entropy(y, x, base=2):
+def conditional_entropy(y: VectorLike, x: VectorLike, base: float = 2) -> float:
     """H(Y|X) = sum_j P(X=x_j) H(Y|X=x_j) for a discrete attribute x.
 
     Parameters
@@ -133,7 +139,8 @@ def conditional_entropy(y, x, base=2):
     return total
 
 
-def information_gain(y, x, threshold=None, base=2):
+def information_gain(y: VectorLike, x: VectorLike, threshold: Optional[float] = None,
+                     base: float = 2) -> float:
     """IG(Y|X) = H(Y) - H(Y|X); with a threshold t, IG(Y|X:t) of the binary test X < t.
 
     Parameters
@@ -160,7 +167,7 @@ def information_gain(y, x, threshold=None, base=2):
     return entropy(y, base) - conditional_entropy(y, x, base)
 
 
-def best_threshold(x, y, base=2):
+def best_threshold(x: VectorLike, y: VectorLike, base: float = 2) -> Tuple[float, float]:
     """(t, IG*(Y|X)) for a real attribute: the split point t = x_i + (x_{i+1} - x_i)/2 between
     consecutive distinct sorted values with the largest IG(Y|X:t); on ties (gains within
     GAIN_TIE bits of the largest, the compiled builder's rule) the smallest such t. Returns (nan, 0.0) when x takes a single value.
@@ -228,7 +235,7 @@ def _class_terms_per_cut(run, labels, n_runs):
     return out
 
 
-def split_point(lo, hi):
+def split_point(lo: float, hi: float) -> float:
     """The lectures' x_i + (x_{i+1} - x_i)/2, nudged to hi when rounding would leave lo on the
     wrong side of the test x < t (the compiled builder uses the same rule).
 
@@ -251,7 +258,7 @@ def split_point(lo, hi):
     return float(t)
 
 
-def chi2_test(contingency_table):
+def chi2_test(contingency_table: ArrayLike) -> Tuple[float, float]:
     """Pearson's chi-square test of independence for a (values x classes) count table.
 
     Rows and columns that are all zero are dropped; degrees of freedom are (r-1)(c-1).
@@ -346,7 +353,9 @@ class InformationGainTable:
         return max(self.rows, key=lambda r: r["gain"])["name"]
 
 
-def information_gain_table(X, y, *, feature_names=None, categorical_features="auto"):
+def information_gain_table(X: MatrixLike, y: VectorLike, *,
+                           feature_names: Optional[Sequence[str]] = None,
+                           categorical_features: Union[str, ArrayLike] = "auto") -> InformationGainTable:
     """IG per attribute of X for target y: multiway IG for categorical columns, IG* with its
     threshold for real ones (000's two tables).
 

@@ -78,6 +78,8 @@ checks what it restores before handing it out:
   when the arrays could not have come from fit (wrong shapes or dtypes, a node index out of
   range, a cycle in a tree); `load` reports that as a ModelFileError naming the class.
 """
+from __future__ import annotations
+
 import contextlib
 import hashlib
 import importlib
@@ -87,10 +89,14 @@ import os
 import re
 import struct
 import threading
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
 from .exceptions import ModelFileError
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import PathLike
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_VERSION", "ALLOWED_MODULES"]
 
@@ -134,7 +140,7 @@ ALLOWED_MODULES = frozenset({
 
 # ---------------------------------------------------------------------------- public API
 
-def save(model, path):
+def save(model: Any, path: PathLike) -> None:
     """Write `model` (any fastml estimator, fitted or not) to `path` (a path or a binary file
     object) in the format above.
 
@@ -202,7 +208,7 @@ def save(model, path):
         raise
 
 
-def load(path):
+def load(path: PathLike) -> Any:
     """Read a model written by `save` (a path or a binary file object). Runs no code from the
     file and imports only the modules of the allowlist (ALLOWED_MODULES).
 

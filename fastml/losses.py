@@ -22,7 +22,14 @@ perceptron (one line: 1[y (w.x) <= 0] (-y x)); at the hinge's kink y y_pred = 1 
 [-y, 0] is a subgradient and 0 is taken. The logistic loss is computed without overflow for any
 margin (log-sum-exp and a two-sided sigmoid).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import ArrayLike, NDArray
 
 __all__ = ["quadratic_loss", "quadratic_gradient", "zero_one_loss", "zero_one_gradient",
            "hinge_loss", "hinge_gradient", "perceptron_loss", "perceptron_gradient",
@@ -46,7 +53,7 @@ def _signed(y_pred, y, name):
     return y_pred, y
 
 
-def quadratic_loss(y_pred, y):
+def quadratic_loss(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """001's quadratic loss (y_h - y)^2 (the L2 loss of ridge regression).
 
     Parameters
@@ -71,7 +78,7 @@ def quadratic_loss(y_pred, y):
     return (y_pred - y) ** 2
 
 
-def quadratic_gradient(y_pred, y):
+def quadratic_gradient(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """d/dy_pred of (y_pred - y)^2 = 2 (y_pred - y).
 
     Parameters
@@ -96,7 +103,7 @@ def quadratic_gradient(y_pred, y):
     return 2.0 * (y_pred - y)
 
 
-def zero_one_loss(y_pred, y):
+def zero_one_loss(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """001's binary loss: 0 where the predicted label equals the truth, 1 elsewhere. Labels of
     any type (compare scores by passing np.sign(scores) against y in {-1, +1}).
 
@@ -122,7 +129,7 @@ def zero_one_loss(y_pred, y):
     return (y_pred != y).astype(np.float64)
 
 
-def zero_one_gradient(y_pred, y):
+def zero_one_gradient(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """The 0/1 loss is piecewise constant: its gradient is 0 wherever it exists, which is why
     it is minimized through a convex surrogate (hinge, logistic) instead.
 
@@ -148,7 +155,7 @@ def zero_one_gradient(y_pred, y):
     return np.zeros(np.broadcast(y_pred, y).shape)
 
 
-def hinge_loss(y_pred, y):
+def hinge_loss(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """001/003's hinge loss max(0, 1 - y y_pred) for y in {-1, +1} (the SVM's loss).
 
     Parameters
@@ -173,7 +180,7 @@ def hinge_loss(y_pred, y):
     return np.maximum(0.0, 1.0 - y * y_pred)
 
 
-def hinge_gradient(y_pred, y):
+def hinge_gradient(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """A subgradient of the hinge loss: -y where y y_pred < 1, else 0.
 
     Parameters
@@ -198,7 +205,7 @@ def hinge_gradient(y_pred, y):
     return np.where(y * y_pred < 1.0, -y, 0.0)
 
 
-def perceptron_loss(y_pred, y):
+def perceptron_loss(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """003's "What is the perceptron optimizing": the hinge at margin 0, max(0, -y y_pred).
 
     Parameters
@@ -223,7 +230,7 @@ def perceptron_loss(y_pred, y):
     return np.maximum(0.0, -y * y_pred)
 
 
-def perceptron_gradient(y_pred, y):
+def perceptron_gradient(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """003's subgradient 1[y y_pred <= 0] (-y): a mistake (or a tie) moves w by y x.
 
     Parameters
@@ -248,7 +255,7 @@ def perceptron_gradient(y_pred, y):
     return np.where(y * y_pred <= 0.0, -y, 0.0)
 
 
-def logistic_loss(y_pred, y):
+def logistic_loss(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """001's logistic loss ln(1 + e^{-y y_pred}) for y in {-1, +1}, stable at any margin.
 
     Parameters
@@ -273,7 +280,7 @@ def logistic_loss(y_pred, y):
     return np.logaddexp(0.0, -y * y_pred)
 
 
-def logistic_gradient(y_pred, y):
+def logistic_gradient(y_pred: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """d/dy_pred ln(1 + e^{-y y_pred}) = -y sigma(-y y_pred) = -y / (1 + e^{y y_pred}).
 
     Parameters

@@ -12,9 +12,15 @@ that is not in `classes` (a class the model never saw at fit) is an error that n
 `labels` ignores rows whose true or predicted label is outside them (scikit-learn's rule); the
 `fastml` command passes the fitted classes plus the unseen ones so nothing is dropped.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, List, Optional, TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import ArrayLike, NDArray, VectorLike
 
 __all__ = ["accuracy_score", "accuracy", "log_loss", "confusion_matrix", "unique_labels",
            "mean_squared_error", "rmse", "r2_score", "r2"]
@@ -35,7 +41,8 @@ def _same_length(a, b, names=("y_true", "y_pred")):
         raise ValueError(f"{names[0]} is empty; at least 1 sample is required")
 
 
-def accuracy_score(y_true, y_pred, *, sample_weight=None):
+def accuracy_score(y_true: VectorLike, y_pred: VectorLike, *,
+                   sample_weight: Optional[ArrayLike] = None) -> float:
     """Fraction of labels predicted exactly (weighted by `sample_weight` when given).
 
     Parameters
@@ -67,7 +74,7 @@ def accuracy_score(y_true, y_pred, *, sample_weight=None):
     return float(np.average(correct, weights=_weights(sample_weight, len(correct))))
 
 
-def accuracy(y_true, y_pred):
+def accuracy(y_true: VectorLike, y_pred: VectorLike) -> float:
     """The same as `accuracy_score(y_true, y_pred)` (kept for existing callers).
 
     Examples
@@ -78,7 +85,7 @@ def accuracy(y_true, y_pred):
     return accuracy_score(y_true, y_pred)
 
 
-def unique_labels(*ys):
+def unique_labels(*ys: VectorLike) -> List[Any]:
     """The sorted union of the labels in `ys` (sorted by their text when the values cannot be
     compared with each other, e.g. None among strings).
 
@@ -135,7 +142,9 @@ def _label_codes(values, labels):
     return np.array([index.get(v, -1) for v in values.tolist()], dtype=np.int64)
 
 
-def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_weight=None):
+def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLike] = None,
+             eps: float = 1e-15, *, labels: Optional[VectorLike] = None,
+             sample_weight: Optional[ArrayLike] = None) -> float:
     """Mean cross-entropy -log P(true label) of predicted class probabilities.
 
     Probabilities are clipped to [eps, 1] first, so one confident mistake gives a large
@@ -166,7 +175,8 @@ def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_we
     ValueError
         If `y_true` holds a label that is not in `classes` (the message names it: a model
         cannot be scored on a class it never saw), if the number of columns differs from the
-        number of classes, or if the lengths differ.
+        number of classes, if the lengths differ, or if `y_proba` holds NaN or values outside
+        [0, 1] (scikit-learn's rule).
 
     Examples
     --------
@@ -193,6 +203,13 @@ def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_we
         raise ValueError(f"y_proba has shape {proba.shape}; expected (n_samples, "
                          f"{len(classes)}), one column per class")
     _same_length(y_true, proba, ("y_true", "y_proba"))
+    # scikit-learn's rule: probabilities are numbers in [0, 1] (a NaN would make the loss NaN,
+    # a value above 1 is a score passed by mistake)
+    if np.isnan(proba).any():
+        raise ValueError("y_proba contains NaN; expected probabilities in [0, 1]")
+    if proba.size and (proba.min() < 0 or proba.max() > 1):
+        raise ValueError(f"y_proba contains values outside [0, 1] (from {proba.min():g} to "
+                         f"{proba.max():g}); expected probabilities")
     codes = _label_codes(y_true, classes)
     if (codes < 0).any():
         unseen = unique_labels(y_true[codes < 0])
@@ -203,7 +220,8 @@ def log_loss(y_true, y_proba, classes=None, eps=1e-15, *, labels=None, sample_we
     return float(loss) + 0.0  # + 0.0: a perfect score is 0.0, never -0.0
 
 
-def confusion_matrix(y_true, y_pred, labels=None, *, sample_weight=None):
+def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[VectorLike] = None,
+                     *, sample_weight: Optional[ArrayLike] = None) -> NDArray[Any]:
     """counts[i, j] = number (or total weight) of rows of true label labels[i] predicted as
     labels[j].
 
@@ -246,7 +264,8 @@ def confusion_matrix(y_true, y_pred, labels=None, *, sample_weight=None):
     return out
 
 
-def mean_squared_error(y_true, y_pred, *, sample_weight=None):
+def mean_squared_error(y_true: VectorLike, y_pred: VectorLike, *,
+                       sample_weight: Optional[ArrayLike] = None) -> float:
     """Mean of (y_true - y_pred)² over rows (and outputs).
 
     Parameters
@@ -263,20 +282,22 @@ def mean_squared_error(y_true, y_pred, *, sample_weight=None):
     Raises
     ------
     ValueError
-        If the shapes differ.
+        If the shapes differ or a value is NaN or infinite.
 
     Examples
     --------
     >>> mean_squared_error([1.0, 2.0], [1.0, 4.0])
     2.0
     """
-    y_true, y_pred = _regression_pair(y_true, y_pred)
+    y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
     per_output = np.average((y_true - y_pred) ** 2, axis=0,
                             weights=_weights(sample_weight, len(y_true)))
-    return float(np.mean(per_output))
+    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
+        return float(np.mean(per_output) * scale * scale)
 
 
-def rmse(y_true, y_pred, *, sample_weight=None):
+def rmse(y_true: VectorLike, y_pred: VectorLike, *,
+         sample_weight: Optional[ArrayLike] = None) -> float:
     """Root mean squared error, sqrt(mean_squared_error).
 
     Examples
@@ -284,7 +305,12 @@ def rmse(y_true, y_pred, *, sample_weight=None):
     >>> rmse([0.0, 0.0], [3.0, 4.0])  # sqrt((9 + 16) / 2)
     3.5355339059327378
     """
-    return float(np.sqrt(mean_squared_error(y_true, y_pred, sample_weight=sample_weight)))
+    y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
+    per_output = np.average((y_true - y_pred) ** 2, axis=0,
+                            weights=_weights(sample_weight, len(y_true)))
+    # the root taken before scaling back, so values near 1e300 give a finite rmse
+    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
+        return float(np.sqrt(np.mean(per_output)) * scale)
 
 
 def _regression_pair(y_true, y_pred):
@@ -297,10 +323,28 @@ def _regression_pair(y_true, y_pred):
                          f"{y_pred.shape}")
     if y_true.ndim == 0 or len(y_true) == 0:
         raise ValueError("y_true is empty; at least 1 sample is required")
+    # scikit-learn's rule: a NaN would make R² 1.0 or NaN without a word
+    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
+        if not np.isfinite(values).all():
+            raise ValueError(f"{name} contains NaN or infinity")
     return y_true, y_pred
 
 
-def r2_score(y_true, y_pred, *, sample_weight=None):
+def _scaled_pair(y_true, y_pred):
+    """(y_true / s, y_pred / s, s): when a finite |value| is above 2**500 (its square, or a
+    sum of squares, could overflow), s is the power of 2 just below the largest one, else 1.
+    Dividing by a power of 2 is exact, so R² (a ratio of sums of squares) stays finite for
+    values near 1e300 and nothing changes for the others (MSE and RMSE are scaled back)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    top = max(np.max(np.abs(a), initial=0.0, where=np.isfinite(a)) for a in (y_true, y_pred))
+    if not top > 2.0 ** 500:
+        return y_true, y_pred, 1.0
+    exponent = int(np.frexp(top)[1]) - 1
+    return np.ldexp(y_true, -exponent), np.ldexp(y_pred, -exponent), float(np.ldexp(1.0, exponent))
+
+
+def r2_score(y_true: VectorLike, y_pred: VectorLike, *,
+             sample_weight: Optional[ArrayLike] = None) -> float:
     """Coefficient of determination R² = 1 - SS_res / SS_tot, averaged uniformly over outputs.
 
     A constant `y_true` (SS_tot = 0) gives 1.0 when predicted exactly and 0.0 otherwise
@@ -321,14 +365,14 @@ def r2_score(y_true, y_pred, *, sample_weight=None):
     Raises
     ------
     ValueError
-        If the shapes differ.
+        If the shapes differ or a value is NaN or infinite.
 
     Examples
     --------
     >>> r2_score([1.0, 2.0, 3.0], [1.0, 2.0, 4.0])  # 1 - 1 / 2
     0.5
     """
-    y_true, y_pred = _regression_pair(y_true, y_pred)
+    y_true, y_pred, _ = _scaled_pair(y_true, y_pred)  # R² does not change with the scale
     w = _weights(sample_weight, len(y_true))
     mean = np.average(y_true, axis=0, weights=w)
     ss_res = np.average((y_true - y_pred) ** 2, axis=0, weights=w)
@@ -339,7 +383,7 @@ def r2_score(y_true, y_pred, *, sample_weight=None):
     return float(np.mean(score))
 
 
-def r2(y_true, y_pred):
+def r2(y_true: VectorLike, y_pred: VectorLike) -> float:
     """The same as `r2_score(y_true, y_pred)` (kept for existing callers).
 
     Examples

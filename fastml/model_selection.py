@@ -1,9 +1,15 @@
 """Splitting data for held-out evaluation."""
+from __future__ import annotations
+
 import numbers
+from typing import Any, List, TYPE_CHECKING, Union
 
 import numpy as np
 
 from ._validation import check_random_state
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import MatrixLike, RandomStateLike, VectorLike
 
 
 def _take(a, idx):
@@ -14,7 +20,8 @@ def _take(a, idx):
     return np.asarray(a)[idx]
 
 
-def train_test_split(X, y, *, test_size=0.25, random_state=None, stratify=False):
+def train_test_split(X: MatrixLike, y: VectorLike, *, test_size: Union[float, int] = 0.25,
+                     random_state: RandomStateLike = None, stratify: bool = False) -> List[Any]:
     """(X_train, X_test, y_train, y_test), a random split with `test_size` (a fraction in
     (0, 1) or a row count) held out; `stratify=True` keeps each class's share in both parts.
 

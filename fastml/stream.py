@@ -25,14 +25,22 @@ need a file or a callable; a one-shot iterator gets one pass and a clear error o
 
 pyarrow is imported only when a file is read, so `import fastml` works without it.
 """
+from __future__ import annotations
+
 import glob
 import inspect
 import os
+import queue
 import re
+import threading
+from typing import Any, Optional, Sequence, TYPE_CHECKING
 
 import numpy as np
 
 from ._progress import progress
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from ._typing import EstimatorT
 
 __all__ = ["fit_stream"]
 
@@ -42,8 +50,10 @@ CSV_BLOCK_BYTES = 1 << 24  # the CSV reader's block; column types are inferred f
 CSV_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".csv.bz2")
 
 
-def fit_stream(estimator, source, target=None, *, chunk_rows=None, epochs=None, columns=None,
-               drop=None, sample_weight=None, verbose=None):
+def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None, *,
+               chunk_rows: Optional[int] = None, epochs: Optional[int] = None,
+               columns: Optional[Sequence[str]] = None, drop: Optional[Sequence[str]] = None,
+               sample_weight: Optional[str] = None, verbose: Optional[bool] = None) -> EstimatorT:
     """Fit `estimator` on `source` without holding more than about one chunk in memory.
 
     Parameters
@@ -517,22 +527,24 @@ class _Stream:
             if _is_frame(X):
                 self._check_kinds(X, k, start)
             return _Chunk(X, y, w, k, start)
-        frame = _to_frame(raw)
         if self.target is None:
             raise ValueError("target is required for tabular sources: the name of the label "
                              "/ target column")
+        names = list(raw.column_names if _is_arrow(raw) else _to_frame(raw).columns)
         missing = [c for c in [self.target, self.weight, *(self.columns or []), *self.drop]
-                   if c is not None and c not in frame.columns]
+                   if c is not None and c not in names]
         if missing:
             raise ValueError(f"chunk {k} (rows from {start}) has no column(s) {missing}; "
-                             f"it has {list(frame.columns)}")
+                             f"it has {names}")
         features = self.columns if self.columns is not None else [
-            c for c in frame.columns if c not in (self.target, self.weight)
-            and c not in self.drop]
-        X = frame[features]
+            c for c in names if c not in (self.target, self.weight) and c not in self.drop]
+        X = _numeric_frame(raw, features) if _is_arrow(raw) else None
+        frame = raw if X is not None else _to_frame(raw)
+        if X is None:
+            X = frame[features]
         self._check_kinds(X, k, start)
-        w = None if self.weight is None else frame[self.weight].to_numpy(dtype=np.float64)
-        return _Chunk(X, frame[self.target], w, k, start)
+        w = None if self.weight is None else _column_values(frame, self.weight, np.float64)
+        return _Chunk(X, _column_values(frame, self.target), w, k, start)
 
     def _check_kinds(self, X, k, start):
         """Every chunk has the first chunk's columns, each numeric or categorical as there."""
@@ -572,6 +584,38 @@ def _as_labels(y):
 def _is_frame(X):
     from ._validation import _is_pandas_frame
     return _is_pandas_frame(X)
+
+
+def _is_arrow(raw):
+    return hasattr(raw, "column_names") and hasattr(raw, "to_pandas")
+
+
+def _column_values(frame, name, dtype=None):
+    """One column of an Arrow table or a DataFrame as a numpy array (Arrow nulls: None in
+    object columns, NaN in numeric ones, as to_pandas gives them); a DataFrame's column stays a
+    Series unless a dtype is asked for."""
+    if not _is_arrow(frame):
+        return frame[name] if dtype is None else frame[name].to_numpy(dtype=dtype)
+    values = frame.column(name).to_numpy(zero_copy_only=False)
+    return values if dtype is None else values.astype(dtype, copy=False)
+
+
+def _numeric_frame(table, features):
+    """The feature columns of an all-numeric Arrow table as a DataFrame over one C-contiguous
+    array: one copy from Arrow's column buffers into the kernels' row layout (to_pandas would
+    copy into a column-major block, and the estimator again to rows). None when a column is
+    not an integer or a float (strings, bools, dates, ...): those go through to_pandas and
+    fit's column rules."""
+    import pyarrow as pa
+    import pandas as pd
+    from ._core._layout import rows_from_columns
+    types = [table.schema.field(name).type for name in features]
+    # bool columns are categorical by fit's rules (fastml._tabular): they take the other path
+    if not features or not all(pa.types.is_floating(t) or pa.types.is_integer(t) for t in types):
+        return None
+    dtype = np.float32 if all(t == pa.float32() for t in types) else np.float64
+    columns = [_column_values(table, name, dtype) for name in features]
+    return pd.DataFrame(rows_from_columns(columns), columns=features, copy=False)
 
 
 def _to_frame(raw):
@@ -671,7 +715,7 @@ class _ParquetReader:
 
     def raw_chunks(self, columns, chunk_rows):
         rows = chunk_rows or _default_rows(len(self.schema.names))
-        return _rebatch(self._batches(columns, rows), rows)
+        return _read_ahead(_rebatch(self._batches(columns, rows), rows))
 
     def _batches(self, columns, rows):
         import pyarrow.parquet as pq
@@ -710,7 +754,7 @@ class _CSVReader:
     def raw_chunks(self, columns, chunk_rows):
         reader = self._open(columns)
         rows = chunk_rows or _default_rows(len(reader.schema.names))
-        return _rebatch(self._batches(reader), rows)
+        return _read_ahead(_rebatch(self._batches(reader), rows))
 
     def _batches(self, reader):
         """The reader's batches; a cell that does not parse as its column's type (fixed by
@@ -741,6 +785,50 @@ def _csv_type_error(message, names, schema, k, row, path):
     return (f"{path}: column {column!r} changes type in block {k} (rows from {row}): it was "
             f"read as {kind} from the first block, and this block holds a value that is not "
             f"({message})")
+
+
+def _read_ahead(chunks):
+    """The items of `chunks`, with the next one read by a background thread while the caller
+    fits the current one. Arrow's readers and fastml's kernels both release the GIL, so on two
+    cores decoding the file overlaps fitting. At most one chunk waits in the queue (beside the
+    one the thread reads and the one being fitted). Only fastml's own file readers use it: a
+    user's iterable may not be safe to drive from another thread. An error in the reader is
+    raised in the caller; a caller that stops early stops the thread."""
+    pending = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def put(item):
+        while not stop.is_set():
+            try:
+                pending.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read():
+        try:
+            for chunk in chunks:
+                if not put((chunk, None)):
+                    return
+            put((end, None))
+        except BaseException as error:  # handed to the caller, raised there
+            put((end, error))
+
+    thread = threading.Thread(target=read, name="fastml-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            chunk, error = pending.get()
+            if error is not None:
+                raise error
+            if chunk is end:
+                return
+            yield chunk
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _rebatch(batches, rows):

@@ -15,7 +15,7 @@ PUBLIC = {  # module: public functions and classes that need the full numpydoc s
     "fastml.model_selection": ["train_test_split"],
     "fastml.io": ["save", "load"],
     "fastml.plot": ["plot_learning_curve", "plot_decision_regions", "plot_confusion_matrix",
-                    "plot_tree", "plot_report"],
+                    "plot_tree", "plot_report", "learning_curves"],
     "fastml._base": ["clone"],
     "fastml.datasets": ["load_auto_mpg", "load_tax_table", "load_x1x2y_table", "load_xor",
                         "load_lecture_mpg"],

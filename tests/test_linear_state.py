@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from fastml.exceptions import NotFittedError
+from fastml.exceptions import DivergenceError, NotFittedError
 from fastml.linear_model import (KernelPerceptron, LinearSVM, LogisticRegression, Perceptron,
                                  VotedPerceptron)
 
@@ -76,8 +76,10 @@ def test_a_diverging_chunk_is_refused_and_the_model_kept(make):
     # row 8's margin overflows.
     bad[7] = bad[8] = -1e200 * np.sign(est.coef_[0])
     y_bad[7] = y_bad[8] = 1
-    with pytest.raises(FloatingPointError, match=r"epoch 2 at row 8.*eta0.*scale"):
+    with pytest.raises(FloatingPointError, match=r"epoch 2 at row 8.*eta0.*scale") as info:
         est.partial_fit(bad, y_bad)
+    # a DivergenceError: the ValueError every bad-data error is, and still a FloatingPointError
+    assert isinstance(info.value, ValueError) and isinstance(info.value, DivergenceError)
     assert _snapshot(est) == before
     assert np.isfinite(est._engine.W).all()
     np.testing.assert_array_equal(est.predict(X), predicted)

@@ -323,9 +323,6 @@ SKLEARN_EXPECTED_FAILURES = {
         "fastml raises its own NotFittedError (a ValueError and AttributeError, as "
         "scikit-learn's is) because scikit-learn is not a runtime dependency; the check wants "
         "scikit-learn's class itself",
-    "check_dtype_object":
-        "strings in X get a TypeError that says to encode them, not the message the check "
-        "pattern-matches",
     "check_supervised_y_2d":
         "a column-vector y is accepted and flattened silently; the check wants scikit-learn's "
         "own DataConversionWarning class",

@@ -133,3 +133,35 @@ def test_classification_metrics_agree_with_sklearn(case):
 def test_r2_agrees_with_sklearn(pairs):
     y, pred = np.array(pairs).T
     assert metrics.r2_score(y, pred) == pytest.approx(skm.r2_score(y, pred), rel=1e-9, abs=1e-9)
+
+
+def test_log_loss_refuses_nan_and_values_outside_0_1():
+    """scikit-learn's rule: NaN probabilities made the loss NaN, values above 1 are scores."""
+    with pytest.raises(ValueError, match="y_proba contains NaN"):
+        metrics.log_loss([0, 1], [[0.5, 0.5], [np.nan, 0.5]], [0, 1])
+    with pytest.raises(ValueError, match=r"outside \[0, 1\]"):
+        metrics.log_loss([0, 1], [[1.5, -0.5], [0.2, 0.8]], [0, 1])
+    with pytest.raises(ValueError, match="not among the classes"):
+        metrics.log_loss([0, 2], [[0.5, 0.5], [0.5, 0.5]], [0, 1])
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e300, 1.7e308])
+def test_r2_and_rmse_of_huge_values_are_those_of_the_scaled_values(scale):
+    """Squares of values near 1e300 overflow: R² is scale-free and RMSE scales linearly, so both
+    must equal the answers on the values divided by `scale` (to rounding)."""
+    rng = np.random.default_rng(0)
+    y, pred = rng.uniform(-1, 1, size=20), rng.uniform(-1, 1, size=20)
+    assert metrics.r2_score(y * scale, pred * scale) == pytest.approx(
+        skm.r2_score(y, pred), rel=1e-12)
+    assert metrics.rmse(y * scale, pred * scale) == pytest.approx(
+        np.sqrt(skm.mean_squared_error(y, pred)) * scale, rel=1e-12)
+    assert np.isfinite(metrics.rmse(y * scale, pred * scale))
+
+
+def test_regression_metrics_refuse_nan():
+    """R² of a y with NaN was 1.0 without a word."""
+    for fn in (metrics.r2_score, metrics.rmse, metrics.mean_squared_error):
+        with pytest.raises(ValueError, match="y_true contains NaN"):
+            fn([np.nan, 1.0], [1.0, 2.0])
+        with pytest.raises(ValueError, match="y_pred contains NaN"):
+            fn([0.0, 1.0], [np.inf, 2.0])

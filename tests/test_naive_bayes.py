@@ -447,7 +447,6 @@ def test_bad_inputs():
 SKLEARN_EXPECTED_FAILURES = {
     "check_estimators_unfitted": "fastml raises its own NotFittedError (scikit-learn is not a "
                                  "runtime dependency); the check wants scikit-learn's class",
-    "check_dtype_object": "GaussianNB: strings in X get fastml's 'must be numeric' TypeError",
     "check_supervised_y_2d": "a column-vector y is flattened silently (no DataConversionWarning)",
 }
 

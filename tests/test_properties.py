@@ -25,9 +25,9 @@ from fastml import NotFittedError
 from _robust import ALLOWED, ESTIMATORS, METHODS, fitted, good_data, make, outputs, same, \
     state, takes
 
-# No shrinking by default: a failing (or xfail-marked) property then costs exactly its
-# max_examples runs, so CI time stays bounded; FASTML_HYPOTHESIS_SHRINK=1 shrinks a failure to
-# a minimal example when debugging it.
+# No shrinking by default: a failing property then costs exactly its max_examples runs, so CI
+# time stays bounded; FASTML_HYPOTHESIS_SHRINK=1 shrinks a failure to a minimal example when
+# debugging it.
 PHASES = tuple(Phase) if os.environ.get("FASTML_HYPOTHESIS_SHRINK") \
     else (Phase.explicit, Phase.reuse, Phase.generate)
 BUDGET = settings(max_examples=25, deadline=None, derandomize=True, database=None,
@@ -235,50 +235,13 @@ def no_nan_state(est):
             assert not np.isnan(value).any(), f"fit on finite data left NaN in {name}"
 
 
-def est_params(xfails=None, only=None):
-    """Every estimator as a pytest param; those in `xfails` (name -> reason) marked xfail."""
-    out = []
-    for name, cls in ESTIMATORS:
-        if only is not None and not only(cls):
-            continue
-        marks = [pytest.mark.xfail(reason=xfails[name], strict=False)] \
-            if xfails and name in xfails else []
-        out.append(pytest.param(cls, id=name, marks=marks))
-    return out
+def est_params(only=None):
+    """Every estimator (those `only` accepts) as a pytest param named after it."""
+    return [pytest.param(cls, id=name) for name, cls in ESTIMATORS
+            if only is None or only(cls)]
 
 
-# Known issue-12 bugs these properties find on the branch point (the lead removes a mark once
-# the fix is merged; strict=False so a fixed estimator passes quietly meanwhile).
-XFAIL_FIT = {
-    "LinearSVM": "issue 12: 1e308 sample weights make SGD diverge with FloatingPointError (not "
-                 "ValueError), fixed by lin-sgd",
-    "NaiveBayes": "issue 12: scalar sample_weight 0 accepted, 1e308 weights give NaN "
-                  "probabilities, a zero-weight class gives NaN theta_; fixed by nb-tab / common",
-    "Ridge": "issue 12 (numerics): X ~1e154, y ~1e199 give -inf/NaN coef_ without an error, "
-             "fixed by lin-reg",
-}
-HALF_BUILT = "issue 12: a fit refused part-way leaves a half-built model (predict raises " \
-             "AttributeError/TypeError), fixed by {}"
-XFAIL_REFUSED_CALL = {
-    "DecisionTreeClassifier": HALF_BUILT.format("tree"),
-    "DecisionTreeRegressor": HALF_BUILT.format("tree"),
-    "RandomForestClassifier": HALF_BUILT.format("tree"),
-    "RandomForestRegressor": HALF_BUILT.format("tree"),
-    "NaiveBayes": HALF_BUILT.format("nb-tab") + "; refused partial_fit keeps class counts",
-    "CategoricalNB": HALF_BUILT.format("nb-tab") + "; refused partial_fit keeps class counts",
-}
-SCALAR_WEIGHT = "issue 12: scalar sample_weight NaN/-1/0 skips validation (SGD then raises " \
-                "FloatingPointError or learns from it), fixed by common"
-XFAIL_REFUSED_CHUNK = {
-    "NaiveBayes": "issue 12: refused partial_fit chunk adds its class counts, fixed by nb-tab",
-    "CategoricalNB": "issue 12: refused partial_fit chunk adds its class counts, fixed by nb-tab",
-    "Perceptron": SCALAR_WEIGHT,
-    "LogisticRegression": SCALAR_WEIGHT,
-    "LinearSVM": SCALAR_WEIGHT,
-}
-
-
-@pytest.mark.parametrize("cls", est_params(XFAIL_FIT))
+@pytest.mark.parametrize("cls", est_params())
 @BUDGET
 @given(data=st.data())
 def test_fit_any_input_gives_result_or_clear_error(cls, data):
@@ -370,7 +333,7 @@ def bad_inputs(est, X, y):
     ])
 
 
-@pytest.mark.parametrize("cls", est_params(XFAIL_REFUSED_CALL))
+@pytest.mark.parametrize("cls", est_params())
 @BUDGET
 @given(data=st.data())
 def test_refused_call_leaves_model_unchanged(cls, data):
@@ -392,8 +355,7 @@ def test_refused_call_leaves_model_unchanged(cls, data):
         same(before, state(est), f"{type(est).__name__} after refused {method}({case})")
 
 
-@pytest.mark.parametrize("cls", est_params(XFAIL_REFUSED_CHUNK,
-                                           only=lambda c: hasattr(c, "partial_fit")))
+@pytest.mark.parametrize("cls", est_params(only=lambda c: hasattr(c, "partial_fit")))
 @BUDGET
 @given(data=st.data())
 def test_refused_partial_fit_chunk_leaves_model_unchanged(cls, data):

@@ -391,7 +391,7 @@ def test_partial_fit_rejects_a_different_number_of_targets():
 
 def test_sklearn_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
-    expected = {"check_estimators_unfitted", "check_dtype_object"}  # as in test_logistic
+    expected = {"check_estimators_unfitted"}  # as in test_logistic
     for est in (LinearRegression(), Ridge(), LinearRegression(solver="lstsq")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -582,3 +582,24 @@ def test_property_partial_fit_in_any_chunks_equals_fit():
             assert_rel(online.intercept_, whole.intercept_, 1e-8)
 
     check()
+
+
+def test_tiny_weights_with_huge_values_give_the_exact_line():
+    """Weights 1e-310 with x ~1e154 and y ~1e199: W * outer(mean, mean) overflowed while
+    centering and coef_ came out inf / NaN. y = 1e45 x exactly, so the slope is 1e45."""
+    X = np.array([[1.25730221e154], [-1.32104863e154]])
+    y = 1e45 * X[:, 0]
+    model = LinearRegression().fit(X, y, sample_weight=np.array([1e-310, 1e-310]))
+    assert model.coef_[0] == pytest.approx(1e45, rel=1e-12)
+    assert abs(model.intercept_) <= 1e-12 * np.abs(y).max()
+    np.testing.assert_allclose(model.predict(X), y, rtol=1e-12)
+
+
+def test_a_solution_beyond_float32_is_refused_and_leaves_the_model_unfitted():
+    """float32 X keeps float32 coef_: a slope of 1e60 would be stored as inf."""
+    X = np.array([[1e-30], [2e-30], [3e-30]], dtype=np.float32)
+    y = np.array([1e30, 2e30, 3e30])
+    model = LinearRegression().fit(np.array([[1.0], [2.0], [4.0]]), y)
+    with pytest.raises(ValueError, match="overflows float32.*rescale"):
+        model.fit(X, y)
+    assert not hasattr(model, "coef_") and not hasattr(model, "stats_")

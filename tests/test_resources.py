@@ -62,30 +62,8 @@ CASES = {
         "(np.array([f'id{i}' for i in range(300000)], dtype=object).reshape(-1, 1))",
 }
 
-XFAIL = {
-    "logistic minibatch batch_size=2**40 on 40 rows": "issue 12: 8 GB allocated for 40 rows, "
-                                                      "fixed by lin-sgd",
-    "logistic minibatch batch_size=2**63": "issue 12: batch_size not checked, fixed by lin-sgd",
-    "linear regression sgd batch_size=2**40": "issue 12: batch_size not checked, fixed by "
-                                              "lin-sgd / lin-reg",
-    "PolynomialFeatures degree=2**31": "issue 12: runs forever, fixed by lin-reg",
-    "PolynomialFeatures degree=60 on 30 columns": "issue 12: width not checked, fixed by lin-reg",
-    "PolynomialRegression degree=2**31": "issue 12: runs forever, fixed by lin-reg",
-    "PolynomialRegression degree=10**6 interaction_only": "issue 12: width not checked first, "
-                                                          "fixed by lin-reg",
-    "tree max_depth=2**62": "issue 12: OverflowError, not a ValueError naming max_depth; "
-                            "fixed by tree / common",
-    "tree max_depth=2**63-1 regressor": "issue 12: OverflowError, fixed by tree / common",
-    "tree max_leaf_nodes=2**62": "issue 12: OverflowError, fixed by tree / common",
-    "forest max_leaf_nodes=2**40": "issue 12: OverflowError, fixed by tree / common",
-    "naive Bayes n_jobs=2**31": "issue 12: OverflowError for n_jobs, fixed by common "
-                                "(check_n_jobs)",
-}
 
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=[pytest.mark.xfail(reason=XFAIL[c], strict=False)] if c in XFAIL
-                 else []) for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_sizing_parameter_is_checked_before_allocating(case):
     code = PRELUDE + f"""
 try:

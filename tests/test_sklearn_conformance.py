@@ -58,19 +58,6 @@ _Y_COLUMN = {
         "several targets)",
 }
 _MULTI_TARGET = {"LinearRegression", "Ridge", "PolynomialRegression"}
-_NUMERIC_X = {
-    "check_dtype_object":
-        "a dict in X gets fastml's TypeError 'X must be numeric; got an array of dtype object "
-        "... encode categorical columns first', not numpy's 'argument must be a string or a "
-        "number' text the check pattern-matches",
-}
-_NUMERIC_Y = {
-    "check_dtype_object":
-        "an object-dtype y of numbers gets TypeError 'y must be numeric for a regressor' "
-        "(_validation.check_target / check_regression_targets); scikit-learn converts it to "
-        "float. Fix: convert object y with astype(float64) and say 'Unknown label type' when "
-        "that fails",
-}
 _SGD_WEIGHTS = {
     check: "one SGD pass visits each row once with its weight as a step multiplier; repeating "
            "a row instead takes two steps at different points of the pass, so the models "
@@ -87,10 +74,6 @@ def _expected_for(name, est):
         out.update(_SUPERVISED)
     if kind in ("classifier", "regressor") and name not in _MULTI_TARGET:
         out.update(_Y_COLUMN)
-    if not est._accepts_categorical and name not in _PENDING_CATEGORICAL:
-        out.update(_NUMERIC_X)
-    if kind == "regressor":
-        out.update(_NUMERIC_Y)  # replaces the X entry: the regressors fail on y first
     if name in ("Perceptron", "LinearSVM"):
         out.update(_SGD_WEIGHTS)
     return out

@@ -358,9 +358,7 @@ def test_sklearn_check_estimator(name):
         warnings.simplefilter("ignore")
         results = check_estimator(est, on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
-    expected = SKLEARN_EXPECTED_FAILURES | ({"check_dtype_object"} if "Regressor" in name
-                                            else set())
-    assert failed == expected, failed ^ expected
+    assert failed == SKLEARN_EXPECTED_FAILURES, failed ^ SKLEARN_EXPECTED_FAILURES
 
 
 # ------------------------------------------------------------------ threads

@@ -268,3 +268,14 @@ def test_more_than_255_levels_is_a_clear_error():
         DecisionTreeClassifier(splitter="hist").fit(X, y)
     assert DecisionTreeClassifier().fit(X, y).get_n_leaves() > 1  # the exact splitter takes it
     assert MAX_BINS == 255
+
+
+def test_binary_categorical_split_needs_the_exact_splitter():
+    X = np.array([["a"], ["b"], ["c"], ["a"]] * 5, dtype=object)
+    y = np.array([0, 1, 1, 0] * 5)
+    with pytest.raises(ValueError, match="categorical_split"):
+        DecisionTreeClassifier(splitter="hist", categorical_split="binary").fit(X, y)
+    # without categorical columns the option has nothing to act on
+    Xn = np.arange(20.0).reshape(-1, 1)
+    hist = DecisionTreeClassifier(splitter="hist", categorical_split="binary").fit(Xn, y)
+    assert_same_tree(hist.tree_, DecisionTreeClassifier().fit(Xn, y).tree_)

@@ -394,3 +394,38 @@ def test_dense_input_gives_the_documented_array_or_a_clear_error(X, allow_nan):
     assert np.array_equal(X, before, equal_nan=X.dtype.kind in "fc") if X.dtype != object \
         else all(a is b or a == b or (a != a and b != b) for a, b in
                  zip(X.ravel().tolist(), before.ravel().tolist()))
+
+
+REGRESSORS = ["LinearRegression", "Ridge", "PolynomialRegression", "DecisionTreeRegressor",
+              "RandomForestRegressor"]
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_regressors_take_an_object_y_of_numbers_as_float(name):
+    """scikit-learn converts an object-dtype y of numbers to float (check_dtype_object); the
+    model must equal the one fitted on the float y."""
+    import fastml
+    cls = getattr(fastml, name)
+    params = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = X @ [1.0, -2.0, 0.5]
+    mixed = np.array([int(round(v)) if i % 3 == 0 else np.float64(v)
+                      for i, v in enumerate(y)], dtype=object)  # ints, floats, numpy floats
+    reference = cls(**params).fit(X, mixed.astype(np.float64)).predict(X)
+    np.testing.assert_array_equal(cls(**params).fit(X, mixed).predict(X), reference)
+    for bad, shown in [(np.array(["1.5"] * 30, dtype=object), "'1.5'"),
+                       (np.array([1.0] * 29 + [None], dtype=object), "None"),
+                       (np.array([{}] * 30, dtype=object), "{}")]:
+        with pytest.raises(TypeError, match=rf"y must be numeric.*{shown}"):
+            cls(**params).fit(X, bad)
+
+
+def test_non_numeric_x_error_carries_numpy_message():
+    """The TypeError for an object X numpy cannot convert includes numpy's own text (what
+    scikit-learn's check_dtype_object matches), and still says what to do."""
+    X = np.ones((4, 2), dtype=object)
+    X[0, 0] = {"foo": "bar"}
+    with pytest.raises(TypeError, match=r"X must be numeric.*argument must be .* string.* "
+                                        r"number.*encode categorical"):
+        check_array(X)

@@ -1,10 +1,16 @@
 """The Auto MPG data (provenance in data/PROVENANCE.md), read with the standard library."""
+from __future__ import annotations
+
 import csv
 import os
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
 from ._base import Dataset, to_frame
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import XyPair
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 NUMERIC = ["cylinders", "displacement", "horsepower", "weight", "acceleration", "model_year"]
@@ -25,7 +31,8 @@ def _read_columns(dropna):
     return cols
 
 
-def load_auto_mpg(*, return_X_y=False, as_frame=False, dropna=True):
+def load_auto_mpg(*, return_X_y: bool = False, as_frame: bool = False,
+                  dropna: bool = True) -> Union[Dataset, XyPair]:
     """The Auto MPG data: 392 cars (406 with `dropna=False`, which keeps rows with missing
     mpg / horsepower as NaN).
 

@@ -13,10 +13,17 @@ halfway through the log (preferences change: 003's note on averaging biased towa
 weights). The best achievable mean log-loss is the mean entropy of the true probabilities,
 returned as `true_log_loss`.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._validation import check_param, check_random_state
 from ._base import Dataset, to_frame
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import RandomStateLike
 
 FIELDS = ("ad", "advertiser", "site", "user", "hour", "device")
 
@@ -27,8 +34,9 @@ def _zipf_ids(rng, n_rows, n_levels, exponent):
     return rng.choice(n_levels, size=n_rows, p=weights / weights.sum())
 
 
-def make_clicks(n_rows=100_000, *, n_ads=2_000, n_sites=500, n_users=100_000, drift=False,
-                base_rate=0.03, random_state=None, as_frame=False):
+def make_clicks(n_rows: int = 100_000, *, n_ads: int = 2_000, n_sites: int = 500,
+                n_users: int = 100_000, drift: bool = False, base_rate: float = 0.03,
+                random_state: RandomStateLike = None, as_frame: bool = False) -> Dataset:
     """A click log with a known click-probability model.
 
     Parameters

@@ -11,10 +11,17 @@ round numbers near the data's tertiles (and, for mpg, near the 60th percentile):
     modelyear     70to74 (70-74), 75to78 (75-78), 79to83 (79-83), as on the slides
     maker         america / asia / europe (the data's origin)
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Union
+
 import numpy as np
 
 from ._auto_mpg import load_auto_mpg
 from ._base import Dataset, object_matrix, to_frame
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import XyPair
 
 MPG_GOOD_FROM = 25.0
 BINS = {  # column: (cut points, labels)
@@ -32,7 +39,8 @@ def _discretise(values, cuts, labels):
     return np.array(labels, dtype=object)[np.searchsorted(cuts, values, side="right")]
 
 
-def load_lecture_mpg(*, return_X_y=False, as_frame=False):
+def load_lecture_mpg(*, return_X_y: bool = False, as_frame: bool = False) -> Union[Dataset,
+                     XyPair]:
     """The 392 Auto MPG cars as 000's categorical table: 7 categorical attributes (cut points
     in this module's docstring) and mpg "good"/"bad". With return_X_y: X a (392, 7) object
     array of strings (or a DataFrame with as_frame), y an object array of "good"/"bad".

@@ -1,7 +1,14 @@
 """The small worked-example tables of the lectures, typed in from the decks."""
+from __future__ import annotations
+
+from typing import Optional, TYPE_CHECKING, Union
+
 import numpy as np
 
 from ._base import Dataset, object_matrix, to_frame
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import XyPair
 
 # 004, "Estimate Probabilities from Data": Tid, Refund, Marital Status, Taxable Income (K), Evade.
 _TAX_ROWS = [
@@ -34,7 +41,8 @@ def _table(columns, features, target, *, return_X_y, as_frame, descr):
         target=columns[target], feature_names=list(features), target_name=target, DESCR=descr)
 
 
-def load_tax_table(*, return_X_y=False, as_frame=False, drop_tid=None):
+def load_tax_table(*, return_X_y: bool = False, as_frame: bool = False,
+                   drop_tid: Optional[bool] = None) -> Union[Dataset, XyPair]:
     """004's 10-row tax-evasion table: Refund (Yes/No), Marital Status (Single/Married/
     Divorced), Taxable Income (in thousands, float) → Evade (Yes/No).
 
@@ -78,7 +86,8 @@ def load_tax_table(*, return_X_y=False, as_frame=False, drop_tid=None):
                   descr="Lecture 004: tax evasion (10 rows; Taxable Income in thousands)")
 
 
-def load_x1x2y_table(*, return_X_y=False, as_frame=False):
+def load_x1x2y_table(*, return_X_y: bool = False, as_frame: bool = False) -> Union[Dataset,
+                     XyPair]:
     """001's 6-row table of booleans X1, X2 → Y ('T'/'F'): H(Y) = 0.65, IG(X1) = 0.32.
 
     Parameters
@@ -111,7 +120,7 @@ def load_x1x2y_table(*, return_X_y=False, as_frame=False):
                   descr="Lecture 001: the X1/X2/Y table (6 rows)")
 
 
-def load_xor(*, return_X_y=True):
+def load_xor(*, return_X_y: bool = True) -> Union[Dataset, XyPair]:
     """The XOR truth table (000: why "stop when every gain is zero" is wrong):
     X = [[0,0],[0,1],[1,0],[1,1]], y = [0,1,1,0].
 

@@ -2,13 +2,12 @@
 codes become the kernels' outputs, partial_fit's validation, and all-or-nothing fitting. (The
 iteration loop every solver runs is _iterate.py; the SGD state's check lives with the state,
 in _sgd.py.)"""
-import copy
-import functools
 
 import numpy as np
 
 from ._sgd import check_sgd_engine
 
+from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
                            check_X_y, state_array, state_count)
 
@@ -159,30 +158,6 @@ def check_n_jobs_param(n_jobs):
     the count itself comes from _validation.check_n_jobs."""
     check_param("n_jobs", n_jobs, integer=True, low=-C_INT_MAX, high=C_INT_MAX,
                 allow_none=True)
-
-
-def all_or_nothing(fitting):
-    """Decorator of fit (fitting=True) and partial_fit (False): a call that raises leaves no
-    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute goes,
-    the parameters stay; predict raises NotFittedError). A failed partial_fit leaves the
-    estimator exactly as it was before the call: its fitted state is deep-copied first (the
-    model only: coef-sized arrays, or the perceptrons' stored mistakes) and put back."""
-    def wrap(method):
-        @functools.wraps(method)
-        def run(self, *args, **kwargs):
-            params = set(self._get_param_names())
-            state = vars(self)
-            saved = {name: value if name in params or fitting else copy.deepcopy(value)
-                     for name, value in state.items()}
-            try:
-                return method(self, *args, **kwargs)
-            except BaseException:
-                state.clear()
-                state.update((name, value) for name, value in saved.items()
-                             if name in params or not fitting)
-                raise
-        return run
-    return wrap
 
 
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",

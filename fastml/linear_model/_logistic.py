@@ -11,7 +11,7 @@ w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_sampl
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, available_if
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, DivergenceError
 from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
@@ -301,7 +301,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             curve.append(f)
             gmax = float(np.max(np.abs(g)))
             if not np.isfinite(f):
-                raise FloatingPointError("gradient descent diverged; lower eta0")
+                raise DivergenceError("gradient descent diverged; lower eta0")
             state["converged"] = gmax <= tol
             if not state["converged"]:
                 state["x"] = state["x"] - eta * g

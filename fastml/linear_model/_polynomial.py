@@ -165,7 +165,10 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         combine = (itertools.combinations if self.interaction_only
                    else itertools.combinations_with_replacement)
         start = 0 if self.include_bias else 1
-        return [t for k in range(start, self.degree + 1) for t in combine(range(d), k)]
+        # no product of distinct features is longer than d: stop there (itertools allocates
+        # k indices per call even when it yields nothing, so a huge degree would take O(k^2))
+        top = min(self.degree, d) if self.interaction_only else self.degree
+        return [t for k in range(start, top + 1) for t in combine(range(d), k)]
 
     def _check_fitted_state(self):
         """Run by fastml.io.load: one (parent, feature) pair and one powers_ row per output

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
-from .._base import BaseEstimator, RegressorMixin, available_if
+from .._base import BaseEstimator, RegressorMixin, all_or_nothing, available_if
 from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
@@ -159,10 +159,22 @@ class LinearStats:
                              "more); rescale X")
         W = G[d, d]
         mz, my = G[d, :d] / W, G[d, d + 1:p] / W
-        stats = cls(W, n, x_shift + mz, y_shift + my,
-                    G[:d, :d] - W * np.outer(mz, mz),
-                    G[:d, d + 1:p] - W * np.outer(mz, my),
-                    G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        with np.errstate(over="ignore", invalid="ignore"):
+            stats = cls(W, n, x_shift + mz, y_shift + my,
+                        G[:d, :d] - W * np.outer(mz, mz),
+                        G[:d, d + 1:p] - W * np.outer(mz, my),
+                        G[d + 1:p, d + 1:p] - W * np.outer(my, my))
+        if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
+            # W (mz my^T) overflows when tiny weights meet huge means (1e-310 and 1e199):
+            # the same product as (sqrt(W) mz)(sqrt(W) my)^T, whose factors stay in range
+            r = np.sqrt(W)
+            stats = cls(W, n, x_shift + mz, y_shift + my,
+                        G[:d, :d] - np.outer(r * mz, r * mz),
+                        G[:d, d + 1:p] - np.outer(r * mz, r * my),
+                        G[d + 1:p, d + 1:p] - np.outer(r * my, r * my))
+            if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
+                raise ValueError("the centered sums of squares overflow float64: X or y "
+                                 "values are too large; rescale them")
         if factor or (factor is None and not stats._normal_equations_accurate(fit_intercept)):
             stats.factor = _qr_factor(X, Y, None if sample_weight is None else sw,
                                       stats.x_mean, stats.y_mean)
@@ -296,6 +308,18 @@ class LinearStats:
         if not fit_intercept:
             return np.zeros(coef.shape[0])
         return self.y_mean - coef @ self.x_mean
+
+
+def _finite_solution(coef, intercept, dtype):
+    """coef and intercept in `dtype`, or a ValueError when they overflowed: a solution
+    beyond float64 (or float32, for float32 X) is refused, never stored as inf / NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        coef, intercept = np.asarray(coef, dtype=dtype), np.asarray(intercept, dtype=dtype)
+    if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise ValueError(f"the least-squares solution overflows {np.dtype(dtype).name}: "
+                         f"the coefficients or the intercept are too large to represent; "
+                         f"rescale X or y")
+    return coef, intercept
 
 
 def _column_scale(A):
@@ -441,6 +465,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
+    @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
@@ -520,8 +545,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             return self
         stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
                                       fit_intercept=self.fit_intercept)
-        self.stats_ = stats if first else self.stats_ + stats
-        self.fit_stats(self.stats_, reset=False)
+        # fit_stats keeps the merged statistics only if they solve (all or nothing)
+        self.fit_stats(stats if first else self.stats_ + stats, reset=False)
         return self
 
     def fit_stats(self, stats, reset=True):
@@ -545,15 +570,16 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._check_params()
         if self.solver != "normal":
             raise ValueError(f"fit_stats needs solver='normal'; got solver={self.solver!r}")
+        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept)
+        dtype = getattr(self, "coef_", np.empty(0)).dtype if not reset else np.float64
+        coef, intercept = _finite_solution(coef, intercept, dtype)  # before any state changes
         if reset:
             self.n_features_in_ = stats.Sxx.shape[0]
             self._single_target = stats.Sxy.shape[1] == 1
-        coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept)
         self._warn_if_degenerate(rank, exact)
         self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1
-        dtype = getattr(self, "coef_", np.empty(0)).dtype if not reset else np.float64
         self._set_solution(coef, intercept, dtype)
         return self
 
@@ -581,8 +607,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         return 1 if np.ndim(self.coef_) == 1 else self.coef_.shape[0]
 
     def _set_solution(self, coef, intercept, dtype):
-        coef = np.asarray(coef, dtype=dtype)
-        intercept = np.asarray(intercept, dtype=dtype)
+        coef, intercept = _finite_solution(coef, intercept, dtype)
         if self._single_target:
             self.coef_, self.intercept_ = coef[0].copy(), intercept.dtype.type(intercept[0])
         else:
@@ -905,6 +930,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
+    @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
     def fit(self, X, y, sample_weight=None):
         """Expand X into its monomials and fit the linear model on them.
 

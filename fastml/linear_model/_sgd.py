@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _sgd_fast as _sgd
 from ._iterate import iterate
+from ..exceptions import DivergenceError
 from .._validation import check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
@@ -110,8 +111,8 @@ class SGDEngine:
         row (the voted perceptron's mistakes).
 
         A step that makes a margin, a weight or the loss infinite or NaN raises
-        FloatingPointError naming the epoch and row, and leaves the state as it was before
-        this epoch (its last finite state)."""
+        DivergenceError (a ValueError and a FloatingPointError) naming the epoch and row, and
+        leaves the state as it was before this epoch (its last finite state)."""
         self.config["epoch"] = int(epoch_index)
         saved = self._arrays()
         loss_sum, updates, bad = _sgd.sgd_epoch(
@@ -122,7 +123,7 @@ class SGDEngine:
             for name, value in saved.items():
                 getattr(self, name)[...] = value
             where = f" at row {int(order[bad])}" if bad >= 0 else ""
-            raise FloatingPointError(
+            raise DivergenceError(
                 f"SGD diverged in epoch {int(epoch_index) + 1}{where}: a margin, weight or loss "
                 f"became infinite or NaN. Lower eta0 (or use learning_rate='adagrad'), or scale "
                 f"the features (e.g. standardize X); the model is left as it was before this "

@@ -7,7 +7,10 @@
 #     sorted values (000 "Choosing threshold split"), IG*(Y|X) = max_t IG(Y|X:t); per 001, a cut
 #     between two runs of equal values that are both pure in the same class is skipped (it can
 #     never be the best one: Fayyad & Irani 1992);
-#   - categorical attribute: the multiway split, one child per value seen at the node (ID3).
+#   - categorical attribute: the multiway split, one child per value seen at the node (ID3);
+#     or, with categorical_split="binary", the best two-way partition of the levels present
+#     at the node (sweep_binary: sort the levels, scan the prefixes; Breiman et al. 1984),
+#     which keeps the data together and lets the attribute be tested again deeper.
 # Base cases (000/002): a node whose outputs all agree is a leaf; a node where no attribute
 # takes two values is a leaf (predict the majority); a zero information gain does NOT stop the
 # recursion (XOR needs two zero-gain levels). Limits: max_depth, min_samples_split,
@@ -35,7 +38,7 @@
 # parallel OpenMP threads (n_threads) and partition their sorted lists in parallel too, and
 # grow the same tree for any n_threads.
 from libc.math cimport log2, isnan, NAN, INFINITY
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memset
 from libc.stdint cimport uint64_t
 from libc.limits cimport INT_MAX
@@ -59,6 +62,8 @@ cdef enum:
 
 # The criterion codes build_tree takes, by the estimators' names for them.
 CRITERIA = {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}
+# The categorical split codes build_tree takes (the estimators' categorical_split).
+CATEGORICAL_SPLITS = {"multiway": 0, "binary": 1}
 
 # Gains closer than this (in bits, or squared target units, per row) are ties: the one rule,
 # defined in fastml/info.py, that info.best_threshold applies too.
@@ -79,6 +84,15 @@ ctypedef struct Split:
     double cost          # sum over children of n_child * impurity(child)
     double limit         # first_within: the first candidate whose cost is <= limit wins
     int first_within     # 0: keep the (first) smallest cost
+    int ordering         # binary categorical: the level order of the partition (threshold
+                         # is then the number of levels, in that order, that go left)
+
+
+ctypedef struct LevelKey:      # a level present at the node, as sweep_binary orders them
+    double mean               # regression: the level's mean target
+    count_t num, den          # classification: its rows of the ordering's class, all its rows
+    int slot                  # its row in the per-level statistics (gcounts, gsum)
+    int level                 # its code
 
 
 ctypedef struct Item:          # a node waiting to be split (its range and its best split)
@@ -99,6 +113,7 @@ ctypedef struct Scratch:       # what one thread writes while it searches / part
     int *tmp_idx              # (m) a partition's output before it is copied back
     double *tmp_val
     count_t *offset           # (max_levels + 2) write positions of the children
+    LevelKey *keys            # (max_levels + 1) the levels present, sorted (binary splits)
 
 
 ctypedef struct Builder:
@@ -113,6 +128,7 @@ ctypedef struct Builder:
     const unsigned char *is_cat
     const int *n_levels
     int K, criterion
+    int cat_binary            # categorical_split="binary": two-way partitions of the levels
     # limits (build_tree clamps them to the sample size)
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     # scratch
@@ -180,16 +196,18 @@ cdef inline double split_point(double lo, double hi) noexcept nogil:
 
 # ---------------------------------------------------------------- split search
 
-cdef inline void consider(Split *best, double cost, int feature, double threshold,
-                          int missing_left, int n_children) noexcept nogil:
+cdef inline int consider(Split *best, double cost, int feature, double threshold,
+                         int missing_left, int n_children) noexcept nogil:
     """Record the candidate if it is the first one within best.limit (first_within), or the
-    first one of the smallest cost so far."""
+    first one of the smallest cost so far; 1 if it was recorded."""
     if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
         best.feature = feature
         best.threshold = threshold
         best.missing_left = missing_left
         best.n_children = n_children
         best.cost = cost
+        return 1
+    return 0
 
 
 cdef Py_ssize_t missing_start(const double *val, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -383,9 +401,211 @@ cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_s
     return 1
 
 
+# ---------------------------------------------------------------- binary categorical splits
+#
+# categorical_split="binary": the levels present at the node are split into two groups. There
+# are 2^(P-1) - 1 such partitions of P levels; sweep_binary scores only P - 1 of them per
+# level ordering, the prefixes of the levels sorted by a key, which costs O(P log P) per
+# ordering on top of the O(rows) pass that gathers the per-level statistics:
+#   - two classes: the key is the level's proportion of class 0. For any concave impurity
+#     (entropy, Gini) the best partition is one of these prefixes (Breiman, Friedman, Olshen &
+#     Stone 1984, Theorem 4.5), so the search is exact;
+#   - regression: the key is the level's mean target, exact for the squared error (Fisher
+#     1958; Breiman et al. 1984, 9.4);
+#   - K > 2 classes (no exact ordering exists; the problem is NP-hard in general): K orderings,
+#     one per class c by the level's proportion of class c ("one-vs-rest"). The prefixes of
+#     ordering c contain the exact best partition for the two-class problem "c against the
+#     rest" (the theorem above), each prefix is scored with the full K-class impurity, and the
+#     best over the K scans is kept: O(K P log P + K^2 P) per node, a few microseconds for
+#     K = 3 and P = 8. LightGBM's gradient ordering is the same idea for one class at a time.
+# Missing rows join the larger group (by non-missing rows; left on ties), as they join the
+# largest child of a multiway split; levels absent from the node (or never seen at fit) go
+# there too at predict time. The split is stored like a multiway one (one children entry per
+# level code, pointing to one of two children), so prediction, pruning, export and save/load
+# treat both kinds alike.
+
+cdef int by_proportion(const void *a, const void *b) noexcept nogil:
+    """qsort order of two levels by num/den, compared exactly by cross-multiplying (counts
+    are below 2^31, so the products fit in 64 bits); equal keys by code, so the order (and the
+    tree) does not depend on the order the levels arrive in."""
+    cdef const LevelKey *x = <const LevelKey *> a
+    cdef const LevelKey *y = <const LevelKey *> b
+    cdef count_t l = x.num * y.den, r = y.num * x.den
+    if l != r:
+        return -1 if l < r else 1
+    return x.level - y.level
+
+
+cdef int by_mean(const void *a, const void *b) noexcept nogil:
+    """qsort order of two levels by mean target, equal means by code."""
+    cdef const LevelKey *x = <const LevelKey *> a
+    cdef const LevelKey *y = <const LevelKey *> b
+    if x.mean != y.mean:
+        return -1 if x.mean < y.mean else 1
+    return x.level - y.level
+
+
+cdef int level_stats(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t e,
+                     double mean) noexcept nogil:
+    """One pass over the runs of feature f's non-missing rows [start, e): for the i-th level
+    present, s.keys[i] (its code, slot i, its mean target), s.gsum[2i] its rows and
+    s.gsum[2i + 1] its sum of centred targets (regression) or s.gcounts[iK:(i+1)K] its class
+    counts. Returns the number of levels present, P. O(rows + P K)."""
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t p = start, q, r
+    cdef int i = 0, c, K = b.K
+    cdef count_t *counts
+    cdef double raw, centred
+    while p < e:
+        q = run_end(val, p, e)
+        fastml_check_index(i, b.max_levels + 1)
+        s.keys[i].level = <int> val[p]
+        s.keys[i].slot = i
+        s.gsum[2 * i] = q - p
+        if b.criterion == CRIT_SSE:
+            raw = 0.0
+            centred = 0.0
+            for r in range(p, q):
+                raw += b.yr[idx[r]]
+                centred += b.yr[idx[r]] - mean
+            s.keys[i].mean = raw / (q - p)  # raw, not centred: the same key wherever computed
+            s.gsum[2 * i + 1] = centred
+        else:
+            counts = s.gcounts + i * K
+            for c in range(K):
+                counts[c] = 0
+            for r in range(p, q):
+                fastml_check_index(b.yc[idx[r]], K)
+                counts[b.yc[idx[r]]] += 1
+        i += 1
+        p = q
+    return i
+
+
+cdef inline int n_orderings(Builder *b) noexcept nogil:
+    """One ordering for regression and two classes (exact), one per class for more."""
+    return 1 if b.criterion == CRIT_SSE or b.K <= 2 else b.K
+
+
+cdef void order_levels(Builder *b, Scratch *s, int P, int ordering) noexcept nogil:
+    """Sort s.keys[:P] by the ordering's key (see the section note above)."""
+    cdef int i
+    if b.criterion == CRIT_SSE:
+        qsort(s.keys, P, sizeof(LevelKey), by_mean)
+        return
+    for i in range(P):
+        s.keys[i].num = s.gcounts[s.keys[i].slot * b.K + ordering]
+        s.keys[i].den = <count_t> s.gsum[2 * s.keys[i].slot]
+    qsort(s.keys, P, sizeof(LevelKey), by_proportion)
+
+
+cdef int sweep_binary(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
+                      Split *best, double mean) noexcept nogil:
+    """The best two-way partition of categorical feature f's levels at the node: for each
+    ordering, the cut after each of the first P - 1 sorted levels (threshold = how many levels
+    go left, ordering = which order). Returns 0 when fewer than two levels are present.
+
+    Loop invariant of the prefix scan: after step i, left holds the class counts (s_left the
+    centred target sum, n_left the rows) of the first i + 1 sorted levels, and every prefix up
+    to it that leaves min_samples_leaf rows on both sides has been compared with the best."""
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t e = missing_start(val, start, end), p
+    cdef count_t n_miss = end - e, n_all = e - start, n_left, n_right, nl, nr
+    cdef count_t leaf = b.min_samples_leaf
+    cdef int P, o, i, c, slot, K = b.K, miss_left
+    cdef double s_miss = 0.0, s_all = 0.0, s_left, cost
+    cdef count_t *counts
+    P = level_stats(b, s, f, start, e, mean)
+    if P < 2:
+        return 0
+    if b.criterion == CRIT_SSE:
+        for p in range(e, end):
+            s_miss += b.yr[idx[p]] - mean
+        for i in range(P):
+            s_all += s.gsum[2 * i + 1]
+    else:
+        for c in range(K):
+            s.miss[c] = 0
+        for p in range(e, end):
+            s.miss[b.yc[idx[p]]] += 1
+    for o in range(n_orderings(b)):
+        order_levels(b, s, P, o)
+        n_left = 0
+        s_left = 0.0
+        for c in range(K):
+            s.left[c] = 0
+        for i in range(P - 1):
+            slot = s.keys[i].slot
+            n_left += <count_t> s.gsum[2 * slot]
+            n_right = n_all - n_left
+            miss_left = n_left >= n_right  # the missing rows join the larger group
+            nl = n_left + (n_miss if miss_left else 0)
+            nr = n_right + (0 if miss_left else n_miss)
+            if b.criterion == CRIT_SSE:
+                s_left += s.gsum[2 * slot + 1]
+                if nl < leaf or nr < leaf:
+                    continue
+                if miss_left:
+                    cost = sse_term(s_left + s_miss, nl) + sse_term(s_all - s_left, nr)
+                else:
+                    cost = sse_term(s_left, nl) + sse_term(s_all - s_left + s_miss, nr)
+            else:
+                counts = s.gcounts + slot * K
+                for c in range(K):
+                    s.left[c] += counts[c]
+                    s.right[c] = b.node_counts[c] - s.miss[c] - s.left[c]
+                if nl < leaf or nr < leaf:
+                    continue
+                if miss_left:
+                    cost = class_term2(b, s.left, s.miss, nl) + class_term(b, s.right, nr)
+                else:
+                    cost = class_term(b, s.left, nl) + class_term2(b, s.right, s.miss, nr)
+            if consider(best, cost, f, i + 1, miss_left, 2):
+                best.ordering = o
+    return 1
+
+
+cdef int assign_binary(Builder *b, Item *item, count_t *child_size) noexcept nogil:
+    """assign_sides of a binary categorical split: the node's levels are ordered again as
+    sweep_binary ordered them (the same statistics, the same deterministic sort), the first
+    item.split.threshold go to child 0 and the others to child 1; missing rows, and levels not
+    present at the node, to the larger child (item.split.missing_left). Returns 2."""
+    cdef int f = item.split.feature, L = b.n_levels[f], P, i, v, miss_side
+    cdef int n_first = <int> item.split.threshold
+    cdef const int *idx = b.sidx + f * b.m
+    cdef const double *val = b.sval + f * b.m
+    cdef Py_ssize_t p, e = missing_start(val, item.start, item.end)
+    cdef Scratch *s = b.scratch
+    P = level_stats(b, s, f, item.start, e, 0.0)
+    order_levels(b, s, P, item.split.ordering)
+    miss_side = 0 if item.split.missing_left else 1
+    for v in range(L):
+        b.child_of_level[v] = miss_side
+        b.level_seen[v] = 0
+    child_size[0] = 0
+    child_size[1] = 0
+    for i in range(P):
+        v = s.keys[i].level
+        fastml_check_index(v, L)
+        b.child_of_level[v] = 0 if i < n_first else 1
+        b.level_seen[v] = 1
+        child_size[b.child_of_level[v]] += <count_t> s.gsum[2 * s.keys[i].slot]
+    for p in range(item.start, e):
+        b.side[idx[p]] = b.child_of_level[<int> val[p]]
+    for p in range(e, item.end):
+        b.side[idx[p]] = miss_side
+    child_size[miss_side] += item.end - e
+    b.child_of_level[L] = miss_side
+    return 2
+
+
 cdef inline int sweep(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
                       Split *best, double mean) noexcept nogil:
     if b.is_cat[f]:
+        if b.cat_binary:
+            return sweep_binary(b, s, f, start, end, best, mean)
         return sweep_categorical(b, s, f, start, end, best, mean)
     if b.criterion == CRIT_SSE:
         return sweep_sse(b, f, start, end, best, mean)
@@ -546,6 +766,8 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
             child_size[miss_side] += 1
         b.child_of_level[0] = miss_side  # remembered for the missing_child
         return k
+    if b.cat_binary:
+        return assign_binary(b, item, child_size)
     L = b.n_levels[f]
     memset(b.scratch.gsum, 0, 2 * L * sizeof(double))
     for p in range(item.start, e):
@@ -626,7 +848,7 @@ cdef int split_node(Builder *b, TreeBuffer *t, Item *item, Item **stack, int *n_
     split = &t.nodes[node]
     split.kind = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
     split.feature = f
-    split.threshold = item.split.threshold
+    split.threshold = NAN if b.is_cat[f] else item.split.threshold  # binary: a level count
     split.gain = item.gain
     split.child_start = start = t.n_children
     split.n_child = L
@@ -734,9 +956,10 @@ cdef int scratch_init(Scratch *s, int n_threads, Py_ssize_t m, int K,
         s[i].tmp_idx = <int *> malloc(m * sizeof(int))
         s[i].tmp_val = <double *> malloc(m * sizeof(double))
         s[i].offset = <count_t *> malloc((max_levels + 2) * sizeof(count_t))
+        s[i].keys = <LevelKey *> malloc((max_levels + 1) * sizeof(LevelKey))
         if (s[i].left == NULL or s[i].right == NULL or s[i].miss == NULL or
                 s[i].gcounts == NULL or s[i].gsum == NULL or s[i].tmp_idx == NULL or
-                s[i].tmp_val == NULL or s[i].offset == NULL):
+                s[i].tmp_val == NULL or s[i].offset == NULL or s[i].keys == NULL):
             return -1
     return 0
 
@@ -746,6 +969,7 @@ cdef void scratch_free(Scratch *s, int n_threads) noexcept nogil:
     for i in range(n_threads):
         free(s[i].left); free(s[i].right); free(s[i].miss); free(s[i].gcounts)
         free(s[i].gsum); free(s[i].tmp_idx); free(s[i].tmp_val); free(s[i].offset)
+        free(s[i].keys)
 
 
 cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
@@ -806,7 +1030,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
                const unsigned char[::1] is_categorical, const int[::1] n_levels,
                int n_classes, int criterion, index_t max_depth, index_t min_samples_split,
                index_t min_samples_leaf, index_t max_leaf_nodes, index_t max_features,
-               uint64_t seed, int n_threads=1):
+               uint64_t seed, int n_threads=1, int categorical_split=0):
     """Grow one tree and return it as a Tree (fastml/tree/_tree_fast.pyx). Runs without the GIL.
 
     Xf: (d, n) feature-major values (NaN = missing, categorical columns as codes 0..L-1);
@@ -815,7 +1039,8 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     0..n_classes-1) or y_reg (regression, criterion CRITERIA["squared_error"]) the targets;
     the limits as the estimators document them (max_depth >= n, max_leaf_nodes = 0: none);
     n_threads: OpenMP threads for the split search and partition of large nodes (the tree is
-    the same for any number). Shapes are checked here; values (codes, finite y) are trusted
+    the same for any number); categorical_split: CATEGORICAL_SPLITS["multiway"] (one child per
+    level) or ["binary"] (two-way partitions of the levels). Shapes are checked here; values (codes, finite y) are trusted
     from the caller's validation (fastml/_core/__init__.py states the contract)."""
     cdef Builder b
     cdef TreeBuffer t
@@ -826,7 +1051,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
             n_levels.shape[0] != d or counts.shape[0] not in (0, n) or \
             (y_class.shape[0] if classification else y_reg.shape[0]) != n or \
             criterion not in (CRIT_ENTROPY, CRIT_GINI, CRIT_SSE) or \
-            (classification and n_classes < 1):
+            (classification and n_classes < 1) or categorical_split not in (0, 1):
         raise ValueError("build_tree: the arrays' shapes do not match")
     if n > INT_MAX:
         raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {n}")
@@ -846,6 +1071,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     b.is_cat = &is_categorical[0]
     b.n_levels = &n_levels[0]
     b.K, b.criterion = (n_classes if classification else 0), criterion
+    b.cat_binary = categorical_split
     b.max_depth, b.min_samples_split = max_depth, min_samples_split
     b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
     b.max_features = max_features

@@ -24,12 +24,12 @@ import os
 
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
                            state_count)
-from ._builder_fast import CRITERIA, build_tree
+from ._builder_fast import CATEGORICAL_SPLITS, CRITERIA, build_tree
 from ._hist_fast import MAX_BINS, bin_features, grow_hist_tree
 from ._prune import chi2_prune
 from ._tree_fast import KIND_LEAF, Tree
@@ -71,7 +71,7 @@ def presort(Xf, n_threads=1):
 
 def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, criterion,
               max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features,
-              seed, n_threads=1):
+              seed, n_threads=1, categorical_split=0):
     """One call of the compiled builder (it runs without the GIL: forests call it from
     threads, one OpenMP thread each).
 
@@ -84,7 +84,7 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
     y : ndarray
         Class codes (int32) or targets (float64, criterion "squared_error").
     is_categorical, n_levels : ndarrays of shape (n_features,)
-    n_classes, criterion, max_depth, ..., seed, n_threads
+    n_classes, criterion, max_depth, ..., seed, n_threads, categorical_split
         As ``EncodedInput._limits`` returns them.
 
     Returns
@@ -107,7 +107,7 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
         Xf, order, empty_i if counts is None else counts,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
-        min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads)
+        min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads, categorical_split)
 
 
 def resolve_max_features(max_features, n_features):
@@ -156,6 +156,8 @@ class EncodedInput:
         the tree unchanged (no tree over n rows is deeper than n, has more than n leaves, or
         splits a node of more than n rows), so the C integers cannot overflow."""
         check_param("criterion", self.criterion, choices=self._criteria)
+        check_param("categorical_split", self.categorical_split,
+                    choices=tuple(CATEGORICAL_SPLITS))
         check_param("splitter", self.splitter, choices=("best", "hist"))
         check_param("max_bins", self.max_bins, low=2, high=MAX_BINS, integer=True)
         check_param("max_depth", self.max_depth, low=1, integer=True, allow_none=True,
@@ -174,21 +176,25 @@ class EncodedInput:
             min_samples_leaf=min(int(self.min_samples_leaf), beyond),
             max_leaf_nodes=0 if self.max_leaf_nodes is None else
             min(int(self.max_leaf_nodes), beyond),
-            max_features=resolve_max_features(self.max_features, n_features))
+            max_features=resolve_max_features(self.max_features, n_features),
+            categorical_split=CATEGORICAL_SPLITS[self.categorical_split])
 
     def _grower(self, Xe, n_threads=1):
         """The splitter's one-off work on the encoded X (the presort of its columns, or the
         binning) and the function that grows a tree from it: grow(counts, y, **limits)."""
         is_cat, n_levels = self.categorical_mask_.astype(np.uint8), self._n_levels()
         if self.splitter == "hist":  # bins straight from the rows (no transposed copy)
-            data, grow = bin_features(np.ascontiguousarray(Xe), is_cat, n_levels,
-                                      int(self.max_bins), n_threads), grow_hist_tree
-        else:
-            Xf = np.ascontiguousarray(Xe.T)
-            data, grow = presort(Xf, n_threads), None
-        return lambda counts, y, **kw: (
-            grow(data, counts, y, is_cat, n_levels, **kw) if grow is not None else
-            grow_tree(Xf, data, counts, y, is_cat, n_levels, **kw))
+            if self.categorical_split != "multiway" and is_cat.any():
+                raise ValueError("splitter='hist' splits categorical columns multiway (their "
+                                 "level codes are the bins); categorical_split='"
+                                 f"{self.categorical_split}' needs splitter='best'")
+            data = bin_features(np.ascontiguousarray(Xe), is_cat, n_levels,
+                                int(self.max_bins), n_threads)
+            return lambda counts, y, categorical_split=None, **kw: grow_hist_tree(
+                data, counts, y, is_cat, n_levels, **kw)
+        Xf = np.ascontiguousarray(Xe.T)
+        order = presort(Xf, n_threads)
+        return lambda counts, y, **kw: grow_tree(Xf, order, counts, y, is_cat, n_levels, **kw)
 
     def _encode_fit(self, X):
         """X → float64 matrix (codes for categorical columns), recording the vocabulary."""
@@ -365,6 +371,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Threads that search the features' splits (and partition the rows) of the large nodes
         (a few thousand rows or more); None = 1, -1 = every core. The tree is the same for
         any n_jobs.
+    categorical_split : {"multiway", "binary"}, default="multiway"
+        "multiway": ID3's split (000), one child per level present at the node; the attribute
+        is used up on that path. "binary": the best partition of the levels present at the
+        node into two groups (exact for two classes and for regression, Breiman et al. 1984;
+        with more classes the best of one scan per class, each class's levels ordered by
+        their proportion of it); the attribute can be tested again deeper, and many-level
+        columns do not fragment the data. Missing values and levels not present at the node
+        go to the larger group. See the tree user guide.
     splitter : {"best", "hist"}, default="best"
         "best": the lectures' exact sweep over every sorted value. "hist": the same search
         over binned values (fastml/tree/_hist_fast.pyx), several times faster on large data;
@@ -396,6 +410,15 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     >>> tree = DecisionTreeClassifier().fit(X, y)
     >>> tree.predict(X[:4]).tolist(), tree.get_depth()
     ([0, 1, 1, 0], 2)
+
+    A categorical column split into two groups of levels (``categorical_split="binary"``):
+
+    >>> from fastml import export_text
+    >>> colour = np.array([["red"], ["blue"], ["green"]] * 4, dtype=object)
+    >>> binary = DecisionTreeClassifier(categorical_split="binary").fit(colour, [1, 1, 0] * 4)
+    >>> print(export_text(binary, ["colour"]), end="")
+    colour in {blue, red}: predict 1 (0: 0, 1: 8)
+    colour = green: predict 0 (0: 4, 1: 0)
     """
 
     _criteria = ("entropy", "gini")
@@ -403,7 +426,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     def __init__(self, criterion="entropy", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_leaf_nodes=None, max_pchance=None,
                  categorical_features="auto", max_features=None, random_state=None,
-                 n_jobs=None, splitter="best", max_bins=255):
+                 n_jobs=None, categorical_split="multiway", splitter="best",
+                 max_bins=255):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -414,9 +438,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.max_features = max_features
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the tree (then chi-square prune it, with max_pchance).
 
@@ -498,8 +524,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ----------
     criterion : {"squared_error"}, default="squared_error"
     max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, categorical_features,
-    max_features, random_state, n_jobs, splitter, max_bins
-        As for DecisionTreeClassifier (there is no chi-square pruning).
+    max_features, random_state, n_jobs, categorical_split, splitter, max_bins
+        As for DecisionTreeClassifier (binary categorical splits order the levels by their
+        mean target, which is exact for the squared error) (there is no chi-square pruning).
 
     Attributes
     ----------
@@ -523,8 +550,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     def __init__(self, criterion="squared_error", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_leaf_nodes=None, categorical_features="auto",
-                 max_features=None, random_state=None, n_jobs=None, splitter="best",
-                 max_bins=255):
+                 max_features=None, random_state=None, n_jobs=None,
+                 categorical_split="multiway", splitter="best", max_bins=255):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -534,9 +561,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.max_features = max_features
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the tree by variance reduction.
 

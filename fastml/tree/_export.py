@@ -2,6 +2,10 @@
 (one line per branch, "attribute = value" for multiway splits, "attribute < t" / ">= t" for
 threshold splits, "predict <class>" with the class counts at the leaves); `plot_tree` draws it
 with matplotlib (an optional dependency)."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
 import numpy as np
 
 from ..exceptions import NotFittedError
@@ -72,7 +76,8 @@ def leaf_box_text(model, node):
     return f"{value[0]:.4g}\nn={t.n_node_samples[node]}"
 
 
-def export_text(model, feature_names=None, *, max_depth=None):
+def export_text(model: Any, feature_names: Optional[Sequence[str]] = None, *,
+                max_depth: Optional[int] = None) -> str:
     """The tree as indented text.
 
     For example, 000's MPG tree::
@@ -125,7 +130,8 @@ def export_text(model, feature_names=None, *, max_depth=None):
     return "\n".join(lines) + "\n"
 
 
-def plot_tree(model, feature_names=None, *, ax=None, fontsize=8):
+def plot_tree(model: Any, feature_names: Optional[Sequence[str]] = None, *, ax: Any = None,
+              fontsize: float = 8) -> Any:
     """Draw the tree with matplotlib (pip install matplotlib).
 
     Leaves are spread evenly left to right; each parent sits above its children. A leaf shows

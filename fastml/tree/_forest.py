@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import metrics
-from .._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
 from ._classes import DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput
@@ -121,6 +121,8 @@ _FOREST_DOC = """
         As for the single tree.
     categorical_features : "auto", "all", None, or list of names / indices, or bool mask
         As for the single tree (default "auto").
+    categorical_split : {"multiway", "binary"}, default="multiway"
+        As for the single tree.
     max_features : None, "sqrt", "log2", int or float in (0, 1]
         Features tried per node ("sqrt" by default for classification, 1.0 = all for
         regression, as in scikit-learn).
@@ -179,15 +181,15 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     """
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
-                    "max_leaf_nodes", "categorical_features", "max_features", "splitter",
-                    "max_bins")
+                    "max_leaf_nodes", "categorical_features", "max_features",
+                    "categorical_split", "splitter", "max_bins")
     _criteria = DecisionTreeClassifier._criteria
 
     def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0, splitter="best",
-                 max_bins=255):
+                 categorical_features="auto", random_state=None, verbose=0,
+                 categorical_split="multiway", splitter="best", max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -201,9 +203,11 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
+        self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
 
@@ -296,8 +300,8 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0, splitter="best",
-                 max_bins=255):
+                 categorical_features="auto", random_state=None, verbose=0,
+                 categorical_split="multiway", splitter="best", max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -311,9 +315,11 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
+        self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
 
+    @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
         """Grow the trees, each on its bootstrap sample.
 

@@ -431,9 +431,13 @@ cdef class Tree:
         kind[np.asarray(make_leaf, dtype=bool)] = KIND_LEAF
         keep = np.zeros(self._n_nodes, dtype=bool)
         keep[0] = True
-        for node in range(self._n_nodes):  # parents before children
-            if keep[node] and kind[node] != KIND_LEAF:
-                keep[self.child_ids(node)] = True
+        frontier = np.zeros(1, dtype=np.int64)
+        while len(frontier):  # one level of the tree per pass, vectorized
+            frontier = frontier[kind[frontier] != KIND_LEAF]
+            below = self.children[entries(self.child_start[frontier], self.n_child[frontier])]
+            below = np.unique(below)
+            frontier = below[~keep[below]]
+            keep[frontier] = True
         new_id = np.cumsum(keep) - 1
         nodes = self.nodes[keep].copy()
         nodes["kind"] = kind[keep]
