@@ -15,9 +15,8 @@ from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
+from ._classes import DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput
 from ._tree_fast import forest_sum
-from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput, grow_tree,
-                       presort)
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
@@ -40,10 +39,9 @@ class BaseForest(EncodedInput, BaseEstimator):
             raise ValueError("oob_score=True needs bootstrap=True (no row is out of bag "
                              "otherwise)")
         limits = self._limits(*Xe.shape)
-        Xf = np.ascontiguousarray(Xe.T)
-        order = presort(Xf)
-        is_cat = self.categorical_mask_.astype(np.uint8)
-        n_levels = self._n_levels()
+        n_jobs = check_n_jobs(self.n_jobs)
+        # presorted or binned once; every tree reads the same shared, read-only arrays
+        grow = self._grower(Xe, n_jobs)
         rng = check_random_state(self.random_state)
         seeds = [seed_from(rng) for _ in range(self.n_estimators)]
         n = Xe.shape[0]
@@ -53,11 +51,11 @@ class BaseForest(EncodedInput, BaseEstimator):
             counts = None
             if self.bootstrap:
                 counts = np.bincount(tree_rng.integers(0, n, n), minlength=n).astype(np.int32)
-            tree = grow_tree(Xf, order, counts, y_kernel, is_cat, n_levels,
-                             n_classes=n_outputs, seed=seed_from(tree_rng), **limits)
+            tree = grow(counts, y_kernel, n_classes=n_outputs, seed=seed_from(tree_rng),
+                        **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(min(check_n_jobs(self.n_jobs), len(seeds))) as pool:
+        with ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -139,6 +137,11 @@ _FOREST_DOC = """
         is the same for any n_jobs.
     random_state : int, Generator or None, default=None
         Seed of the bootstrap samples and the feature draws.
+    splitter : {"best", "hist"}, default="best"
+        As for the single tree; with "hist" the columns are binned once and the trees share
+        the binned matrix (a bootstrap sample is row weights, never a copy).
+    max_bins : int in [2, 255], default=255
+        As for the single tree (splitter="hist").
     verbose : int, default=0
         1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a line per
         tree, 0 = silent.
@@ -181,14 +184,14 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
                     "max_leaf_nodes", "categorical_features", "max_features",
-                    "categorical_split")
+                    "categorical_split", "splitter", "max_bins")
     _criteria = DecisionTreeClassifier._criteria
 
     def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
                  categorical_features="auto", random_state=None, verbose=0,
-                 categorical_split="multiway"):
+                 categorical_split="multiway", splitter="best", max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -203,6 +206,8 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.random_state = random_state
         self.verbose = verbose
         self.categorical_split = categorical_split
+        self.splitter = splitter
+        self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):
@@ -297,7 +302,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
                  max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
                  categorical_features="auto", random_state=None, verbose=0,
-                 categorical_split="multiway"):
+                 categorical_split="multiway", splitter="best", max_bins=255):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -312,6 +317,8 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.random_state = random_state
         self.verbose = verbose
         self.categorical_split = categorical_split
+        self.splitter = splitter
+        self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
     def fit(self, X, y):

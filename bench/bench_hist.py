@@ -1,0 +1,67 @@
+"""splitter="hist" against the exact splitter and scikit-learn (issue 13's tree floor).
+
+W3: make_classification with 20 features (10 informative) and 3 classes, random_state=0 --
+the continuous fixture of bench_tree.py -- at 400,000 training rows (BENCH_HIST_N), accuracy
+on 100,000 held-out rows. Whole default fits, validation and binning included.
+
+- tree: DecisionTreeClassifier() with defaults (fully grown, entropy), splitter "best" (the
+  exact sweep, the row every other row is compared with) and "hist"; one thread
+  (threadpoolctl limits and OMP_NUM_THREADS=1).
+- forest: RandomForestClassifier(n_estimators=100, n_jobs=2, splitter="hist") against
+  scikit-learn's RandomForestClassifier(n_estimators=100, criterion="entropy", n_jobs=2), on
+  BENCH_HIST_FOREST_N rows (default 100,000, as bench_tree.py's forest: scikit-learn needs
+  minutes per fit at 400,000 on a shared 2-core machine).
+Run: OMP_NUM_THREADS=1 pytest bench/bench_hist.py --benchmark-only (the forest rows pin
+their own two threads through n_jobs).
+"""
+import os
+
+import pytest
+
+from conftest import record
+
+N = int(os.environ.get("BENCH_HIST_N", 400_000))
+N_FOREST = int(os.environ.get("BENCH_HIST_FOREST_N", 100_000))
+N_TEST = 100_000
+ROUNDS = int(os.environ.get("BENCH_HIST_ROUNDS", 3))
+
+
+def w3(n):
+    """W3: (X, y, X_test, y_test) of n training rows, 20 features, 3 classes."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=n + N_TEST, n_features=20, n_informative=10,
+                               n_classes=3, random_state=0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return w3(N)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_tree_w3(benchmark, data, splitter, single_thread):
+    from fastml.tree import DecisionTreeClassifier
+    X, y, Xt, yt = data
+    model = DecisionTreeClassifier(splitter=splitter)
+    benchmark.pedantic(lambda: model.fit(X, y), rounds=ROUNDS, iterations=1)
+    record(benchmark, f"tree W3 {N}x20 defaults", "fastml" if splitter == "best" else
+           "fastml hist", accuracy=model.score(Xt, yt), leaves=model.get_n_leaves())
+
+
+@pytest.mark.parametrize("who", ["sklearn", "fastml"])
+def test_forest_w3(benchmark, data, who):
+    X, y, Xt, yt = data
+    X, y = X[:N_FOREST], y[:N_FOREST]
+    if who == "fastml":
+        from fastml.tree import RandomForestClassifier
+        model = RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0,
+                                       splitter="hist")
+    else:
+        from sklearn.ensemble import RandomForestClassifier
+        model = RandomForestClassifier(n_estimators=100, criterion="entropy", n_jobs=2,
+                                       random_state=0)
+    benchmark.pedantic(lambda: model.fit(X, y), rounds=1 if who == "sklearn" else ROUNDS,
+                       iterations=1)
+    record(benchmark, f"forest W3 100 trees n_jobs=2 {N_FOREST}x20", who,
+           accuracy=model.score(Xt, yt))

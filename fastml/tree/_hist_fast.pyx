@@ -1,0 +1,1391 @@
+# The histogram split search of fastml's trees (splitter="hist"), beside the exact sorted sweep
+# of _builder_fast.pyx. It grows the same trees (the Node arrays of _tree_fast.pxd) by the same
+# rules -- IG* threshold splits (000), 001's "only cuts between different class mixes", ID3's
+# multiway split on categorical codes, learned missing sides, the limits, info.GAIN_TIE ties --
+# but it searches bins instead of sorted values.
+#
+# What it computes:
+#   1. Binning, once per fit (a forest shares it): each real column becomes uint8 bin codes,
+#      column-major. A column of at most max_bins distinct values gets one bin per value; a
+#      longer one gets equal-frequency (quantile) bins from a sorted sample. NaN is bin 255.
+#      Categorical columns keep their level codes as bins (so they keep the multiway split).
+#      Each bin has ends lo, hi: its value (a bin per value), or the edges around it.
+#   2. Per node and feature, a histogram: per bin, the class counts (or, for regression, the
+#      weight and the sum of the targets). Histogram building and split finding are separate
+#      functions: a histogram is a sufficient statistic, so per-partition histograms of a
+#      distributed fit can be summed and handed to the same search.
+#   3. The search sweeps the node's non-empty bins left to right exactly as the exact splitter
+#      sweeps runs of equal values; a cut between non-empty bins g < g' gets the threshold
+#      000's x_i + (x_{i+1} - x_i)/2 with x_i = hi[g], x_{i+1} = lo[g'] (a real-valued edge:
+#      predict walks raw X through the same Tree). When every value has its own bin these are
+#      the exact splitter's candidates, counts and thresholds, so the trees are identical;
+#      with quantile bins the threshold is the midpoint of the two bin edges around the gap.
+#
+# Where the speed comes from: the sample is copied once into node order -- each feature's bin
+# codes (one byte per row, not the exact splitter's 12-byte sorted entries), the labels and
+# weights -- and a split partitions those arrays stably, so a node's rows are one contiguous
+# range of each and every pass over them is sequential (deep nodes of a few rows scattered
+# over X would otherwise cost a cache miss per row and feature). A histogram costs one byte
+# read and one add per row and feature, and the search costs O(bins) instead of O(rows). Large nodes keep the histograms of all
+# features, and a split builds only its smaller children's; the largest child's is the
+# parent's minus theirs (the subtraction trick). Small nodes, and nodes that search a few
+# drawn features (forests), build the histogram of each drawn feature from their rows into a
+# scratch whose non-empty bins a 256-bit bitmap lists in order, so a node of 5 rows costs
+# O(5), not O(255).
+#
+# Loop invariant of the threshold sweep: after adding the bins present[0..i] to the left,
+# left[c] + right[c] = the node's non-missing weight of class c, and every cut before
+# present[i + 1] that passed 001's filter has been compared with the best so far.
+from libc.math cimport log2, isnan, NAN, INFINITY
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset, memmove
+from libc.stdint cimport uint8_t, uint64_t, int32_t
+from libc.limits cimport INT_MAX
+
+import numpy as np
+
+from cython.parallel cimport prange, threadid
+
+from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below, fastml_check_index
+from .._core._typedefs cimport count_t, index_t
+from ._tree_fast cimport (Node, TreeBuffer, KIND_THRESHOLD, KIND_CATEGORICAL, buffer_init,
+                          buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
+                          tree_from_buffer)
+
+from ..info import GAIN_TIE
+from ._builder_fast import CRITERIA
+
+cdef enum:
+    CRIT_ENTROPY = 0
+    CRIT_GINI = 1
+    CRIT_SSE = 2
+    SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
+    MISSING = 255        # the bin code of NaN (and of a missing categorical level)
+    EDGES = 255          # edges stored per feature (padded with +inf)
+
+if CRITERIA != {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}:
+    raise ImportError("_hist_fast's criterion codes differ from _builder_fast's")
+
+# The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
+MAX_BINS = 255
+# Rows sampled to place the quantile edges of a column of more than max_bins values: ~200
+# sample values per bin at 255 bins (LightGBM samples 200,000; sorting them costs more than
+# the whole tree search on a few hundred thousand rows, for edges a fraction of a bin apart).
+BIN_SAMPLE = 50_000
+
+cdef double TIE = GAIN_TIE
+# A node with at least this many rows keeps the histograms of all its features for its
+# children's subtraction (below it, building a child's histograms from its few rows costs
+# less than zeroing and subtracting 256 slots per feature).
+cdef Py_ssize_t HIST_MIN_ROWS = 1024
+# Nodes with fewer rows build their histograms in one thread.
+cdef Py_ssize_t PARALLEL_MIN_ROWS = 4096
+# The memory the kept node histograms may take (best-first growth can keep many frontier
+# nodes); past it a node searches from its rows, as a small node does.
+cdef Py_ssize_t HIST_BUDGET = 256 << 20
+cdef int FIRST_STACK = 256
+
+
+# ---------------------------------------------------------------- binning
+
+cdef inline double split_point(double lo, double hi) noexcept nogil:
+    """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side
+    (the exact splitter's rule, so both give the same thresholds)."""
+    cdef double t = lo + (hi - lo) / 2.0
+    if not (lo < t and t <= hi):
+        t = hi
+    return t
+
+
+cdef int distinct_values(const double *col, Py_ssize_t n, Py_ssize_t stride, int max_bins,
+                         double *out) noexcept nogil:
+    """The sorted distinct non-missing values of col into out[0:k]; k, or -1 as soon as there
+    are more than max_bins (a continuous column stops after about max_bins rows)."""
+    cdef Py_ssize_t i
+    cdef int k = 0, a, b, mid
+    cdef double v, last = NAN
+    for i in range(n):
+        v = col[i * stride]
+        if isnan(v) or v == last:  # runs of one value are common in low-cardinality columns
+            continue
+        last = v
+        a = 0
+        b = k
+        while a < b:
+            mid = (a + b) >> 1
+            if out[mid] < v:
+                a = mid + 1
+            else:
+                b = mid
+        if a < k and out[a] == v:
+            continue
+        if k == max_bins:
+            return -1
+        memmove(out + a + 1, out + a, (k - a) * sizeof(double))
+        out[a] = v
+        k += 1
+    return k
+
+
+cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edges) noexcept nogil:
+    """Equal-frequency edges over the sorted sample v[0:s]: each edge falls between two
+    distinct values, the next one a 1/(bins left) share of the rest further on, so a heavy
+    value takes one bin and the others are shared out again. Returns the number of edges."""
+    cdef Py_ssize_t last = 0, pos
+    cdef int n_edges = 0
+    while n_edges < max_bins - 1:
+        pos = last + (s - last) // (max_bins - n_edges)
+        if pos < last + 1:
+            pos = last + 1
+        while pos < s and v[pos - 1] == v[pos]:
+            pos += 1
+        if pos >= s:
+            break
+        edges[n_edges] = split_point(v[pos - 1], v[pos])
+        n_edges += 1
+        last = pos
+    return n_edges
+
+
+cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
+                   const double *edges, const unsigned char *is_cat,
+                   uint8_t *bins) noexcept nogil:
+    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: the number
+    of edges <= x (x < edge <=> bin <= the edge's index), found by 8 branch-free halvings over
+    each feature's 255 edges (padded with +inf, so no bound checks). Feature by feature over a
+    block of rows that stays in cache; the rows' searches are independent (no store but the
+    code), so the CPU overlaps them."""
+    cdef Py_ssize_t i, f
+    cdef int a, step
+    cdef double v
+    cdef const double *e
+    for f in range(d):
+        e = edges + f * EDGES
+        for i in range(i0, i1):
+            v = X[i * d + f]
+            if isnan(v):
+                bins[f * n + i] = MISSING
+                continue
+            if is_cat[f]:
+                bins[f * n + i] = <uint8_t> v  # a level code 0..254 (checked by bin_features)
+                continue
+            a = 0
+            step = 128
+            while step > 0:
+                a += step * (e[a + step - 1] <= v)
+                step >>= 1
+            bins[f * n + i] = <uint8_t> a
+
+
+cdef class Binned:
+    """X binned once per fit (a forest's trees share it; read-only).
+
+    Attributes
+    ----------
+    bins : ndarray of uint8, shape (n_features, n_samples)
+        Column-major bin codes (255 = missing).
+    lo, hi : ndarrays of float64, shape (n_features, 256)
+        The ends of each bin of a real column: its value (lo = hi) when every value has a
+        bin, else the edges around it (lo <= x < hi; -inf / +inf at the ends). A cut between
+        bins g < g' gets the threshold split_point(hi[g], lo[g']), which every training value
+        of g lies below and every one of g' at or above.
+    n_bins : ndarray of int32, shape (n_features,)
+        Bins of each column (its levels, for a categorical one).
+    """
+    cdef readonly object bins, lo, hi, n_bins
+
+    def __init__(self, bins, lo, hi, n_bins):
+        self.bins, self.lo, self.hi, self.n_bins = bins, lo, hi, n_bins
+
+
+def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical,
+                 const int[::1] n_levels, int max_bins=MAX_BINS, int n_threads=1):
+    """Bin the columns of X for splitter="hist" (once per fit).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64, C-contiguous
+        The encoded columns (NaN = missing; categorical columns as level codes).
+    is_categorical : ndarray of uint8, shape (n_features,)
+    n_levels : ndarray of int32, shape (n_features,)
+        Levels of each categorical column (at most 255).
+    max_bins : int in [2, 255], default=255
+        Bins of a real column (missing values get a bin of their own besides).
+    n_threads : int, default=1
+        Threads that bin blocks of rows.
+
+    Returns
+    -------
+    Binned
+
+    Examples
+    --------
+    >>> X = np.array([[3.0], [1.0], [np.nan], [1.0], [7.0]])
+    >>> b = bin_features(X, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    >>> b.bins.tolist(), b.n_bins.tolist(), b.hi[0, :3].tolist()
+    ([[1, 0, 255, 0, 2]], [3], [1.0, 3.0, 7.0])
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], f, blk, n_blocks
+    if is_categorical.shape[0] != d or n_levels.shape[0] != d:
+        raise ValueError("bin_features: the arrays' shapes do not match")
+    if not 2 <= max_bins <= MAX_BINS:
+        raise ValueError(f"max_bins must be an integer in [2, {MAX_BINS}]; got {max_bins}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    for f in range(d):
+        if is_categorical[f] and n_levels[f] > MAX_BINS:
+            raise ValueError(
+                f"splitter='hist' takes categorical columns of at most {MAX_BINS} levels; "
+                f"column {f} has {n_levels[f]} (use splitter='best' for it)")
+    bins_a = np.empty((d, n), dtype=np.uint8)
+    edges_a = np.zeros((d, MAX_BINS), dtype=np.float64)
+    n_edges_a = np.full(d, -1, dtype=np.int32)
+    lo_a = np.full((d, SLOTS), np.nan)
+    hi_a = np.full((d, SLOTS), np.nan)
+    cdef uint8_t[:, ::1] bins = bins_a
+    cdef double[:, ::1] edges = edges_a, lo = lo_a, hi = hi_a
+    cdef int[::1] n_edges = n_edges_a
+    cdef int k
+    if n == 0 or d == 0:
+        raise ValueError("bin_features: X is empty")
+    with nogil:  # columns of at most max_bins values: one bin per value
+        for f in prange(d, num_threads=n_threads, schedule="dynamic"):
+            if not is_categorical[f]:
+                k = distinct_values(&X[0, f], n, d, max_bins, &edges[f, 0])
+                if k >= 0:  # each bin is one value: lo = hi = it
+                    memcpy(&lo[f, 0], &edges[f, 0], k * sizeof(double))
+                    memcpy(&hi[f, 0], &edges[f, 0], k * sizeof(double))
+                    n_edges[f] = quantile_edges(&edges[f, 0], k, k, &edges[f, 0]) \
+                        if k > 1 else 0
+    many = np.flatnonzero((n_edges_a < 0) & (np.asarray(is_categorical) == 0))
+    if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort)
+        rows = np.arange(n) if n <= BIN_SAMPLE else \
+            np.sort(np.random.default_rng(0).choice(n, BIN_SAMPLE, replace=False))
+        sample = np.ascontiguousarray(np.take(np.asarray(X), rows, axis=0)[:, many].T)
+        sample.sort(axis=1)  # NaN last
+        quantiles(sample, many.astype(np.intp), max_bins, edges_a, n_edges_a)
+        for f in many:  # a bin is [lo, hi) between its edges
+            k = n_edges_a[f]
+            lo_a[f, 0], hi_a[f, k] = -np.inf, np.inf
+            lo_a[f, 1:k + 1] = edges_a[f, :k]
+            hi_a[f, :k] = edges_a[f, :k]
+    for f in range(d):  # pad past the last edge: bin_rows' search reads all 255
+        edges_a[f, max(n_edges_a[f], 0):] = np.inf
+    n_blocks = (n + 1023) // 1024
+    with nogil:
+        for blk in prange(n_blocks, num_threads=n_threads, schedule="static"):
+            bin_rows(&X[0, 0], blk * 1024, min(n, blk * 1024 + 1024), d, n, &edges[0, 0],
+                     &is_categorical[0], &bins[0, 0])
+    n_bins = np.where(np.asarray(is_categorical) != 0, np.asarray(n_levels),
+                      np.maximum(n_edges_a, 0) + 1).astype(np.int32)
+    for a in (bins_a, lo_a, hi_a, n_bins):
+        a.flags.writeable = False
+    return Binned(bins_a, lo_a, hi_a, n_bins)
+
+
+cdef void quantiles(const double[:, ::1] sample, const Py_ssize_t[::1] features, int max_bins,
+                    double[:, ::1] edges, int[::1] n_edges) noexcept:
+    """Quantile edges of each listed feature from its sorted sample row (NaN last)."""
+    cdef Py_ssize_t i, s
+    with nogil:
+        for i in range(features.shape[0]):
+            s = sample.shape[1]
+            while s > 0 and isnan(sample[i, s - 1]):
+                s -= 1
+            n_edges[features[i]] = quantile_edges(&sample[i, 0], s, max_bins,
+                                                  &edges[features[i], 0]) if s > 0 else 0
+
+
+# ---------------------------------------------------------------- the builder's state
+
+ctypedef struct Split:
+    int feature          # -1: no valid split
+    int cut              # threshold splits: the last bin of the left child
+    int cut_next         # and the first bin of the right one (at this node)
+    double threshold     # set from them once the split is chosen (set_threshold)
+    int missing_left     # real splits: missing rows go left (1) or right (0)
+    int n_children       # 2, or the levels present at the node
+    double cost          # sum over children of n_child * impurity(child)
+    double limit         # first_within: the first candidate whose cost is <= limit wins
+    int first_within     # 0: keep the (first) smallest cost
+
+
+ctypedef struct Item:          # a node waiting to be split
+    index_t node
+    Py_ssize_t start, end     # its rows: positions [start, end) of the node-ordered arrays
+    count_t n                 # their total weight (n_node_samples)
+    index_t depth
+    double gain
+    double priority
+    Split split
+    char *hist                # its histograms of every feature (subtraction), or NULL
+
+
+ctypedef struct HB:
+    # data
+    Py_ssize_t n_rows, d, m_rows  # rows of X, features, rows in the sample (weight > 0)
+    count_t m                     # the sample's total weight
+    const uint8_t *bins           # (d, n_rows)
+    const double *lo              # (d, SLOTS)
+    const double *hi
+    const int *n_bins
+    const unsigned char *is_cat
+    const int *n_levels
+    const int *yc                 # class codes (classification)
+    const double *yr              # targets (regression)
+    int K, criterion, n_threads
+    index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
+    int node_hists                # keep all features' histograms on large nodes
+    Py_ssize_t fstride            # bytes of one feature's histogram
+    Py_ssize_t hbytes             # bytes of a node's histograms (d features)
+    # the sample in node order (each node's rows are one range), partitioned down the tree
+    uint8_t *pbins                # (d, m_rows) bin codes
+    int *lab                      # (m_rows) class codes
+    int *wgt                      # (m_rows) weights (bootstrap counts)
+    double *yg                    # (m_rows) targets minus the sample mean (histograms sum them)
+    double *yraw                  # (m_rows) targets (node values)
+    uint8_t *side                 # (m_rows) child of each position at the split being applied
+    uint8_t *tmp_bytes            # (m_rows) the partitions' scratch
+    char *tmp_wide                # (m_rows * 8)
+    double *nlogn                 # nlogn[k] = k log2 k, k = 0..m
+    count_t *node_counts
+    count_t *left
+    count_t *right
+    count_t *miss
+    # one scratch histogram per drawn feature (zero between uses) and its bitmap of bins
+    char *cand_hist
+    uint64_t *cand_bits
+    int *candidates
+    int *features
+    Split *found
+    int *child_of_level
+    int *level_seen
+    count_t *child_w
+    Py_ssize_t *child_rows
+    Py_ssize_t *offset
+    int max_levels
+    # the pool of node histograms
+    char **all_hists
+    char **free_hists
+    int n_alloc, n_free, max_alloc
+    fastml_rng rng
+
+
+# ---------------------------------------------------------------- impurity from counts
+
+cdef inline double class_term(HB *b, const count_t *counts, count_t n) noexcept nogil:
+    """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
+    cdef int c, K = b.K
+    cdef double s = 0.0
+    cdef const double *nlogn = b.nlogn
+    if b.criterion == CRIT_ENTROPY:
+        s = nlogn[n]
+        for c in range(K):
+            s -= nlogn[counts[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(b.K):
+        s += <double> counts[c] * counts[c]
+    return n - s / n
+
+
+cdef inline double class_term2(HB *b, const count_t *a, const count_t *extra,
+                               count_t n) noexcept nogil:
+    """class_term of the counts a + extra (a child that also receives the missing rows)."""
+    cdef int c
+    cdef double s = 0.0
+    if b.criterion == CRIT_ENTROPY:
+        s = b.nlogn[n]
+        for c in range(b.K):
+            s -= b.nlogn[a[c] + extra[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(b.K):
+        s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
+    return n - s / n
+
+
+cdef inline double sse_term(double s, double n) noexcept nogil:
+    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
+    return 0.0 if n == 0 else -s * s / n
+
+
+cdef inline void consider(Split *best, double cost, int feature, int cut, int cut_next,
+                          int missing_left, int n_children) noexcept nogil:
+    """The exact splitter's rule: the first candidate within best.limit (first_within), or the
+    first one of the smallest cost so far."""
+    if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
+        best.feature = feature
+        best.cut = cut
+        best.cut_next = cut_next
+        best.missing_left = missing_left
+        best.n_children = n_children
+        best.cost = cost
+
+
+cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
+    split.feature = -1
+    split.cost = INFINITY
+    split.limit = limit
+    split.first_within = first_within
+
+
+# ---------------------------------------------------------------- building histograms
+
+cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
+                       uint64_t *bits) noexcept nogil:
+    """Add the node's rows to feature f's histogram h; mark their bins in bits (NULL: no
+    bitmap). The loops read only locals: the build has -fno-strict-aliasing, so a store to h
+    would otherwise force a reload of every field of b."""
+    cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef const int *lab = b.lab
+    cdef const int *wgt = b.wgt
+    cdef const double *yg = b.yg
+    cdef int32_t *hc = <int32_t *> h
+    cdef double *hr = <double *> h
+    cdef Py_ssize_t p
+    cdef int K = b.K, bin
+    if b.criterion == CRIT_SSE:
+        for p in range(start, end):
+            bin = col[p]
+            hr[2 * bin] += wgt[p]
+            hr[2 * bin + 1] += wgt[p] * yg[p]
+        if bits != NULL:
+            for p in range(start, end):
+                bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+        return
+    for p in range(start, end):
+        fastml_check_index(lab[p], K)
+        hc[col[p] * K + lab[p]] += wgt[p]
+    if bits != NULL:
+        for p in range(start, end):
+            bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+
+
+cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h) noexcept nogil:
+    """Every feature's histogram of the node's rows into the zeroed node histogram h (features
+    in parallel threads on large nodes: each writes its own slice)."""
+    cdef int f
+    if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+        for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
+            hist_feature(b, f, start, end, h + f * b.fstride, NULL)
+    else:
+        for f in range(b.d):
+            hist_feature(b, f, start, end, h + f * b.fstride, NULL)
+
+
+cdef void hist_subtract(HB *b, char *parent, const char *child) noexcept nogil:
+    """parent -= child over every feature and slot: the subtraction trick (parent then holds
+    the remaining child's histograms)."""
+    cdef Py_ssize_t i, n
+    cdef int32_t *pc = <int32_t *> parent
+    cdef const int32_t *cc = <const int32_t *> child
+    cdef double *pr = <double *> parent
+    cdef const double *cr = <const double *> child
+    if b.criterion == CRIT_SSE:
+        n = b.hbytes // sizeof(double)
+        for i in range(n):
+            pr[i] -= cr[i]
+    else:
+        n = b.hbytes // sizeof(int32_t)
+        for i in range(n):
+            pc[i] -= cc[i]
+
+
+cdef int present_from_hist(HB *b, int f, const char *h, uint8_t *present) noexcept nogil:
+    """The non-empty, non-missing bins of feature f's histogram, ascending; their number."""
+    cdef int nb = b.n_bins[f], v, c, k = 0
+    cdef const int32_t *hc = <const int32_t *> h
+    cdef const double *hr = <const double *> h
+    cdef int32_t tot
+    for v in range(nb):
+        if b.criterion == CRIT_SSE:
+            if hr[2 * v] > 0:
+                present[k] = <uint8_t> v
+                k += 1
+        else:
+            tot = 0
+            for c in range(b.K):
+                tot += hc[v * b.K + c]
+            if tot > 0:
+                present[k] = <uint8_t> v
+                k += 1
+    return k
+
+
+cdef int present_from_bits(const uint64_t *bits, uint8_t *present) noexcept nogil:
+    """The set bits below MISSING, ascending (4 words, one count-trailing-zeros per bin)."""
+    cdef int w, k = 0
+    cdef uint64_t x
+    for w in range(4):
+        x = bits[w]
+        if w == 3:
+            x &= ~((<uint64_t> 1) << 63)  # bit 255: the missing bin
+        while x:
+            present[k] = <uint8_t> (64 * w + __builtin_ctzll(x))
+            k += 1
+            x &= x - 1
+    return k
+
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+
+cdef void clear_scratch(HB *b, char *h, uint64_t *bits) noexcept nogil:
+    """Zero the slots a scratch histogram used (the bitmap lists them) and the bitmap."""
+    cdef int w, bin
+    cdef uint64_t x
+    for w in range(4):
+        x = bits[w]
+        while x:
+            bin = 64 * w + __builtin_ctzll(x)
+            memset(h + bin * (b.fstride // SLOTS), 0, b.fstride // SLOTS)
+            x &= x - 1
+        bits[w] = 0
+
+
+# ---------------------------------------------------------------- split finding on histograms
+
+cdef inline int bin_class(const int32_t *h, int K, int32_t *weight) noexcept nogil:
+    """The class of a bin whose rows are all of one class, -1 if they are mixed; its weight.
+    Without branches: which classes a bin holds is data, and mispredicts cost more here
+    than the arithmetic."""
+    cdef int c, cls = 0, n_nonzero = 0, nz
+    cdef int32_t w = 0
+    for c in range(K):
+        nz = h[c] > 0
+        n_nonzero += nz
+        cls += nz * c
+        w += h[c]
+    weight[0] = w
+    return cls if n_nonzero == 1 else -1
+
+
+cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_present,
+                    Split *best) noexcept nogil:
+    """Best threshold of real feature f from its class histogram (the exact sweep_class over
+    bins instead of runs of equal values). Returns 0 if f has one non-missing bin here."""
+    cdef const int32_t *hc = <const int32_t *> h
+    cdef const double *lo = b.lo + f * SLOTS
+    cdef const double *hi = b.hi + f * SLOTS
+    cdef int K = b.K, c, i, g, nxt, g_class, nxt_class
+    cdef int32_t g_w, nxt_w
+    cdef count_t n_miss = 0, n_all = 0, n_left = 0, n_right, leaf = b.min_samples_leaf
+    cdef double t, cost
+    cdef count_t *left = b.left
+    cdef count_t *right = b.right
+    cdef count_t *miss = b.miss
+    cdef const count_t *node_counts = b.node_counts
+    if n_present < 2:
+        return 0
+    for c in range(K):
+        miss[c] = hc[MISSING * K + c]
+        n_miss += miss[c]
+        left[c] = 0
+        right[c] = node_counts[c] - miss[c]
+        n_all += right[c]
+    g = present[0]
+    g_class = bin_class(hc + g * K, K, &g_w)
+    for i in range(n_present):
+        for c in range(K):
+            left[c] += hc[g * K + c]
+            right[c] -= hc[g * K + c]
+        n_left += g_w
+        if i == n_present - 1:
+            break
+        nxt = present[i + 1]
+        nxt_class = bin_class(hc + nxt * K, K, &nxt_w)
+        n_right = n_all - n_left
+        # 001: only cuts between different class mixes matter (the exact sweep's filter,
+        # with its guard for the cuts min_samples_leaf forbids)
+        if (g_class < 0 or g_class != nxt_class or n_left - g_w < leaf + n_miss or
+                n_right - nxt_w < leaf + n_miss):
+            if n_miss == 0:
+                if n_left >= leaf and n_right >= leaf:
+                    cost = class_term(b, left, n_left) + class_term(b, right, n_right)
+                    consider(best, cost, f, g, nxt, 0, 2)
+            else:
+                if n_left >= leaf and n_right + n_miss >= leaf:
+                    cost = class_term(b, left, n_left) + \
+                        class_term2(b, right, miss, n_right + n_miss)
+                    consider(best, cost, f, g, nxt, 0, 2)
+                if n_left + n_miss >= leaf and n_right >= leaf:
+                    cost = class_term2(b, left, miss, n_left + n_miss) + \
+                        class_term(b, right, n_right)
+                    consider(best, cost, f, g, nxt, 1, 2)
+        g = nxt
+        g_class = nxt_class
+        g_w = nxt_w
+    return 1
+
+
+cdef int scan_sse(HB *b, int f, const char *h, const uint8_t *present, int n_present,
+                  double mean, Split *best) noexcept nogil:
+    """Best threshold of real feature f for regression (the exact sweep_sse over bins). The
+    histograms sum targets centred on the sample mean; sums here are re-centred on the node
+    mean, as the exact sweep's are."""
+    cdef const double *hr = <const double *> h
+    cdef const double *lo = b.lo + f * SLOTS
+    cdef const double *hi = b.hi + f * SLOTS
+    cdef int i, g, nxt
+    cdef double n_miss = hr[2 * MISSING], s_miss = hr[2 * MISSING + 1] - n_miss * mean
+    cdef double n_all = 0.0, s_all = 0.0, n_left = 0.0, s_left = 0.0, n_right, s_right
+    cdef double t, cost, leaf = b.min_samples_leaf
+    if n_present < 2:
+        return 0
+    for i in range(n_present):
+        n_all += hr[2 * present[i]]
+        s_all += hr[2 * present[i] + 1]
+    s_all -= n_all * mean
+    for i in range(n_present - 1):
+        g = present[i]
+        nxt = present[i + 1]
+        n_left += hr[2 * g]
+        s_left += hr[2 * g + 1]
+        n_right = n_all - n_left
+        s_right = s_all - (s_left - n_left * mean)
+        if n_left >= leaf and n_right + n_miss >= leaf:
+            cost = sse_term(s_left - n_left * mean, n_left) + \
+                sse_term(s_right + s_miss, n_right + n_miss)
+            consider(best, cost, f, g, nxt, 0, 2)
+        if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
+            cost = sse_term(s_left - n_left * mean + s_miss, n_left + n_miss) + \
+                sse_term(s_right, n_right)
+            consider(best, cost, f, g, nxt, 1, 2)
+    return 1
+
+
+cdef int scan_categorical(HB *b, int f, const char *h, const uint8_t *present, int n_present,
+                          double mean, Split *best) noexcept nogil:
+    """The multiway split of categorical feature f (the exact sweep_categorical on the level
+    histogram): one child per level present; the missing rows join the first largest one."""
+    cdef const int32_t *hc = <const int32_t *> h
+    cdef const double *hr = <const double *> h
+    cdef int K = b.K, c, i, v, big = -1
+    cdef double most = 0.0, w, n_miss = 0.0, s_miss = 0.0, cost = 0.0, n_child
+    if n_present < 2:
+        return 0
+    for i in range(n_present):
+        v = present[i]
+        if b.criterion == CRIT_SSE:
+            w = hr[2 * v]
+        else:
+            w = 0.0
+            for c in range(K):
+                w += hc[v * K + c]
+        if w > most:
+            most = w
+            big = v
+    if b.criterion == CRIT_SSE:
+        n_miss = hr[2 * MISSING]
+        s_miss = hr[2 * MISSING + 1] - n_miss * mean
+    else:
+        for c in range(K):
+            b.miss[c] = hc[MISSING * K + c]
+            n_miss += b.miss[c]
+    for i in range(n_present):
+        v = present[i]
+        if b.criterion == CRIT_SSE:
+            n_child = hr[2 * v] + (n_miss if v == big else 0.0)
+            if n_child < b.min_samples_leaf:
+                return 1
+            cost += sse_term(hr[2 * v + 1] - hr[2 * v] * mean + (s_miss if v == big else 0.0),
+                             n_child)
+        else:
+            n_child = 0.0
+            for c in range(K):
+                b.left[c] = hc[v * K + c]
+                n_child += b.left[c]
+            if v == big:
+                n_child += n_miss
+            if n_child < b.min_samples_leaf:
+                return 1
+            if v == big:
+                cost += class_term2(b, b.left, b.miss, <count_t> n_child)
+            else:
+                cost += class_term(b, b.left, <count_t> n_child)
+    consider(best, cost, f, -1, -1, 0, n_present)
+    return 1
+
+
+cdef inline int scan(HB *b, int f, const char *h, const uint8_t *present, int n_present,
+                     double mean, Split *best) noexcept nogil:
+    if b.is_cat[f]:
+        return scan_categorical(b, f, h, present, n_present, mean, best)
+    if b.criterion == CRIT_SSE:
+        return scan_sse(b, f, h, present, n_present, mean, best)
+    return scan_class(b, f, h, present, n_present, best)
+
+
+cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
+    """The best split over (a random draw of max_features of) the features, by the exact
+    splitter's rule and with the same draws: candidates are the first max_features features
+    (draw order) that take two values here; each one's smallest cost, then the first feature
+    within the tie tolerance of the least is searched again for its first such candidate.
+    From the node's histograms if it has them, else from scratch histograms of its rows."""
+    cdef int i, j, f, n_cand = 0, tmp, pick = -1, k
+    cdef double tol = TIE * item.n, least = INFINITY
+    cdef uint8_t present[SLOTS]
+    cdef char *h
+    cdef uint64_t *bits
+    for i in range(b.d):
+        b.features[i] = i
+    for i in range(b.d):
+        if n_cand >= b.max_features:
+            break
+        if b.max_features < b.d:  # draw the next feature without replacement
+            j = i + <int> fastml_rng_below(&b.rng, b.d - i)
+            tmp = b.features[i]
+            b.features[i] = b.features[j]
+            b.features[j] = tmp
+        f = b.features[i]
+        if item.hist != NULL:
+            k = present_from_hist(b, f, item.hist + f * b.fstride, present)
+        else:
+            h = b.cand_hist + n_cand * b.fstride
+            bits = b.cand_bits + 4 * n_cand
+            hist_feature(b, f, item.start, item.end, h, bits)
+            k = present_from_bits(bits, present)
+            if k < 2:
+                clear_scratch(b, h, bits)
+        if k >= 2:  # constant features do not count
+            b.candidates[n_cand] = f
+            clear_split(&b.found[n_cand], INFINITY, 0)
+            scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand])
+            n_cand += 1
+    for i in range(n_cand):
+        if b.found[i].feature >= 0 and b.found[i].cost < least:
+            least = b.found[i].cost
+    for i in range(n_cand):
+        if b.found[i].feature >= 0 and b.found[i].cost <= least + tol:
+            pick = i
+            break
+    clear_split(&item.split, least + tol, 1)
+    if pick >= 0:
+        f = b.candidates[pick]
+        h = node_hist(b, item, pick, f)
+        if item.hist != NULL:
+            k = present_from_hist(b, f, h, present)
+        else:
+            k = present_from_bits(b.cand_bits + 4 * pick, present)
+        scan(b, f, h, present, k, mean, &item.split)
+        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
+        item.split.threshold = NAN if b.is_cat[f] else split_point(
+            b.hi[f * SLOTS + item.split.cut], b.lo[f * SLOTS + item.split.cut_next])
+    if item.hist == NULL:
+        for i in range(n_cand):
+            clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
+
+
+cdef inline char *node_hist(HB *b, Item *item, int slot, int f) noexcept nogil:
+    """Feature f's histogram at the node: its own, or candidate slot's scratch."""
+    if item.hist != NULL:
+        return item.hist + f * b.fstride
+    return b.cand_hist + slot * b.fstride
+
+
+# ---------------------------------------------------------------- the histogram pool
+
+cdef char *hist_acquire(HB *b) noexcept nogil:
+    """A zeroed node histogram, or NULL when the budget (or memory) is spent."""
+    cdef char *h
+    if b.n_free > 0:
+        b.n_free -= 1
+        h = b.free_hists[b.n_free]
+    elif b.n_alloc < b.max_alloc:
+        h = <char *> malloc(b.hbytes)
+        if h == NULL:
+            return NULL
+        b.all_hists[b.n_alloc] = h
+        b.n_alloc += 1
+    else:
+        return NULL
+    memset(h, 0, b.hbytes)
+    return h
+
+
+cdef inline void hist_release(HB *b, char *h) noexcept nogil:
+    if h != NULL:
+        b.free_hists[b.n_free] = h
+        b.n_free += 1
+
+
+# ---------------------------------------------------------------- nodes
+
+cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssize_t end,
+                    count_t n, double *parent_term, double *mean) noexcept nogil:
+    """Fill the node's value and impurity from its rows (as the exact builder does, weights
+    for repeats); mean = the node mean of the centred targets. Returns 1 for a pure node."""
+    cdef Py_ssize_t p
+    cdef int c, pure = 1
+    cdef double s = 0.0, sc = 0.0, ss = 0.0, dv, first
+    cdef double *value = t.value + <Py_ssize_t> node * t.n_values
+    if b.criterion == CRIT_SSE:
+        first = b.yraw[start]
+        for p in range(start, end):
+            s += b.wgt[p] * b.yraw[p]
+            sc += b.wgt[p] * b.yg[p]
+            if b.yraw[p] != first:
+                pure = 0
+        value[0] = s / n
+        for p in range(start, end):
+            dv = b.yraw[p] - value[0]
+            ss += b.wgt[p] * dv * dv
+        t.nodes[node].impurity = ss / n
+        mean[0] = sc / n
+        parent_term[0] = 0.0
+        return pure
+    for c in range(b.K):
+        b.node_counts[c] = 0
+    for p in range(start, end):
+        fastml_check_index(b.lab[p], b.K)
+        b.node_counts[b.lab[p]] += b.wgt[p]
+    for c in range(b.K):
+        value[c] = <double> b.node_counts[c]
+        if b.node_counts[c] != 0 and b.node_counts[c] != n:
+            pure = 0
+    parent_term[0] = class_term(b, b.node_counts, n)
+    t.nodes[node].impurity = parent_term[0] / n
+    mean[0] = 0.0
+    return pure
+
+
+cdef int make_node(HB *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
+                   count_t n, index_t depth, char *hist) noexcept nogil:
+    """Create the node for rows [start, end) of weight n; return 1 if it should be split
+    (item filled, item.hist = hist), 0 if it is a leaf, -1 when memory runs out."""
+    cdef double parent_term, mean
+    cdef index_t node = buffer_add_leaf(t, depth, n)
+    cdef int pure
+    item.hist = hist
+    if node < 0:
+        return -1
+    pure = node_stats(b, t, node, start, end, n, &parent_term, &mean)
+    item.node = node
+    item.start = start
+    item.end = end
+    item.n = n
+    item.depth = depth
+    if pure or depth >= b.max_depth or n < b.min_samples_split or n < 2 * b.min_samples_leaf:
+        return 0
+    find_split(b, item, mean)
+    if item.split.feature < 0:
+        return 0  # base case two: no attribute takes two values here
+    item.gain = (parent_term - item.split.cost) / n
+    if item.gain < 0.0:
+        item.gain = 0.0  # round-off: a split never increases impurity
+    item.priority = item.gain * n
+    return 1
+
+
+cdef int assign_sides(HB *b, Item *item) noexcept nogil:
+    """side[p] = the child of each of the node's positions, child_rows / child_w = each
+    child's rows and weight, and the level -> child map, as the exact builder's assign_sides
+    decides them. Returns the number of children k."""
+    cdef int f = item.split.feature, L, v, k = 0, big = 0, miss_side
+    cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef Py_ssize_t p, n_miss_rows = 0
+    cdef count_t w_miss = 0
+    cdef count_t *lw = b.child_w        # first per level (weight), then per child
+    cdef uint8_t cut = <uint8_t> item.split.cut
+    if not b.is_cat[f]:
+        b.child_w[0] = b.child_w[1] = 0
+        b.child_rows[0] = b.child_rows[1] = 0
+        for p in range(item.start, item.end):
+            v = col[p]
+            if v == MISSING:
+                w_miss += b.wgt[p]
+                n_miss_rows += 1
+            else:
+                b.side[p] = v > cut
+                b.child_w[v > cut] += b.wgt[p]
+                b.child_rows[v > cut] += 1
+        if n_miss_rows > 0:
+            miss_side = 1 if not item.split.missing_left else 0
+        else:  # no missing rows here: at predict time they take the majority path
+            miss_side = 0 if b.child_w[0] >= b.child_w[1] else 1
+        b.child_w[miss_side] += w_miss
+        b.child_rows[miss_side] += n_miss_rows
+        b.child_of_level[0] = miss_side
+        if n_miss_rows > 0:
+            for p in range(item.start, item.end):
+                if col[p] == MISSING:
+                    b.side[p] = <uint8_t> miss_side
+        return 2
+    L = b.n_levels[f]
+    for v in range(L + 1):
+        lw[v] = 0
+        b.child_rows[v] = 0
+    for p in range(item.start, item.end):  # per level weight and rows (missing: slot L)
+        v = col[p]
+        if v == MISSING:
+            v = L
+        lw[v] += b.wgt[p]
+        b.child_rows[v] += 1
+    for v in range(L):  # the first largest level: the majority path
+        if lw[v] > lw[big]:
+            big = v
+    for v in range(L):
+        b.level_seen[v] = lw[v] > 0
+        b.child_of_level[v] = -1
+        if lw[v] > 0:
+            b.child_of_level[v] = k
+            lw[k] = lw[v]           # k <= v: compacting in place is safe
+            b.child_rows[k] = b.child_rows[v]
+            k += 1
+    miss_side = b.child_of_level[big]
+    # lw[L] and child_rows[L] (the missing rows) survive the compaction: k <= L
+    lw[miss_side] += lw[L]
+    b.child_rows[miss_side] += b.child_rows[L]
+    for v in range(L):  # unseen at this node -> the majority path
+        if b.child_of_level[v] < 0:
+            b.child_of_level[v] = miss_side
+    b.child_of_level[L] = miss_side
+    b.child_of_level[MISSING] = miss_side
+    for p in range(item.start, item.end):
+        fastml_check_index(b.child_of_level[col[p]], k)
+        b.side[p] = <uint8_t> b.child_of_level[col[p]]
+    return k
+
+
+cdef void scatter(const uint8_t *side, Py_ssize_t n, int k, const Py_ssize_t *child_rows,
+                  char *a, char *tmp, Py_ssize_t size) noexcept nogil:
+    """Stable counting scatter of a[0:n] (elements of `size` bytes) by side: the children's
+    elements end up in child order, each in its original order."""
+    cdef Py_ssize_t offset[SLOTS + 1]
+    cdef Py_ssize_t p, o
+    cdef int c
+    if k == 2:
+        scatter2(side, n, child_rows[0], a, tmp, size)
+        return
+    offset[0] = 0
+    for c in range(1, k):
+        offset[c] = offset[c - 1] + child_rows[c - 1]
+    if size == 1:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            tmp[o] = a[p]
+            offset[side[p]] = o + 1
+    elif size == 4:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            (<int32_t *> tmp)[o] = (<int32_t *> a)[p]
+            offset[side[p]] = o + 1
+    else:
+        for p in range(n):
+            o = offset[side[p]]
+            fastml_check_index(o, n)
+            (<double *> tmp)[o] = (<double *> a)[p]
+            offset[side[p]] = o + 1
+    memcpy(a, tmp, n * size)
+
+
+cdef void scatter2(const uint8_t *side, Py_ssize_t n, Py_ssize_t n_left, char *a, char *tmp,
+                   Py_ssize_t size) noexcept nogil:
+    """scatter's two-child case with both write positions in registers (an offsets array in
+    memory chains every element through a store and a load)."""
+    cdef Py_ssize_t p, l = 0, r = n_left, o
+    if size == 1:
+        for p in range(n):
+            o = r if side[p] else l
+            tmp[o] = a[p]
+            r += side[p]
+            l += 1 - side[p]
+    elif size == 4:
+        for p in range(n):
+            o = r if side[p] else l
+            (<int32_t *> tmp)[o] = (<int32_t *> a)[p]
+            r += side[p]
+            l += 1 - side[p]
+    else:
+        for p in range(n):
+            o = r if side[p] else l
+            (<double *> tmp)[o] = (<double *> a)[p]
+            r += side[p]
+            l += 1 - side[p]
+    memcpy(a, tmp, n * size)
+
+
+cdef void partition(HB *b, Item *item, int k) noexcept nogil:
+    """Every node-ordered array partitioned by side (the features' columns in parallel
+    threads on large nodes, each with its own scratch row of tmp_bytes)."""
+    cdef Py_ssize_t s = item.start, n = item.end - item.start
+    cdef int f
+    cdef const uint8_t *side = b.side + s
+    if n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+        for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
+            scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
+                    <char *> (b.tmp_bytes + threadid() * b.m_rows + s), 1)
+    else:
+        for f in range(b.d):
+            scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
+                    <char *> (b.tmp_bytes + s), 1)
+    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 4 * s, 4)
+    if b.criterion == CRIT_SSE:
+        scatter(side, n, k, b.child_rows, <char *> (b.yg + s), b.tmp_wide + 8 * s, 8)
+        scatter(side, n, k, b.child_rows, <char *> (b.yraw + s), b.tmp_wide + 8 * s, 8)
+    else:
+        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 4 * s, 4)
+
+
+cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
+    """The children's histograms when the node has its own: each child but the one of most
+    rows is built from its rows, and that one is the parent's minus theirs (the parent's
+    buffer becomes its). Without node histograms (or memory for them), every child gets NULL
+    and searches from its rows. Returns 0."""
+    cdef int c, big = 0, ok = 1
+    cdef Py_ssize_t lo = item.start
+    for c in range(k):
+        hists[c] = NULL
+        if b.child_rows[c] > b.child_rows[big]:
+            big = c
+    if item.hist == NULL:
+        return 0
+    for c in range(k):
+        if c != big and ok:
+            hists[c] = hist_acquire(b)
+            if hists[c] == NULL:
+                ok = 0
+            else:
+                hist_all(b, lo, lo + b.child_rows[c], hists[c])
+        lo += b.child_rows[c]
+    if not ok:  # out of budget: nobody keeps a histogram
+        for c in range(k):
+            hist_release(b, hists[c])
+            hists[c] = NULL
+        hist_release(b, item.hist)
+        item.hist = NULL
+        return 0
+    for c in range(k):
+        if c != big:
+            hist_subtract(b, item.hist, hists[c])
+    hists[big] = item.hist
+    item.hist = NULL
+    return 0
+
+
+cdef int split_node(HB *b, TreeBuffer *t, Item *item, Item **stack, int *n_stack, int *cap,
+                    char **hists) noexcept nogil:
+    """Turn item's node into an internal node, partition its rows and create the children
+    (pushed on the stack in reverse, so the first child is grown next): the exact builder's
+    split_node. Returns the number of children, or -1 when memory runs out."""
+    cdef index_t node = item.node, first_child, start, L
+    cdef int f = item.split.feature, k, c, v, r
+    cdef Py_ssize_t lo
+    cdef Item child_item
+    cdef Node *split
+    k = assign_sides(b, item)
+    partition(b, item, k)
+    child_hists(b, item, k, hists)
+    L = b.n_levels[f] if b.is_cat[f] else 2
+    if t.n_children + L > t.cap_children and \
+            buffer_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
+        return -1
+    split = &t.nodes[node]
+    split.kind = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
+    split.feature = f
+    split.threshold = item.split.threshold
+    split.gain = item.gain
+    split.child_start = start = t.n_children
+    split.n_child = L
+    t.n_children += L
+    first_child = t.n_nodes
+    lo = item.start
+    for c in range(k):
+        child_item.split.feature = -1
+        r = make_node(b, t, &child_item, lo, lo + b.child_rows[c], b.child_w[c],
+                      item.depth + 1, hists[c])
+        hists[c] = NULL
+        if r < 0:
+            hist_release(b, child_item.hist)
+            return -1
+        if r == 1 and b.node_hists and b.child_rows[c] >= HIST_MIN_ROWS:
+            pass  # it keeps its histograms for its own children
+        else:
+            hist_release(b, child_item.hist)
+            child_item.hist = NULL
+        if r == 1:
+            if n_stack[0] == cap[0]:
+                if grow_array(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
+                    hist_release(b, child_item.hist)
+                    return -1
+                cap[0] *= 2
+            stack[0][n_stack[0]] = child_item
+            n_stack[0] += 1
+        lo += b.child_rows[c]
+    # make_node may have moved t.nodes (it grows the buffer): index it afresh from here on
+    if b.is_cat[f]:
+        for v in range(L):
+            t.children[start + v] = first_child + b.child_of_level[v]
+            t.seen[start + v] = b.level_seen[v]
+        t.nodes[node].missing_child = first_child + b.child_of_level[L]
+    else:
+        t.children[start] = first_child
+        t.children[start + 1] = first_child + 1
+        t.seen[start] = 1
+        t.seen[start + 1] = 1
+        t.nodes[node].missing_child = first_child + b.child_of_level[0]
+    return k
+
+
+cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
+    cdef Item tmp
+    hi -= 1
+    while lo < hi:
+        tmp = stack[lo]
+        stack[lo] = stack[hi]
+        stack[hi] = tmp
+        lo += 1
+        hi -= 1
+
+
+cdef int grow(HB *b, TreeBuffer *t) noexcept nogil:
+    """Depth-first growth (best-first by gain with max_leaf_nodes): the exact builder's order,
+    so nodes get the same ids and the feature draws come in the same sequence."""
+    cdef int cap = FIRST_STACK
+    cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
+    cdef char **hists = <char **> malloc((b.max_levels + 2) * sizeof(char *))
+    cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
+    cdef char *root_hist = NULL
+    cdef Item item
+    if stack == NULL or hists == NULL:
+        free(stack); free(hists)
+        return -1
+    if b.node_hists and b.m_rows >= HIST_MIN_ROWS:
+        root_hist = hist_acquire(b)
+        if root_hist != NULL:
+            hist_all(b, 0, b.m_rows, root_hist)
+    item.split.feature = -1
+    r = make_node(b, t, &item, 0, b.m_rows, b.m, 0, root_hist)
+    if r < 0:
+        n_stack = -1
+    elif r == 1:
+        stack[0] = item
+        n_stack = 1
+    while n_stack > 0:
+        pick = n_stack - 1
+        if b.max_leaf_nodes > 0:
+            for i in range(n_stack):  # best-first: the frontier node with the largest gain
+                if stack[i].priority > stack[pick].priority + TIE:
+                    pick = i
+            item = stack[pick]
+            stack[pick] = stack[n_stack - 1]
+            n_stack -= 1
+            if n_leaves + item.split.n_children - 1 > b.max_leaf_nodes:
+                hist_release(b, item.hist)
+                continue  # no budget for this split: the node stays a leaf
+        else:
+            item = stack[n_stack - 1]
+            n_stack -= 1
+        before = n_stack
+        k = split_node(b, t, &item, &stack, &n_stack, &cap, hists)
+        if k < 0:
+            n_stack = -1
+            break
+        n_leaves += k - 1
+        reverse(stack, before, n_stack)
+        if b.max_leaf_nodes > 0 and n_leaves >= b.max_leaf_nodes:
+            break
+    free(stack); free(hists)
+    return -1 if n_stack < 0 else 0
+
+
+# ---------------------------------------------------------------- memory and entry point
+
+cdef int builder_init(HB *b) noexcept nogil:
+    """The builder's arrays (sizes set in b); -1 when memory runs out (builder_free frees any
+    part). Class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may
+    return NULL, which would read as out of memory."""
+    cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
+    b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
+    b.lab = <int *> malloc(b.m_rows * sizeof(int))
+    b.wgt = <int *> malloc(b.m_rows * sizeof(int))
+    b.yg = <double *> malloc(b.m_rows * sizeof(double))
+    b.yraw = <double *> malloc(b.m_rows * sizeof(double))
+    b.side = <uint8_t *> malloc(b.m_rows)
+    b.tmp_bytes = <uint8_t *> malloc(b.n_threads * b.m_rows)
+    b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
+    b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
+    b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
+    b.left = <count_t *> malloc((b.K + 1) * sizeof(count_t))
+    b.right = <count_t *> malloc((b.K + 1) * sizeof(count_t))
+    b.miss = <count_t *> malloc((b.K + 1) * sizeof(count_t))
+    b.cand_hist = <char *> calloc(b.max_features, b.fstride)
+    b.cand_bits = <uint64_t *> calloc(4 * b.max_features, sizeof(uint64_t))
+    b.candidates = <int *> malloc(b.d * sizeof(int))
+    b.features = <int *> malloc(b.d * sizeof(int))
+    b.found = <Split *> malloc(b.d * sizeof(Split))
+    b.child_of_level = <int *> malloc(n_map * sizeof(int))
+    b.level_seen = <int *> malloc(n_map * sizeof(int))
+    b.child_w = <count_t *> malloc(n_map * sizeof(count_t))
+    b.child_rows = <Py_ssize_t *> malloc(n_map * sizeof(Py_ssize_t))
+    b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
+    b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
+    if (b.pbins == NULL or b.lab == NULL or b.wgt == NULL or b.yg == NULL or
+            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
+            b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
+            b.candidates == NULL or b.features == NULL or b.found == NULL or
+            b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
+            b.child_rows == NULL or b.all_hists == NULL or
+            b.free_hists == NULL):
+        return -1
+    return 0
+
+
+cdef void builder_free(HB *b) noexcept nogil:
+    cdef int i
+    for i in range(b.n_alloc):
+        free(b.all_hists[i])
+    free(b.pbins); free(b.lab); free(b.wgt); free(b.yg); free(b.yraw); free(b.side)
+    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
+    free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
+    free(b.cand_bits); free(b.candidates); free(b.features); free(b.found)
+    free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_rows)
+    free(b.all_hists); free(b.free_hists)
+
+
+cdef void fill_sample(HB *b, const int[::1] counts) noexcept nogil:
+    """The sample in node order (the rows of positive weight, in row order: the root's
+    range), the n log2 n table, and the targets centred on their weighted mean."""
+    cdef Py_ssize_t i, p = 0, f
+    cdef int w
+    cdef double mean = 0.0
+    cdef const uint8_t *col
+    cdef uint8_t *out
+    cdef int *rows = <int *> b.tmp_wide  # scratch: the sampled rows (m_rows <= n_rows ints)
+    for i in range(b.n_rows):
+        w = counts[i] if counts.shape[0] > 0 else 1
+        if w > 0:
+            rows[p] = <int> i
+            b.wgt[p] = w
+            if b.criterion == CRIT_SSE:
+                b.yraw[p] = b.yr[i]
+                mean += w * b.yr[i]
+            else:
+                b.lab[p] = b.yc[i]
+            p += 1
+    for f in range(b.d):
+        col = b.bins + f * b.n_rows
+        out = b.pbins + f * b.m_rows
+        if counts.shape[0] == 0:
+            memcpy(out, col, b.n_rows)
+        else:  # a gather by the row list: no branch per row and feature
+            for p in range(b.m_rows):
+                out[p] = col[rows[p]]
+    b.nlogn[0] = 0.0
+    for i in range(1, b.m + 1):
+        b.nlogn[i] = i * log2(<double> i)
+    if b.criterion == CRIT_SSE:
+        mean /= b.m
+        for p in range(b.m_rows):
+            b.yg[p] = b.yraw[p] - mean
+
+
+def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class,
+                    const double[::1] y_reg, const unsigned char[::1] is_categorical,
+                    const int[::1] n_levels, int n_classes, int criterion, index_t max_depth,
+                    index_t min_samples_split, index_t min_samples_leaf,
+                    index_t max_leaf_nodes, index_t max_features, uint64_t seed,
+                    int n_threads=1):
+    """Grow one tree by histograms and return it as a Tree (fastml/tree/_tree_fast.pyx).
+
+    The arguments are build_tree's (fastml/tree/_builder_fast.pyx) with the binned columns in
+    place of the columns and their presort: counts (each row's bootstrap count, or empty for
+    once each), y_class or y_reg, the column kinds, the limits, the seed of the feature draws
+    and n_threads (threads that build the histograms of large nodes; the tree is the same for
+    any number). Runs without the GIL, so a forest grows its trees from threads."""
+    cdef HB b
+    cdef TreeBuffer t
+    cdef const uint8_t[:, ::1] bins = binned.bins
+    cdef const double[:, ::1] lo = binned.lo, hi = binned.hi
+    cdef const int[::1] n_bins = binned.n_bins
+    cdef Py_ssize_t d = bins.shape[0], n = bins.shape[1], i, f, m = 0, m_rows = 0
+    cdef int status = 0
+    cdef int classification = criterion != CRIT_SSE
+    if lo.shape[0] != d or hi.shape[0] != d or lo.shape[1] != SLOTS or hi.shape[1] != SLOTS or \
+            n_bins.shape[0] != d or is_categorical.shape[0] != d or n_levels.shape[0] != d or \
+            counts.shape[0] not in (0, n) or \
+            (y_class.shape[0] if classification else y_reg.shape[0]) != n or \
+            criterion not in (CRIT_ENTROPY, CRIT_GINI, CRIT_SSE) or \
+            (classification and n_classes < 1) or d < 1 or max_features < 1:
+        raise ValueError("build_hist_tree: the arrays' shapes do not match")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
+    for i in range(counts.shape[0]):
+        m += counts[i]
+        m_rows += counts[i] > 0
+    if counts.shape[0] == 0:
+        m = m_rows = n
+    if m < 1:
+        raise ValueError("the sample to grow a tree from is empty")
+    if m > INT_MAX:  # histograms count in int32
+        raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {m}")
+    memset(&b, 0, sizeof(HB))
+    b.n_rows, b.d, b.m_rows, b.m = n, d, m_rows, m
+    b.bins = &bins[0, 0] if n > 0 else NULL
+    b.lo, b.hi, b.n_bins = &lo[0, 0], &hi[0, 0], &n_bins[0]
+    b.is_cat, b.n_levels = &is_categorical[0], &n_levels[0]
+    b.yc = &y_class[0] if classification else NULL
+    b.yr = &y_reg[0] if not classification else NULL
+    b.K, b.criterion, b.n_threads = (n_classes if classification else 0), criterion, n_threads
+    b.max_depth, b.min_samples_split = max_depth, min_samples_split
+    b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
+    b.max_features = max_features if max_features < d else d
+    # all features' histograms pay off when most of them are searched at every node; with a
+    # few drawn features (forests), building just those from the node's rows costs less
+    b.node_hists = 2 * b.max_features > d
+    b.fstride = SLOTS * (2 * sizeof(double) if not classification else b.K * sizeof(int32_t))
+    b.hbytes = d * b.fstride
+    b.max_alloc = max(8, HIST_BUDGET // b.hbytes)
+    b.max_levels = 2
+    for f in range(d):
+        if is_categorical[f] and n_levels[f] > b.max_levels:
+            b.max_levels = n_levels[f]
+        if is_categorical[f] and n_levels[f] > MISSING:
+            raise ValueError(f"column {f} has more than {MISSING} levels")
+    fastml_rng_seed(&b.rng, seed)
+    with nogil:
+        if builder_init(&b) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
+            status = -1
+        else:
+            fill_sample(&b, counts)
+            status = grow(&b, &t)
+        builder_free(&b)
+    try:
+        if status < 0:
+            raise MemoryError("not enough memory to grow the tree")
+        return tree_from_buffer(&t)
+    finally:
+        buffer_free(&t)
+
+
+def grow_hist_tree(binned, counts, y, is_categorical, n_levels, *, n_classes, criterion,
+                   max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
+                   max_features, seed, n_threads=1):
+    """One call of the histogram builder, with grow_tree's arguments (fastml/tree/_classes.py)
+    and the binned columns in place of Xf and its presort.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> no_cat, no_levels = np.zeros(1, np.uint8), np.zeros(1, np.int32)
+    >>> tree = grow_hist_tree(bin_features(X, no_cat, no_levels), None,
+    ...                       np.array([0, 0, 1, 1], np.int32), no_cat, no_levels,
+    ...                       n_classes=2, criterion=CRITERIA["entropy"], max_depth=5,
+    ...                       min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=0,
+    ...                       max_features=1, seed=0)
+    >>> tree.node_count, float(tree.threshold[0])
+    (3, 1.5)
+    """
+    empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
+    classification = criterion != CRIT_SSE
+    return build_hist_tree(
+        binned, empty_i if counts is None else counts,
+        y if classification else empty_i, empty_d if classification else y,
+        is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
+        min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads)
