@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from .exceptions import ConvergenceWarning, NotFittedError  # noqa: F401 (re-exp
 from ._validation import check_target
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from ._typing import EstimatorT
+    from ._typing import ArrayLike, EstimatorT, MatrixLike, VectorLike
 
 
 def all_or_nothing(fitting):
@@ -89,7 +89,7 @@ class BaseEstimator:
                 raise RuntimeError(f"{cls.__name__}.__init__ must not take *args")
         return sorted(p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """The constructor arguments as a dict (nested estimators' as `name__param` if deep)."""
         out = {}
         for name in self._get_param_names():
@@ -99,7 +99,7 @@ class BaseEstimator:
             out[name] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self: EstimatorT, **params: Any) -> EstimatorT:
         """Set constructor arguments; unknown names raise a ValueError naming the valid ones."""
         valid = self._get_param_names()
         nested = {}
@@ -221,7 +221,8 @@ class ClassifierMixin:
                 f"{np.unique(np.asarray(y)[bad]).tolist()!r}")
         return idx.astype(np.int64)
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: MatrixLike, y: VectorLike,
+              sample_weight: Optional[ArrayLike] = None) -> float:
         """Mean accuracy of `predict(X)` against y."""
         from .metrics import accuracy_score
         return accuracy_score(check_target(y), self.predict(X), sample_weight=sample_weight)
@@ -232,7 +233,8 @@ class RegressorMixin:
 
     _estimator_type = "regressor"
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: MatrixLike, y: VectorLike,
+              sample_weight: Optional[ArrayLike] = None) -> float:
         """R² of `predict(X)` against y (`fastml.metrics.r2_score`)."""
         from .metrics import r2_score
         y = np.asarray(y, dtype=np.float64)
@@ -252,10 +254,11 @@ class TransformerMixin:
             if name in cls.__dict__ and not getattr(cls.__dict__[name], "_wraps_output", False):
                 setattr(cls, name, _wrap_output(cls.__dict__[name]))
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X: MatrixLike, y: Optional[VectorLike] = None,
+                      **fit_params: Any) -> Any:
         return self.fit(X, y, **fit_params).transform(X)
 
-    def set_output(self, *, transform=None):
+    def set_output(self: EstimatorT, *, transform: Optional[str] = None) -> EstimatorT:
         """Output container of transform / fit_transform: "pandas", or "default" (numpy /
         CSR); None leaves the setting unchanged. Returns self."""
         if transform is None:

@@ -7,13 +7,19 @@ hash is negative (alternate_sign), exactly as scikit-learn's FeatureHasher and V
 design (Weinberger et al., "Feature hashing for large scale multitask learning", 2009) do, so a
 model trained on one's output can score the other's. The kernel is _hashing_fast.pyx.
 """
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from .._validation import _is_pandas_frame, check_param
 from . import _hashing_fast
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import DTypeLike, EstimatorT, MatrixLike, VectorLike
 
 INPUT_TYPES = tuple(_hashing_fast.MODES)
 MAX_FEATURES = 2**31 - 1   # columns are int32, as in scikit-learn
@@ -60,19 +66,20 @@ class FeatureHasher(TransformerMixin, BaseEstimator):
     _takes_records = True     # raw records in, X out (fastml.all_estimators() leaves it out)
     _estimator_type = "transformer"
 
-    def __init__(self, n_features=2**20, input_type="dict", dtype=np.float64,
-                 alternate_sign=True):
+    def __init__(self, n_features: int = 2**20, input_type: str = "dict",
+                 dtype: DTypeLike = np.float64, alternate_sign: bool = True) -> None:
         self.n_features = n_features
         self.input_type = input_type
         self.dtype = dtype
         self.alternate_sign = alternate_sign
 
-    def fit(self, X=None, y=None):
+    def fit(self: EstimatorT, X: Optional[MatrixLike] = None,
+            y: Optional[VectorLike] = None) -> EstimatorT:
         """Check the parameters (the hasher learns nothing); returns self."""
         self._check_params()
         return self
 
-    def transform(self, raw_X):
+    def transform(self, raw_X: Iterable[Any]) -> Any:
         """Hash the samples of `raw_X` into a CSR matrix (n_samples, n_features).
 
         Parameters

@@ -2,6 +2,10 @@
 codes become the kernels' outputs, partial_fit's validation, and all-or-nothing fitting. (The
 iteration loop every solver runs is _iterate.py; the SGD state's check lives with the state,
 in _sgd.py.)"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 
 import numpy as np
 
@@ -10,6 +14,9 @@ from ._sgd import check_sgd_engine
 from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
                            check_X_y, state_array, state_count)
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import MatrixLike, NDArray
 
 
 class LinearClassifierMixin:
@@ -37,7 +44,7 @@ class LinearClassifierMixin:
         M = X @ self.coef_.T
         return np.asarray(M) + self.intercept_
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -60,7 +67,7 @@ class LinearClassifierMixin:
         M = self._margins(X)
         return M.ravel() if M.shape[1] == 1 else M
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)

@@ -2,6 +2,10 @@
 _kernel_perceptron_fast.pyx. The model is its list of mistakes, kept in a `_MistakeBuffer`; a
 point is scored by sum_{i in M} y_i k(x_i, x). Several classes: one-vs-rest.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
@@ -11,6 +15,9 @@ from .._validation import (check_array, check_n_jobs, check_param, check_random_
 from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 # GEMMs of fewer multiply-adds (m * n * k) than this run on one thread in OpenBLAS
 # (SMP_THRESHOLD_MIN 65536 x GEMM_MULTITHREAD_THRESHOLD 4), so no BLAS thread limit is needed.
@@ -134,9 +141,10 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     _accepts_sparse = False
 
-    def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, max_iter=10,
-                 budget=None, average=False, shuffle=True, random_state=None, verbose=0,
-                 n_jobs=None):
+    def __init__(self, kernel: str = "rbf", degree: int = 3, gamma: Union[float, str] = "scale",
+                 coef0: float = 0.0, max_iter: int = 10, budget: Optional[int] = None,
+                 average: bool = False, shuffle: bool = True, random_state: RandomStateLike = None,
+                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -239,7 +247,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
 
     @all_or_nothing(fitting=True)
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Learn from X and labels y, starting with no mistakes.
 
         Parameters
@@ -270,7 +278,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         return self
 
     @all_or_nothing(fitting=False)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None) -> EstimatorT:
         """One epoch over (X, y), continuing from the stored mistakes.
 
         Parameters
@@ -390,7 +399,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -433,7 +442,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
             G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
             scores[first:first + chunk] = G @ coef.T
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)

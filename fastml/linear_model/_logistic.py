@@ -8,6 +8,10 @@ penalized). This is scikit-learn's SGDClassifier(loss="log_loss", alpha=alpha) o
 LogisticRegression's with C = 1 / (alpha * n_samples). In the lectures' summed form (002:
 w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_samples.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, available_if
@@ -20,6 +24,9 @@ from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 SOLVERS = ("lbfgs", "gd", "newton", "sgd", "minibatch")
 
@@ -124,11 +131,14 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     _accepts_sparse = True
 
-    def __init__(self, solver="lbfgs", alpha=1e-4, fit_intercept=True, max_iter=100, tol=1e-4,
-                 learning_rate="adagrad", eta0=None, decay=1.0, batch_size=512, average=False,
-                 average_halflife=None, shuffle=True, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=5, multi_class="multinomial",
-                 random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, solver: str = "lbfgs", alpha: float = 1e-4, fit_intercept: bool = True,
+                 max_iter: int = 100, tol: Optional[float] = 1e-4, learning_rate: str = "adagrad",
+                 eta0: Optional[float] = None, decay: float = 1.0, batch_size: int = 512,
+                 average: Union[bool, int] = False, average_halflife: Optional[float] = None,
+                 shuffle: Union[bool, str] = True, early_stopping: Union[bool, str] = False,
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 5,
+                 multi_class: str = "multinomial", random_state: RandomStateLike = None,
+                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.solver = solver
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -152,7 +162,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
 
     @all_or_nothing(fitting=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Fit on X and labels y by the chosen solver (starting from zero weights).
 
         Parameters
@@ -193,7 +204,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     @available_if(lambda self: self.solver in ("sgd", "minibatch"),
                   "needs solver='sgd' or 'minibatch'")
     @all_or_nothing(fitting=False)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """One epoch of SGD on (X, y), continuing from the current state (online
         learning); solver='sgd' or 'minibatch'.
 
@@ -450,7 +463,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         mx = M.max(axis=1, keepdims=True)
         return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -471,7 +484,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         P = np.exp(self._log_proba_from_margins(self._margins(X)))
         return P / P.sum(axis=1, keepdims=True)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -491,7 +504,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         return self._log_proba_from_margins(self._margins(X))
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -514,7 +527,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             return M.ravel()
         return self._class_margins(M).astype(M.dtype, copy=False)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)

@@ -8,6 +8,10 @@ at margin 0, max(0, -y w.x), with step size 1. That is the loop with loss="perce
 learning_rate="constant", eta0=1, alpha=0 (the intercept is the weight of 003's x_0 = 1).
 Several classes are learned one-vs-rest: one perceptron per class, each with its own mistakes.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
@@ -17,6 +21,9 @@ from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_f
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 
 class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -33,7 +40,8 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     _progressive = "loss"           # progressive_loss_: the engine's loss, or "mistakes" (0/1)
 
     @all_or_nothing(fitting=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn from X and labels y, starting from w = 0.
 
         Parameters
@@ -67,7 +75,9 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         return self
 
     @all_or_nothing(fitting=False)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """One epoch over (X, y) continuing from the current weights (online learning).
 
         Parameters
@@ -213,9 +223,11 @@ class Perceptron(_OnlineLinearClassifier):
     _stop_without_updates = True
     _progressive = "mistakes"
 
-    def __init__(self, max_iter=1000, tol=1e-3, n_iter_no_change=5, early_stopping=False,
-                 shuffle=True, average=False, average_halflife=None, fit_intercept=True,
-                 random_state=None, verbose=0):
+    def __init__(self, max_iter: int = 1000, tol: Optional[float] = 1e-3,
+                 n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
+                 shuffle: Union[bool, str] = True, average: Union[bool, int] = False,
+                 average_halflife: Optional[float] = None, fit_intercept: bool = True,
+                 random_state: RandomStateLike = None, verbose: int = 0) -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -290,8 +302,9 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
 
     _accepts_sparse = True
 
-    def __init__(self, max_iter=10, early_stopping=False, shuffle=True, fit_intercept=True,
-                 random_state=None, verbose=0):
+    def __init__(self, max_iter: int = 10, early_stopping: bool = False, shuffle: bool = True,
+                 fit_intercept: bool = True, random_state: RandomStateLike = None,
+                 verbose: int = 0) -> None:
         self.max_iter = max_iter
         self.early_stopping = early_stopping
         self.shuffle = shuffle
@@ -300,7 +313,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     @all_or_nothing(fitting=True)
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Train from w = 0 for max_iter epochs on X and labels y.
 
         Parameters
@@ -331,7 +344,8 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         return self
 
     @all_or_nothing(fitting=False)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None) -> EstimatorT:
         """One more epoch over (X, y), continuing the vectors and their counts.
 
         Parameters
@@ -438,7 +452,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
             raise ValueError("vector_outputs_ names an output that does not exist")
         check_sgd_engine(self._engine, n_outputs, n_features)
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -475,7 +489,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
             votes[first:first + chunk] = np.sign(margins) @ ballot
         return votes.ravel() if n_outputs == 1 else votes
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)

@@ -1,13 +1,19 @@
 """Polynomial features (lecture 001: polynomial regression is a linear model on the powers of x,
 y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M; with several features, on every monomial of
 total degree <= M)."""
+from __future__ import annotations
+
 import itertools
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from . import _polynomial_fast as _poly
 from .._validation import check_array, check_n_jobs, check_param, state_array, state_count
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import EstimatorT, MatrixLike, NDArray, VectorLike
 
 # Output values per thread below which another thread costs more than it saves (starting
 # an OpenMP team is ~10 us; one output value is ~1 ns): small inputs run on one thread.
@@ -115,13 +121,14 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
     _estimator_type = "transformer"
 
-    def __init__(self, degree=2, interaction_only=False, include_bias=True, n_jobs=None):
+    def __init__(self, degree: int = 2, interaction_only: bool = False, include_bias: bool = True,
+                 n_jobs: Optional[int] = None) -> None:
         self.degree = degree
         self.interaction_only = interaction_only
         self.include_bias = include_bias
         self.n_jobs = n_jobs
 
-    def fit(self, X, y=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: Optional[VectorLike] = None) -> EstimatorT:
         """Learn the number of input features and list the output terms.
 
         Parameters
@@ -181,7 +188,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         state_array(self, "_parent", np.int64, (n_terms,))
         state_array(self, "_feature", np.int64, (n_terms,))
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> Any:
         """Expand X into its monomials.
 
         Parameters
@@ -201,7 +208,8 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         _poly.poly_expand(X, self._parent, self._feature, out, threads)
         return out
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(
+            self, input_features: Optional[Sequence[str]] = None) -> NDArray[np.object_]:
         """The output columns' names, like "x0^2 x1".
 
         Parameters

@@ -14,7 +14,10 @@ data, which the statistics then carry (and merge). solver="lstsq" always solves 
 factor (QR, then SVD of the triangular factor: the minimum-norm solution); solver="sgd" runs
 the library's one SGD loop (fastml/linear_model/_sgd_fast.pyx) on the squared loss.
 """
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 from scipy import linalg
@@ -27,6 +30,9 @@ from .._validation import (check_array, check_n_jobs, check_param, check_random_
                            check_sample_weight, check_X_y, state_count)
 from ._polynomial import PolynomialFeatures, n_output_features
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 SOLVERS = ("normal", "lstsq", "sgd")
 # The widest polynomial expansion PolynomialRegression fits: least squares on p columns forms a
@@ -466,7 +472,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         return _multi_output_tags(super().__sklearn_tags__())
 
     @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Fit the model.
 
         Parameters
@@ -508,7 +515,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
     @available_if(lambda self: self.solver in ("normal", "sgd"),
                   "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn from one more chunk of rows.
 
         solver="normal": the chunk's statistics are merged into `stats_` and the model
@@ -549,7 +557,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self.fit_stats(stats if first else self.stats_ + stats, reset=False)
         return self
 
-    def fit_stats(self, stats, reset=True):
+    def fit_stats(self, stats: LinearStats, reset: bool = True) -> Any:
         """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
 
         Solved as `LinearStats.solve` says: ill-conditioned statistics are solved from their
@@ -670,7 +678,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         if getattr(self, "_engine", None) is not None:
             check_sgd_engine(self._engine, n_targets, n_features)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """X @ coef_.T + intercept_.
 
         Parameters
@@ -785,9 +793,12 @@ class LinearRegression(_LeastSquares):
     [7.0]
     """
 
-    def __init__(self, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
-                 learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
-                 shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, fit_intercept: bool = True, solver: str = "normal", max_iter: int = 1000,
+                 tol: Optional[float] = 1e-4, learning_rate: str = "constant", eta0: float = 0.01,
+                 decay: float = 1.0, batch_size: int = 1, average: Union[bool, int] = True,
+                 shuffle: Union[bool, str] = True, n_iter_no_change: int = 5,
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 n_jobs: Optional[int] = None) -> None:
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
@@ -839,9 +850,13 @@ class Ridge(_LeastSquares):
     [1.0]
     """
 
-    def __init__(self, alpha=1.0, fit_intercept=True, solver="normal", max_iter=1000, tol=1e-4,
-                 learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
-                 shuffle=True, n_iter_no_change=5, random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, alpha: float = 1.0, fit_intercept: bool = True, solver: str = "normal",
+                 max_iter: int = 1000, tol: Optional[float] = 1e-4,
+                 learning_rate: str = "constant", eta0: float = 0.01, decay: float = 1.0,
+                 batch_size: int = 1, average: Union[bool, int] = True,
+                 shuffle: Union[bool, str] = True, n_iter_no_change: int = 5,
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 n_jobs: Optional[int] = None) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -922,8 +937,9 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     (1.0, [2.0, -3.0])
     """
 
-    def __init__(self, degree=2, alpha=0.0, interaction_only=False, fit_intercept=True,
-                 solver="normal", n_jobs=None):
+    def __init__(self, degree: int = 2, alpha: float = 0.0, interaction_only: bool = False,
+                 fit_intercept: bool = True, solver: str = "normal",
+                 n_jobs: Optional[int] = None) -> None:
         self.degree = degree
         self.alpha = alpha
         self.interaction_only = interaction_only
@@ -935,7 +951,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         return _multi_output_tags(super().__sklearn_tags__())
 
     @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Expand X into its monomials and fit the linear model on them.
 
         Parameters
@@ -971,7 +988,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
             self.rank_ = self.model_.rank_
         return self
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """y(x, w) for each row of X.
 
         Parameters

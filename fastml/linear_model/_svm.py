@@ -10,6 +10,10 @@ Two solvers, both from 003: "sgd" is the per-example subgradient step (the share
 loss="hinge"), "subgradient" the batch "Subgradient Descent for Hinge Minimization", one fused
 pass over X per step (fastml/linear_model/_batch_fast.pyx, the kernel of logistic regression's "gd").
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Union
+
 import numpy as np
 
 from .._base import available_if
@@ -19,6 +23,9 @@ from ._base import OutputLayout, all_or_nothing, check_n_jobs_param
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, RandomStateLike, VectorLike
 
 SOLVERS = ("sgd", "subgradient")
 BATCH_SCHEDULES = ("optimal", "inverse", "constant")
@@ -96,10 +103,13 @@ class LinearSVM(_OnlineLinearClassifier):
     [-1, 1]
     """
 
-    def __init__(self, alpha=1e-4, solver="sgd", learning_rate="optimal", eta0=0.01,
-                 max_iter=1000, tol=1e-4, n_iter_no_change=5, early_stopping=False,
-                 average=False, average_halflife=None, shuffle=True, fit_intercept=True,
-                 random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, alpha: float = 1e-4, solver: str = "sgd", learning_rate: str = "optimal",
+                 eta0: float = 0.01, max_iter: int = 1000, tol: Optional[float] = 1e-4,
+                 n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
+                 average: Union[bool, int] = False, average_halflife: Optional[float] = None,
+                 shuffle: Union[bool, str] = True, fit_intercept: bool = True,
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 n_jobs: Optional[int] = None) -> None:
         self.alpha = alpha
         self.solver = solver
         self.learning_rate = learning_rate
@@ -136,7 +146,8 @@ class LinearSVM(_OnlineLinearClassifier):
                     alpha=self.alpha)
 
     @all_or_nothing(fitting=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Minimize the regularized mean hinge loss on X and labels y.
 
         Parameters
@@ -173,7 +184,9 @@ class LinearSVM(_OnlineLinearClassifier):
         return self
 
     @available_if(lambda self: self.solver == "sgd", "needs solver='sgd'")
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """One epoch of SGD over (X, y) from the current weights (solver='sgd').
 
         Parameters
@@ -204,7 +217,8 @@ class LinearSVM(_OnlineLinearClassifier):
         """
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
-    def objective(self, X, y, sample_weight=None):
+    def objective(self, X: MatrixLike, y: VectorLike,
+                  sample_weight: Optional[ArrayLike] = None) -> float:
         """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2.
 
         Parameters

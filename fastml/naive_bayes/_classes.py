@@ -24,8 +24,11 @@ returns -inf for every class, predict_proba / predict_log_proba return the class
 row (the data are treated as saying nothing), predict returns the a-priori most probable class,
 and a ZeroProbabilityWarning says how many rows this happened to. Smoothing avoids it.
 """
+from __future__ import annotations
+
 import copy
 import warnings
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -35,6 +38,10 @@ from .._core._moments import merge_moments
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
 from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
                            check_sample_weight, check_target, state_array, state_count)
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, VectorLike
+    from ..linear_model._logistic import LogisticRegression
 
 SMOOTHING = ("laplace", "m-estimate", "none")
 
@@ -251,7 +258,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     _allows_nan = True
 
     # --- fitting
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn class counts and per-class attribute statistics from X, y.
 
         Parameters
@@ -272,7 +280,9 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self._forget_fit()
         return self._fit(X, y, None, sample_weight)
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+                    classes: Optional[VectorLike] = None,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Add a chunk of rows to the statistics; after all chunks the model equals `fit` on
         all rows (to rounding: the moments are merged by Chan's formula).
 
@@ -392,7 +402,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         check_param("n_jobs", self.n_jobs, integer=True, allow_none=True)
 
     # --- prediction
-    def predict_joint_log_proba(self, X):
+    def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """log P(X = x, y = k) = log P(y = k) + sum_i log P(x_i | y = k).
 
         Parameters
@@ -414,7 +424,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         out += self.class_log_prior_
         return out
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """log P(y = k | x), normalized in log space.
 
         Parameters
@@ -438,7 +448,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
         return jll
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """P(y = k | x).
 
         Parameters
@@ -452,7 +462,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         """
         return np.exp(self.predict_log_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class with the largest posterior probability.
 
         Parameters
@@ -574,8 +584,9 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
 
     _accepts_categorical = True   # strings / categories encoded by _tabular
 
-    def __init__(self, smoothing="laplace", alpha=1.0, m=1.0, p=None, priors=None,
-                 n_jobs=None):
+    def __init__(self, smoothing: str = "laplace", alpha: float = 1.0, m: float = 1.0,
+                 p: Optional[ArrayLike] = None, priors: Optional[ArrayLike] = None,
+                 n_jobs: Optional[int] = None) -> None:
         self.smoothing = smoothing
         self.alpha = alpha
         self.m = m
@@ -679,8 +690,8 @@ class GaussianNB(_GaussianParams, _BaseNB):
     ['No']
     """
 
-    def __init__(self, variance="per_class", ddof=1, var_smoothing=1e-9, priors=None,
-                 n_jobs=None):
+    def __init__(self, variance: str = "per_class", ddof: float = 1, var_smoothing: float = 1e-9,
+                 priors: Optional[ArrayLike] = None, n_jobs: Optional[int] = None) -> None:
         self.variance = variance
         self.ddof = ddof
         self.var_smoothing = var_smoothing
@@ -695,7 +706,7 @@ class GaussianNB(_GaussianParams, _BaseNB):
     def _check_X(self, X, reset):
         return check_array(X, allow_nan=True, estimator=self, reset=reset)
 
-    def to_logistic(self):
+    def to_logistic(self) -> LogisticRegression:
         """The logistic regression this model is (002: Gaussian naive Bayes with variances
         shared by the classes has exactly logistic regression's form).
 
@@ -820,8 +831,10 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
 
     _accepts_categorical = True   # strings / categories encoded by _tabular
 
-    def __init__(self, categorical_features="auto", smoothing="laplace", alpha=1.0, m=1.0,
-                 p=None, ddof=1, var_smoothing=1e-9, priors=None, n_jobs=None):
+    def __init__(self, categorical_features: str = "auto", smoothing: str = "laplace",
+                 alpha: float = 1.0, m: float = 1.0, p: Optional[ArrayLike] = None,
+                 ddof: float = 1, var_smoothing: float = 1e-9, priors: Optional[ArrayLike] = None,
+                 n_jobs: Optional[int] = None) -> None:
         self.categorical_features = categorical_features
         self.smoothing = smoothing
         self.alpha = alpha

@@ -19,8 +19,11 @@ Choices the lectures leave open, made here (and tested):
 The compiled builder is fastml/tree/_builder_fast.pyx (its header describes the algorithm); the
 fitted tree's storage, its walks and its checks are fastml/tree/_tree_fast.pyx.
 """
+from __future__ import annotations
+
 import numbers
 import os
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
@@ -33,6 +36,9 @@ from ._builder_fast import CATEGORICAL_SPLITS, CRITERIA, build_tree
 from ._hist_fast import MAX_BINS, bin_features, grow_hist_tree
 from ._prune import chi2_prune
 from ._tree_fast import KIND_LEAF, Tree, forest_sum
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -280,7 +286,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
                           n_threads=n_threads, **limits)
 
     # ------------------------------------------------------------------ inspection
-    def apply(self, X):
+    def apply(self, X: MatrixLike) -> NDArray[np.intp]:
         """The id of the leaf each sample ends in.
 
         Parameters
@@ -294,7 +300,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         """
         return self.tree_.apply(self._encode(X))[0]
 
-    def decision_path(self, X):
+    def decision_path(self, X: MatrixLike) -> Any:
         """Which nodes each sample passes through.
 
         Parameters
@@ -308,7 +314,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         """
         return self.tree_.decision_path(self._encode(X))
 
-    def get_depth(self):
+    def get_depth(self) -> int:
         """The depth of the deepest leaf (a single leaf has depth 0).
 
         Returns
@@ -318,7 +324,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         self._check_is_fitted("tree_")
         return self.tree_.max_depth
 
-    def get_n_leaves(self):
+    def get_n_leaves(self) -> int:
         """The number of leaves.
 
         Returns
@@ -423,11 +429,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     _criteria = ("entropy", "gini")
 
-    def __init__(self, criterion="entropy", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_leaf_nodes=None, max_pchance=None,
-                 categorical_features="auto", max_features=None, random_state=None,
-                 n_jobs=None, categorical_split="multiway", splitter="best",
-                 max_bins=255):
+    def __init__(self, criterion: str = "entropy", max_depth: Optional[int] = None,
+                 min_samples_split: int = 2, min_samples_leaf: int = 1,
+                 max_leaf_nodes: Optional[int] = None, max_pchance: Optional[float] = None,
+                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 max_features: Optional[Union[str, int, float, None]] = None,
+                 random_state: RandomStateLike = None, n_jobs: Optional[int] = None,
+                 categorical_split: str = "multiway", splitter: str = "best",
+                 max_bins: int = 255) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -443,7 +452,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Grow the tree (then chi-square prune it, with max_pchance).
 
         Parameters
@@ -474,7 +483,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         forest_sum([self.tree_], Xe, out, True)
         return out
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Class frequencies of the training rows in the leaf each sample reaches.
 
         Parameters
@@ -488,7 +497,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         """
         return self._proba(self._encode(X))
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """The log of predict_proba (-inf for a class absent from the leaf).
 
         Parameters
@@ -503,7 +512,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The majority class of the leaf each sample reaches (first in classes_ on ties).
 
         Parameters
@@ -551,10 +560,14 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     _criteria = ("squared_error",)
 
-    def __init__(self, criterion="squared_error", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_leaf_nodes=None, categorical_features="auto",
-                 max_features=None, random_state=None, n_jobs=None,
-                 categorical_split="multiway", splitter="best", max_bins=255):
+    def __init__(self, criterion: str = "squared_error", max_depth: Optional[int] = None,
+                 min_samples_split: int = 2, min_samples_leaf: int = 1,
+                 max_leaf_nodes: Optional[int] = None,
+                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 max_features: Optional[Union[str, int, float, None]] = None,
+                 random_state: RandomStateLike = None, n_jobs: Optional[int] = None,
+                 categorical_split: str = "multiway", splitter: str = "best",
+                 max_bins: int = 255) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -569,7 +582,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Grow the tree by variance reduction.
 
         Parameters
@@ -594,7 +607,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         forest_sum([self.tree_], Xe, out, False)
         return out[:, 0]
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The mean training target of the leaf each sample reaches.
 
         Parameters

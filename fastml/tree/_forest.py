@@ -7,7 +7,10 @@ runs without the GIL, so `n_jobs` threads grow trees in parallel; prediction als
 trees in threads. Out-of-bag: each row is predicted by the trees whose sample missed it
 (`oob_score=True` gives `oob_score_` and `oob_decision_function_` / `oob_prediction_`).
 """
+from __future__ import annotations
+
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
@@ -17,6 +20,9 @@ from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
 from ._classes import DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput
 from ._tree_fast import forest_sum
+
+if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
+    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
@@ -87,7 +93,7 @@ class BaseForest(EncodedInput, BaseEstimator):
         self._check_is_fitted("estimators_")
         return np.mean([est.feature_importances_ for est in self.estimators_], axis=0)
 
-    def apply(self, X):
+    def apply(self, X: MatrixLike) -> NDArray[np.intp]:
         """The leaf each sample reaches in each tree.
 
         Parameters
@@ -187,11 +193,15 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
                     "categorical_split", "splitter", "max_bins")
     _criteria = DecisionTreeClassifier._criteria
 
-    def __init__(self, n_estimators=100, criterion="entropy", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
-                 max_features="sqrt", bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0,
-                 categorical_split="multiway", splitter="best", max_bins=255):
+    def __init__(self, n_estimators: int = 100, criterion: str = "entropy",
+                 max_depth: Optional[int] = None, min_samples_split: int = 2,
+                 min_samples_leaf: int = 1, max_leaf_nodes: Optional[int] = None,
+                 max_features: Union[str, int, float, None] = "sqrt", bootstrap: bool = True,
+                 oob_score: bool = False, n_jobs: Optional[int] = None,
+                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 categorical_split: str = "multiway", splitter: str = "best",
+                 max_bins: int = 255) -> None:
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -210,7 +220,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Grow the trees, each on its bootstrap sample.
 
         Parameters
@@ -248,7 +258,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         finally:
             del self._oob_codes
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Mean over the trees of their leaf class frequencies.
 
         Parameters
@@ -263,7 +273,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         Xe = self._encode(X)
         return self._tree_sum(Xe, self.n_classes_, True) / len(self.estimators_)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class of largest mean probability over the trees.
 
         Parameters
@@ -298,11 +308,15 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     _tree_params = RandomForestClassifier._tree_params
     _criteria = DecisionTreeRegressor._criteria
 
-    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, max_leaf_nodes=None,
-                 max_features=1.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 categorical_features="auto", random_state=None, verbose=0,
-                 categorical_split="multiway", splitter="best", max_bins=255):
+    def __init__(self, n_estimators: int = 100, criterion: str = "squared_error",
+                 max_depth: Optional[int] = None, min_samples_split: int = 2,
+                 min_samples_leaf: int = 1, max_leaf_nodes: Optional[int] = None,
+                 max_features: Union[str, int, float, None] = 1.0, bootstrap: bool = True,
+                 oob_score: bool = False, n_jobs: Optional[int] = None,
+                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 categorical_split: str = "multiway", splitter: str = "best",
+                 max_bins: int = 255) -> None:
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -321,7 +335,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.max_bins = max_bins
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self, X, y):
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Grow the trees, each on its bootstrap sample.
 
         Parameters
@@ -355,7 +369,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
             self.oob_prediction_ = total / hits
         self.oob_score_ = metrics.r2(self._y[seen], self.oob_prediction_[seen])
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Mean over the trees of their leaf means.
 
         Parameters
