@@ -111,8 +111,8 @@ class FeatureHasher(TransformerMixin, BaseEstimator):
         nnz = _hashing_fast.finish_rows(indptr, columns, values, out_values, out_columns,
                                         out_indptr)
         index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
-        return sp.csr_matrix((out_values[:nnz], out_columns[:nnz].astype(index_dtype),
-                              out_indptr.astype(index_dtype)),
+        return sp.csr_matrix((out_values[:nnz], out_columns[:nnz].astype(index_dtype, copy=False),
+                              out_indptr.astype(index_dtype, copy=False)),
                              shape=(n_rows, int(self.n_features)), dtype=dtype)
 
     def _check_params(self):

@@ -41,7 +41,10 @@ cdef inline int32_t column_of(int32_t h, int64_t n_features) noexcept nogil:
     (2^31 - 1 - (n_features - 1)) mod n_features (= 2^31 mod n_features)."""
     if h == -2147483648:
         return <int32_t> ((2147483647 - (n_features - 1)) % n_features)
-    return <int32_t> ((h if h >= 0 else -h) % n_features)
+    cdef int64_t magnitude = h if h >= 0 else -h
+    if n_features & (n_features - 1) == 0:   # the usual 2**k: a mask, not a 64-bit division
+        return <int32_t> (magnitude & (n_features - 1))
+    return <int32_t> (magnitude % n_features)
 
 
 def column_for_hash(int32_t h, int64_t n_features):
