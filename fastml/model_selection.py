@@ -61,20 +61,7 @@ def train_test_split(X: MatrixLike, y: VectorLike, *, test_size: Union[float, in
     n_y = y.shape[0] if hasattr(y, "shape") else len(y)
     if n != n_y:
         raise ValueError(f"X and y have different numbers of samples: X has {n}, y has {n_y}")
-    if isinstance(test_size, (bool, np.bool_)) or not isinstance(test_size, numbers.Real) \
-            or not np.isfinite(test_size):
-        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of rows; got "
-                         f"{test_size!r}")
-    if isinstance(test_size, numbers.Integral):
-        n_test = int(test_size)
-    elif 0 < test_size < 1:
-        n_test = int(round(test_size * n))
-    else:
-        raise ValueError(f"test_size={test_size!r} must be a fraction in (0, 1) (or a whole "
-                         f"number of rows)")
-    if not 0 < n_test < n:
-        raise ValueError(f"test_size={test_size!r} leaves no rows for training or for testing "
-                         f"({n} rows)")
+    n_test = _n_test_rows(test_size, n)
     rng = check_random_state(random_state)
     if stratify:
         y_arr = np.asarray(y)
@@ -89,3 +76,23 @@ def train_test_split(X: MatrixLike, y: VectorLike, *, test_size: Union[float, in
         perm = rng.permutation(n)
         test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
     return _take(X, train), _take(X, test), _take(y, train), _take(y, test)
+
+
+def _n_test_rows(test_size, n):
+    """The rows `test_size` holds out of n: a fraction in (0, 1) rounds, an integer is a count;
+    both must leave at least one row on each side."""
+    if isinstance(test_size, (bool, np.bool_)) or not isinstance(test_size, numbers.Real) \
+            or not np.isfinite(test_size):
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of rows; got "
+                         f"{test_size!r}")
+    if isinstance(test_size, numbers.Integral):
+        n_test = int(test_size)
+    elif 0 < test_size < 1:
+        n_test = int(round(test_size * n))
+    else:
+        raise ValueError(f"test_size={test_size!r} must be a fraction in (0, 1) (or a whole "
+                         f"number of rows)")
+    if not 0 < n_test < n:
+        raise ValueError(f"test_size={test_size!r} leaves no rows for training or for testing "
+                         f"({n} rows)")
+    return n_test

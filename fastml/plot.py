@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .model_selection import _n_test_rows
+
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import MatrixLike, PathLike, RandomStateLike, VectorLike
 
@@ -643,7 +645,7 @@ def learning_curves(estimators: Any, X: MatrixLike, y: VectorLike, *,
     if y_arr.ndim != 1 or len(y_arr) != n:
         raise ValueError(f"y must be 1-D with one value per row of X; X has {n} rows, y has "
                          f"shape {y_arr.shape}")
-    n_test = _n_test(test_size, n)
+    n_test = _n_test_rows(test_size, n)
     if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, numbers.Integral) \
             or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer; got {n_repeats!r}")
@@ -704,23 +706,6 @@ def _scorer(scoring, classify):
             raise ValueError("scoring='log_loss' needs classifiers")
         return (lambda m, X, y: metrics.log_loss(y, m.predict_proba(X), m.classes_)), scoring
     return (lambda m, X, y: metrics.rmse(y, m.predict(X))), scoring
-
-
-def _n_test(test_size, n):
-    if isinstance(test_size, (bool, np.bool_)) or not isinstance(test_size, numbers.Real):
-        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of rows; got "
-                         f"{test_size!r}")
-    if isinstance(test_size, numbers.Integral):
-        n_test = int(test_size)
-    elif 0 < test_size < 1:
-        n_test = int(round(test_size * n))
-    else:
-        raise ValueError(f"test_size={test_size!r} must be a fraction in (0, 1) or a whole "
-                         f"number of rows")
-    if not 0 < n_test < n:
-        raise ValueError(f"test_size={test_size!r} leaves no rows for training or for testing "
-                         f"({n} rows)")
-    return n_test
 
 
 def _train_sizes(sizes, n_pool, least):
