@@ -8,12 +8,19 @@ is peer time / fastml time (> 1 means fastml is faster), using each one's minimu
 fastml variant (who = "fastml n_jobs=2", say) it is fastml's time / the variant's time.
 
 Run: `pytest bench/ --benchmark-only` (all), or one file / `-k` expression. Threads: BLAS and
-OpenMP are limited to one thread unless a benchmark says otherwise (`single_thread` fixture).
+OpenMP default to one thread for the whole session (the environment variables below are set
+before numpy loads, so no row is unknowingly multi-threaded, peers included); a benchmark that
+measures threads asks for them explicitly (`n_jobs=2`, `threadpool_limits(2)`), and its row
+says so. The `single_thread` fixture re-applies the limit inside a benchmark. The table's
+header records the thread pools that were loaded.
 """
 import os
 
-import numpy as np
-import pytest
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # an explicit setting by the caller wins
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results.md")
 
@@ -66,7 +73,16 @@ def pytest_sessionfinish(session, exitstatus):
     bs = getattr(session.config, "_benchmarksession", None)
     if bs is None or not bs.benchmarks:
         return
-    table = _table(bs.benchmarks)
+    table = _threads_line() + "\n\n" + _table(bs.benchmarks)
     with open(RESULTS, "w") as f:
         f.write(table + "\n")
     print("\n\nfastml vs peers (ratio > 1: fastml faster)\n" + table)
+
+
+def _threads_line():
+    """The default thread count of every BLAS / OpenMP pool loaded during the session."""
+    from threadpoolctl import threadpool_info
+    pools = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info())
+    env = ", ".join(f"{v}={os.environ.get(v)}" for v in ("OMP_NUM_THREADS",
+                                                         "OPENBLAS_NUM_THREADS"))
+    return f"Thread pools at the end of the session: {pools or 'none'} ({env})."
