@@ -102,7 +102,7 @@ static FASTML_ALWAYS_INLINE double fastml_int_power(double base, int degree) {
     return result;
 }
 
-/* dots[r * CHUNK + b] = x_r . sv_{b0 + b} for R rows and w (a multiple of 8) stored rows, from
+/* dots[r * CHUNK + b] = x_r . sv_{b0 + b} for R rows and w (a multiple of 16) stored rows, from
  * the transposed stored rows svt (d, m_pad); the sum over j runs in order 0..d-1. */
 static FASTML_ALWAYS_INLINE void fastml_dot_tile(int R, const double *const *x, ptrdiff_t d,
                                                  const double *svt, ptrdiff_t m_pad,
@@ -111,33 +111,35 @@ static FASTML_ALWAYS_INLINE void fastml_dot_tile(int R, const double *const *x, 
     int r;
 #if FASTML_HAVE_V4
     double xb[FASTML_DECIDE_MAX_D * FASTML_DECIDE_ROWS * 4];
+    /* 8 independent sums in flight (the adds' latency, not their count, bounds a row alone):
+     * 4 rows x 2 vectors, or 1-2 rows x 4 vectors */
+    const int NV = R <= 2 ? 4 : 2;
     ptrdiff_t j0, j1, l;
+    int v;
     for (j0 = 0; j0 < d; j0 = j1) {         /* columns in blocks of FASTML_DECIDE_MAX_D */
         j1 = d - j0 < FASTML_DECIDE_MAX_D ? d : j0 + FASTML_DECIDE_MAX_D;
         for (j = j0; j < j1; j++)           /* x[r][j] in 4 lanes: the inner loop loads it */
             for (r = 0; r < R; r++)         /* as an operand, no broadcast shuffles */
                 for (l = 0; l < 4; l++) xb[((j - j0) * FASTML_DECIDE_ROWS + r) * 4 + l] = x[r][j];
-        for (b = 0; b < w; b += 8) {
-            fm_v4d acc[FASTML_DECIDE_ROWS][2];
+        for (b = 0; b < w; b += 4 * NV) {
+            fm_v4d acc[FASTML_DECIDE_ROWS][4];
             const double *col = svt + b0 + b;
-            for (r = 0; r < R; r++) {       /* continue the sum of the previous block */
-                acc[r][0] = j0 ? fm_v4_load(dots + r * FASTML_DECIDE_CHUNK + b) : fm_v4_splat(0.0);
-                acc[r][1] = j0 ? fm_v4_load(dots + r * FASTML_DECIDE_CHUNK + b + 4)
-                               : fm_v4_splat(0.0);
-            }
+            for (r = 0; r < R; r++)         /* continue the sum of the previous block */
+                for (v = 0; v < NV; v++)
+                    acc[r][v] = j0 ? fm_v4_load(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v)
+                                   : fm_v4_splat(0.0);
             for (j = j0; j < j1; j++) {
-                fm_v4d s0 = fm_v4_load(col + j * m_pad), s1 = fm_v4_load(col + j * m_pad + 4);
                 const double *xj = xb + (j - j0) * FASTML_DECIDE_ROWS * 4;
+                fm_v4d s[4];
+                for (v = 0; v < NV; v++) s[v] = fm_v4_load(col + j * m_pad + 4 * v);
                 for (r = 0; r < R; r++) {
                     fm_v4d xr = fm_v4_load(xj + 4 * r);
-                    acc[r][0] += xr * s0;
-                    acc[r][1] += xr * s1;
+                    for (v = 0; v < NV; v++) acc[r][v] += xr * s[v];
                 }
             }
-            for (r = 0; r < R; r++) {
-                fm_v4_store(dots + r * FASTML_DECIDE_CHUNK + b, acc[r][0]);
-                fm_v4_store(dots + r * FASTML_DECIDE_CHUNK + b + 4, acc[r][1]);
-            }
+            for (r = 0; r < R; r++)
+                for (v = 0; v < NV; v++)
+                    fm_v4_store(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v, acc[r][v]);
         }
     }
 #else
@@ -307,13 +309,17 @@ FASTML_CLONES static void fastml_voted_votes(const double *X, ptrdiff_t n, ptrdi
                     const double *dot = dots + r * FASTML_DECIDE_CHUNK;
                     b = 0;
 #if FASTML_HAVE_V4
-                    fm_v4d acc = fm_v4_splat(0.0), zero = fm_v4_splat(0.0);
-                    for (; b < w; b += 4) {
-                        fm_v4d m = fm_v4_load(dot + b) + fm_v4_load(icpt + b0 + b);
-                        fm_v4i cnt = (fm_v4i)fm_v4_load(count + b0 + b);
-                        acc += (fm_v4d)(cnt & (m > zero)) - (fm_v4d)(cnt & (m < zero));
-                    }
-                    votes[(i + r) * K + c] += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+                    fm_v4d acc[4], zero = fm_v4_splat(0.0);
+                    int v;
+                    for (v = 0; v < 4; v++) acc[v] = zero;
+                    for (; b < w; b += 16)  /* four sums in flight */
+                        for (v = 0; v < 4; v++) {
+                            fm_v4d m = fm_v4_load(dot + b + 4 * v) + fm_v4_load(icpt + b0 + b + 4 * v);
+                            fm_v4i cnt = (fm_v4i)fm_v4_load(count + b0 + b + 4 * v);
+                            acc[v] += (fm_v4d)(cnt & (m > zero)) - (fm_v4d)(cnt & (m < zero));
+                        }
+                    acc[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+                    votes[(i + r) * K + c] += (acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3]);
 #endif
                     for (; b < w; b++) {
                         double m = dot[b] + icpt[b0 + b];

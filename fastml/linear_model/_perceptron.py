@@ -20,6 +20,7 @@ from .._validation import (check_array, check_param, check_random_state,
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
+from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -441,7 +442,6 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         with their intercepts and counts below them, in float64 (counts are below 2^53: exact),
         each output's columns zero-padded to a multiple of PACK_ALIGN (count 0: no vote).
         Derived from the fitted attributes, rebuilt after a load, never trusted from a file."""
-        from ._kernel_perceptron_fast import PACK_ALIGN
         V, outputs = self.vectors_, self.vector_outputs_
         n_outputs, d = self._engine.W.shape[0], V.shape[1]
         columns = [np.flatnonzero(outputs == k) for k in range(n_outputs)]
@@ -500,7 +500,6 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
                         reset=False)
         n_outputs = self._engine.W.shape[0]
         if not hasattr(X, "tocsr"):     # dense: one compiled pass, no (rows x vectors) margins
-            from ._kernel_perceptron_fast import voted_votes
             if "_vote_pack" not in self.__dict__:   # a model pickled before the pack existed
                 self._pack_votes()
             votes = np.empty((X.shape[0], n_outputs))
