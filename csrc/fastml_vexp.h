@@ -30,6 +30,7 @@
 #endif
 typedef double fm_v4d __attribute__((vector_size(32)));
 typedef int64_t fm_v4i __attribute__((vector_size(32)));
+typedef uint64_t fm_v4u __attribute__((vector_size(32)));
 #else
 #define FASTML_ALWAYS_INLINE inline
 #define FASTML_HAVE_V4 0
@@ -114,7 +115,7 @@ static FASTML_ALWAYS_INLINE fm_v4d fm_v4_exp_fast(fm_v4d x) {
     fm_v4d q;
     FASTML_EXP_POLY(fm_v4d, r, q);
     fm_v4d e = fm_v4_splat(1.0) + (r + (r * r) * q);
-    fm_v4i bits = ((fm_v4i)t + 1023) << 52;         /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
+    fm_v4u bits = ((fm_v4u)t + 1023) << 52;         /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
     return e * (fm_v4d)bits;
 }
 #endif
