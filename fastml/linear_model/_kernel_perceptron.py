@@ -426,7 +426,9 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
-            classes_[1]), else one column per class. Computed in row chunks that bound the memory.
+            classes_[1]), else one column per class. Built-in kernels: one compiled pass that
+            forms and sums the kernel values in cache (no kernel matrix), in float64, the same
+            scores whatever n_jobs; a callable kernel: its matrix in row chunks.
 
         Examples
         --------

@@ -32,7 +32,7 @@ cdef enum:
                             # is still in cache when the transform reads it
     SUM_ROWS = 32           # train_block: rows whose kernels against the stored mistakes are
                             # formed and summed while in cache (32 x M0 values)
-    DECIDE_ROWS = 64        # kernel_decide / voted_votes: rows per thread task
+    DECIDE_ROWS = 64        # kernel_decide: rows per thread task
 
 # The packed model's columns are a multiple of this (FASTML_PACK_ALIGN, csrc/fastml_kernel_rows.h).
 PACK_ALIGN = 16
@@ -233,13 +233,14 @@ def kernel_decide(const double[:, ::1] X, const double[:, ::1] pack, KernelParam
 
 
 def voted_votes(const double[:, ::1] X, const double[:, ::1] pack, const int64_t[::1] starts,
-                double[:, ::1] votes, int n_threads=1):
+                double[:, ::1] votes):
     """votes (n, K) = sum_j c_j sign(v_j . x_i + b_j) over each output's vectors (the voted
     perceptron, csrc/fastml_kernel_rows.h: fastml_voted_votes). pack (d + 2, m_pad): the
     vectors transposed, their intercepts, their counts; output k owns the columns
-    [starts[k], starts[k + 1]), every start a multiple of PACK_ALIGN."""
+    [starts[k], starts[k + 1]), every start a multiple of PACK_ALIGN. One thread (the
+    estimator has no n_jobs)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = votes.shape[1], m_pad = pack.shape[1]
-    cdef Py_ssize_t n_tasks, c, first
+    cdef Py_ssize_t c
     if (pack.shape[0] != d + 2 or m_pad % PACK_ALIGN or votes.shape[0] != n
             or starts.shape[0] != K + 1 or K < 1):
         raise ValueError("voted_votes: shapes do not agree")
@@ -249,17 +250,9 @@ def voted_votes(const double[:, ::1] X, const double[:, ::1] pack, const int64_t
             raise ValueError("voted_votes: the output segments are not ordered packed columns")
     if n == 0:
         return
-    n_tasks = (n + DECIDE_ROWS - 1) // DECIDE_ROWS
     with nogil:
-        if n_threads > 1 and n_tasks > 1:
-            for c in prange(n_tasks, num_threads=n_threads, schedule="static"):
-                first = c * DECIDE_ROWS
-                fastml_voted_votes(&X[first, 0], min(<Py_ssize_t> DECIDE_ROWS, n - first), d,
-                                   &pack[0, 0] if m_pad else NULL, m_pad, &starts[0], K,
-                                   &votes[first, 0])
-        else:
-            fastml_voted_votes(&X[0, 0], n, d, &pack[0, 0] if m_pad else NULL, m_pad,
-                               &starts[0], K, &votes[0, 0])
+        fastml_voted_votes(&X[0, 0], n, d, &pack[0, 0] if m_pad else NULL, m_pad, &starts[0], K,
+                           &votes[0, 0])
 
 
 def vector_exp(const double[::1] x, double[::1] out):
