@@ -536,9 +536,10 @@ def test_voted_perceptron_runs_freund_and_schapires_T_epochs():
 
 
 def test_kernel_perceptron_small_predict_enters_no_blas_limit(monkeypatch):
-    """Issue 13: a one-row predict (a GEMM BLAS runs on one thread anyway) does not enter the
-    BLAS thread limit, whose set-and-restore cost ~20 us, the whole budget of the call; a
-    large batch still does; both give the same scores."""
+    """Issue 13: a one-row predict does not enter the BLAS thread limit, whose set-and-restore
+    cost ~20 us, the whole budget of the call; built-in kernels predict without BLAS (one
+    compiled pass) at any size; a callable kernel's large batch still enters it; the scores
+    of one row and of the batch agree."""
     from fastml.linear_model import _kernel_perceptron as kp_module
     rng = np.random.default_rng(1)
     X = rng.normal(size=(600, 10))
@@ -558,7 +559,11 @@ def test_kernel_perceptron_small_predict_enters_no_blas_limit(monkeypatch):
         np.testing.assert_allclose(model.decision_function(X[i:i + 1]), batch[i:i + 1],
                                    rtol=1e-12, atol=1e-12)
     assert entered == []
-    model.decision_function(np.repeat(X, 20, axis=0))      # 12,000 rows: BLAS may thread
+    model.decision_function(np.repeat(X, 20, axis=0))      # 12,000 rows: still no BLAS
+    assert entered == []
+    custom = KernelPerceptron(kernel=lambda A, B: A @ B.T, max_iter=1, random_state=0).fit(X, y)
+    entered.clear()                                        # (fit enters it too)
+    custom.decision_function(np.repeat(X, 20, axis=0))     # its GEMM: BLAS may thread
     assert entered == [1]
     bad = X[:1].copy()
     bad[0, 3] = np.nan

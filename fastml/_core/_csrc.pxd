@@ -1,6 +1,6 @@
 # Cython declarations of the C helpers in csrc/ (one file for all of them; see each header for
 # why its code is in C and why each form is numerically stable or fast).
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 
 # Stable scalar math (csrc/fastml_math.h).
 cdef extern from "fastml_math.h" nogil:
@@ -42,8 +42,22 @@ cdef extern from "fastml_adagrad.h" nogil:
                                  double *A, Py_ssize_t n, double alpha, double eta0,
                                  double eps, double B) noexcept
 
-# The rbf kernel's transform with a vectorizable exp (csrc/fastml_kernel_rows.h).
+# exp over the whole double range, four lanes at a time (csrc/fastml_vexp.h).
+cdef extern from "fastml_vexp.h" nogil:
+    void fastml_exp_array(const double *x, double *out, Py_ssize_t n) noexcept
+
+# The kernel perceptron's kernel values and fused predict, the voted perceptron's votes
+# (csrc/fastml_kernel_rows.h).
 cdef extern from "fastml_kernel_rows.h" nogil:
+    ctypedef struct fastml_kernel_spec:
+        int kind, degree
+        double gamma, coef0, sq_max
+    void fastml_kernel_decide(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
+                              Py_ssize_t m_pad, Py_ssize_t K, const fastml_kernel_spec *k,
+                              double *scores) noexcept
+    void fastml_voted_votes(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
+                            Py_ssize_t m_pad, const int64_t *starts, Py_ssize_t K,
+                            double *votes) noexcept
     void fastml_rbf_rows_f64(double *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,
                              const double *sq_b, double gamma) noexcept
     void fastml_rbf_rows_f32(float *out, Py_ssize_t n_a, Py_ssize_t n_b, const double *sq_a,

@@ -109,7 +109,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
     verbose : int, default 0
     n_jobs : int or None
-        Threads for the kernel transform in prediction (None = 1, -1 = all cores).
+        Threads for prediction (None = 1, -1 = all cores): they split the rows, and every
+        row's score is the same whatever their number.
 
     Attributes
     ----------
@@ -203,6 +204,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._buffer.check(n_features, n_outputs)
         if self._buffer.rows.dtype != SV.dtype:
             raise ValueError("the mistake buffer and support_vectors_ differ in dtype")
+        self._pack_model()
 
     def _kernel_params(self, X):
         if self.gamma == "scale":
@@ -396,6 +398,22 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._sv_sq = np.ascontiguousarray(buf.live("sq")[first[order]])
         sample = unique[order]
         self.support_ = np.where(sample >= first_sample, sample - first_sample, -1)
+        self._pack_model()
+
+    def _pack_model(self):
+        """The form predict reads (kernel_decide): the support vectors transposed, their
+        squared norms and the coefficients, float64, one array with zero-padded columns (a
+        padding column has coefficient 0: it adds exactly 0). Derived from the fitted
+        attributes, rebuilt after a load, never trusted from a file."""
+        SV, coef = self.support_vectors_, self.dual_coef_
+        m, d = SV.shape
+        align = _kp().PACK_ALIGN
+        pack = np.zeros((d + 1 + len(coef), -(-m // align) * align))
+        pack[:d, :m] = SV.T
+        pack[d, :m] = self._sv_sq
+        pack[d + 1:, :m] = coef
+        self._pack = pack
+        self._sq_max = float(self._sv_sq.max()) if m else 0.0
 
     # ------------------------------------------------------------------ prediction
 
@@ -408,7 +426,9 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             sum_i dual_coef_[:, i] k(support_vectors_[i], x): (n,) for two classes (positive =
-            classes_[1]), else one column per class. Computed in row chunks that bound the memory.
+            classes_[1]), else one column per class. Built-in kernels: one compiled pass that
+            forms and sums the kernel values in cache (no kernel matrix), in float64, the same
+            scores whatever n_jobs; a callable kernel: its matrix in row chunks.
 
         Examples
         --------
@@ -422,25 +442,33 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._check_is_fitted("support_vectors_")
         X = check_array(X, dtype=self.support_vectors_.dtype, estimator=self, reset=False)
         SV, coef = self.support_vectors_, self.dual_coef_
-        scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
-        if not len(SV):
+        if callable(self.kernel):
+            scores = np.zeros((X.shape[0], coef.shape[0]), dtype=np.float64)
+            if not len(SV):
+                return scores.ravel() if scores.shape[1] == 1 else scores
+            if X.shape[0] * SV.size < _BLAS_SERIAL_WORK:
+                self._decide(X, SV, coef, scores)   # BLAS runs it on one thread anyway: no
+            else:                                   # limit to enter (that costs ~20 us)
+                with blas_limit(1):                 # threads split the rows (n_jobs) instead
+                    self._decide(X, SV, coef, scores)
             return scores.ravel() if scores.shape[1] == 1 else scores
-        if X.shape[0] * SV.size < _BLAS_SERIAL_WORK:
-            self._decide(X, SV, coef, scores)   # BLAS runs it on one thread anyway: no limit
-        else:                                   # to enter (that costs ~20 us, the whole call)
-            with blas_limit(1):                 # threads split the rows (n_jobs) instead
-                self._decide(X, SV, coef, scores)
+        # built-in kernels: one compiled pass (kernel values formed and summed in cache);
+        # float32 models are scored in float64 (their rows and X's are exact in it)
+        pack = self.__dict__.get("_pack")
+        if pack is None:                            # a model pickled before the pack existed
+            self._pack_model()
+            pack = self._pack
+        scores = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
+        _kp().kernel_decide(X if X.dtype == np.float64 else X.astype(np.float64), pack,
+                            self._kparams, self._sq_max, scores, check_n_jobs(self.n_jobs))
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def _decide(self, X, SV, coef, scores):
-        """scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most ~4M kernel values,
-        32 MB in float64, live at once)."""
+        """A callable kernel's scores += k(X, SV) @ coef.T, a chunk of rows at a time (at most
+        ~4M kernel values, 32 MB in float64, live at once)."""
         chunk = max(1, min((1 << 22) // len(SV), len(X)))
-        rbf = self._kparams["kind"] == _kp().KERNELS["rbf"]
         for first in range(0, len(X), chunk):
-            block = X[first:first + chunk]
-            G = self._kernel(block, SV, _sq_norms(block) if rbf else None, self._sv_sq)
-            scores[first:first + chunk] = G @ coef.T
+            scores[first:first + chunk] = self._kernel(X[first:first + chunk], SV) @ coef.T
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Parameters

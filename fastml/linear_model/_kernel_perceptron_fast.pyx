@@ -17,12 +17,14 @@
 # One-vs-rest: output k makes its own mistakes; a row that is a mistake for any output is stored
 # once, with coefficient y_k for the outputs that erred and 0 for the others.
 from libc.math cimport tanh
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from cython cimport floating
 from cython.parallel cimport prange
 
 from .._core._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
-from .._core._csrc cimport fastml_rbf_rows_f64, fastml_rbf_rows_f32
+from .._core._csrc cimport (fastml_exp_array, fastml_kernel_decide, fastml_kernel_spec,
+                            fastml_rbf_rows_f32, fastml_rbf_rows_f64, fastml_voted_votes)
 from .._core._typedefs cimport index_t
 
 cdef enum:
@@ -30,6 +32,10 @@ cdef enum:
                             # is still in cache when the transform reads it
     SUM_ROWS = 32           # train_block: rows whose kernels against the stored mistakes are
                             # formed and summed while in cache (32 x M0 values)
+    DECIDE_ROWS = 64        # kernel_decide: rows per thread task
+
+# The packed model's columns are a multiple of this (FASTML_PACK_ALIGN, csrc/fastml_kernel_rows.h).
+PACK_ALIGN = 16
 
 cdef enum:
     KERNEL_LINEAR = 0
@@ -193,3 +199,66 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             n_new += 1
             tail += 1
     return head, tail, mistakes
+
+
+def kernel_decide(const double[:, ::1] X, const double[:, ::1] pack, KernelParams params,
+                  double sq_max, double[:, ::1] scores, int n_threads=1):
+    """scores (n, K) = sum over the stored rows of coef * k(x_i, sv), in one pass per tile of
+    rows (csrc/fastml_kernel_rows.h: fastml_kernel_decide). pack (d + 1 + K, m_pad): the
+    stored rows transposed, their squared norms, the coefficients, zero-padded to a multiple
+    of PACK_ALIGN columns; sq_max: the largest squared norm. Threads split the rows; each
+    row's sum is the same whatever the split."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = scores.shape[1], m_pad = pack.shape[1]
+    cdef Py_ssize_t n_tasks, c, first
+    cdef fastml_kernel_spec spec
+    if (pack.shape[0] != d + 1 + K or m_pad % PACK_ALIGN or scores.shape[0] != n
+            or not KERNEL_LINEAR <= params.kind <= KERNEL_SIGMOID or params.degree < 1):
+        raise ValueError("kernel_decide: shapes or kernel parameters do not agree")
+    if n == 0:
+        return
+    if m_pad == 0 or d == 0:
+        scores[:, :] = 0.0
+        return
+    spec.kind, spec.degree = params.kind, params.degree
+    spec.gamma, spec.coef0, spec.sq_max = params.gamma, params.coef0, sq_max
+    n_tasks = (n + DECIDE_ROWS - 1) // DECIDE_ROWS
+    with nogil:
+        if n_threads > 1 and n_tasks > 1:
+            for c in prange(n_tasks, num_threads=n_threads, schedule="static"):
+                first = c * DECIDE_ROWS
+                fastml_kernel_decide(&X[first, 0], min(<Py_ssize_t> DECIDE_ROWS, n - first), d,
+                                     &pack[0, 0], m_pad, K, &spec, &scores[first, 0])
+        else:
+            fastml_kernel_decide(&X[0, 0], n, d, &pack[0, 0], m_pad, K, &spec, &scores[0, 0])
+
+
+def voted_votes(const double[:, ::1] X, const double[:, ::1] pack, const int64_t[::1] starts,
+                double[:, ::1] votes):
+    """votes (n, K) = sum_j c_j sign(v_j . x_i + b_j) over each output's vectors (the voted
+    perceptron, csrc/fastml_kernel_rows.h: fastml_voted_votes). pack (d + 2, m_pad): the
+    vectors transposed, their intercepts, their counts; output k owns the columns
+    [starts[k], starts[k + 1]), every start a multiple of PACK_ALIGN. One thread (the
+    estimator has no n_jobs)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = votes.shape[1], m_pad = pack.shape[1]
+    cdef Py_ssize_t c
+    if (pack.shape[0] != d + 2 or m_pad % PACK_ALIGN or votes.shape[0] != n
+            or starts.shape[0] != K + 1 or K < 1):
+        raise ValueError("voted_votes: shapes do not agree")
+    for c in range(K + 1):
+        if (starts[c] % PACK_ALIGN or not 0 <= starts[c] <= m_pad
+                or (c and starts[c] < starts[c - 1])):
+            raise ValueError("voted_votes: the output segments are not ordered packed columns")
+    if n == 0:
+        return
+    with nogil:
+        fastml_voted_votes(&X[0, 0], n, d, &pack[0, 0] if m_pad else NULL, m_pad, &starts[0], K,
+                           &votes[0, 0])
+
+
+def vector_exp(const double[::1] x, double[::1] out):
+    """out = exp(x) by csrc/fastml_vexp.h (the rbf kernel's exp), for the tests."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("vector_exp: x and out differ in length")
+    if x.shape[0]:
+        with nogil:
+            fastml_exp_array(&x[0], &out[0], x.shape[0])

@@ -20,6 +20,7 @@ from .._validation import (check_array, check_param, check_random_state,
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
+from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -434,6 +435,25 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self.vector_outputs_ = np.concatenate(outputs).astype(np.intp)
         self.n_mistakes_ = engine.n_updates
         self.t_ = engine.n_steps
+        self._pack_votes()
+
+    def _pack_votes(self):
+        """The form decision_function reads (voted_votes): per output, its vectors transposed
+        with their intercepts and counts below them, in float64 (counts are below 2^53: exact),
+        each output's columns zero-padded to a multiple of PACK_ALIGN (count 0: no vote).
+        Derived from the fitted attributes, rebuilt after a load, never trusted from a file."""
+        V, outputs = self.vectors_, self.vector_outputs_
+        n_outputs, d = self._engine.W.shape[0], V.shape[1]
+        columns = [np.flatnonzero(outputs == k) for k in range(n_outputs)]
+        starts = np.zeros(n_outputs + 1, dtype=np.int64)
+        starts[1:] = np.cumsum([-(-len(c) // PACK_ALIGN) * PACK_ALIGN for c in columns])
+        pack = np.zeros((d + 2, int(starts[-1])))
+        for k, c in enumerate(columns):
+            at = slice(int(starts[k]), int(starts[k]) + len(c))
+            pack[:d, at] = V[c].T
+            pack[d, at] = self.vector_intercepts_[c]
+            pack[d + 1, at] = self.vector_counts_[c]
+        self._vote_pack, self._vote_starts = pack, starts
 
     def _check_fitted_state(self):
         """Run by fastml.io.load: the vectors (n_vectors, n_features_in_) with one intercept,
@@ -451,6 +471,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         if ((outputs < 0) | (outputs >= n_outputs)).any():
             raise ValueError("vector_outputs_ names an output that does not exist")
         check_sgd_engine(self._engine, n_outputs, n_features)
+        self._pack_votes()
 
     def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
@@ -461,7 +482,9 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         -------
         votes : ndarray of shape (n_samples,) or (n_samples, n_classes)
             sum_j c_j sign(v_j . x): (n,) for two classes (positive = classes_[1]), else one
-            column per class. Computed in row chunks so the (rows x vectors) margins stay small.
+            column per class. Dense rows: one compiled pass (margins, signs and the weighted
+            sum per tile of rows, in float64); CSR rows: in row chunks so the (rows x vectors)
+            margins stay small.
 
         Examples
         --------
@@ -476,6 +499,13 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         X = check_array(X, accept_sparse=True, dtype=self.vectors_.dtype, estimator=self,
                         reset=False)
         n_outputs = self._engine.W.shape[0]
+        if not hasattr(X, "tocsr"):     # dense: one compiled pass, no (rows x vectors) margins
+            if "_vote_pack" not in self.__dict__:   # a model pickled before the pack existed
+                self._pack_votes()
+            votes = np.empty((X.shape[0], n_outputs))
+            voted_votes(X if X.dtype == np.float64 else X.astype(np.float64), self._vote_pack,
+                        self._vote_starts, votes)
+            return votes.ravel() if n_outputs == 1 else votes
         if n_outputs == 1:      # every vector votes for the one output: the counts are the
             ballot = self.vector_counts_.astype(np.float64)[:, None]  # ballot (no scatter)
         else:

@@ -1,0 +1,141 @@
+/* exp(x) for four doubles at once, for the rbf kernel (csrc/fastml_kernel_rows.h), where libm's
+ * exp, one call per value, was the cost of kernel perceptron predict.
+ *
+ * Method (Cephes/SLEEF style): x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2 (Cody-Waite:
+ * ln2 in two parts, n * ln2_hi exact), exp(r) = 1 + r + r^2 q(r) with q a degree-9 fit to
+ * (e^r - 1 - r) / r^2 (Chebyshev, mpmath; |error| < 1.3e-17 on e^r, ~0.1 ulp), and 2^n written
+ * into the exponent bits. The largest term, 1, is added last, so the result is within ~1 ulp.
+ * The fast form is valid for -708 <= x <= 709 (2^n and the result are normal numbers);
+ * fastml_exp_full handles the rest: subnormal results down to exp(-745.13) (2^n in two
+ * factors, one rounding), 0 below, +inf above 709.78, NaN stays NaN.
+ *
+ * Written with GCC vector extensions (4 x double), so the width does not depend on the
+ * auto-vectorizer: a FASTML_CLONES function (fastml_simd.h) gets AVX2 in its avx2 clone and
+ * two SSE2 halves in the baseline clone. No FMA (the avx2 target does not enable it), so every
+ * clone, and the scalar fastml_exp_full, round every operation the same way: the same bits on
+ * every machine. Compilers without vector extensions get the scalar form. */
+#ifndef FASTML_VEXP_H
+#define FASTML_VEXP_H
+
+#include <stdint.h>
+#include <string.h>
+#include <stddef.h>
+#include "fastml_simd.h"
+
+#if defined(__GNUC__)
+#define FASTML_ALWAYS_INLINE __attribute__((always_inline)) inline
+#define FASTML_HAVE_V4 1
+#if !defined(__clang__)   /* vector arguments only ever cross always_inline calls: no ABI */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef double fm_v4d __attribute__((vector_size(32)));
+typedef int64_t fm_v4i __attribute__((vector_size(32)));
+typedef uint64_t fm_v4u __attribute__((vector_size(32)));
+#else
+#define FASTML_ALWAYS_INLINE inline
+#define FASTML_HAVE_V4 0
+#endif
+
+#define FASTML_EXP_FAST_LO (-708.0)     /* n >= -1021: 2^n and exp(x) normal */
+#define FASTML_EXP_FAST_HI 709.0        /* n <= 1023 */
+
+/* The shared steps, scalar: reduction, polynomial, and 2^n as the bits of t (t = 1.5 * 2^52 + n
+ * holds n in its low mantissa bits). Every operation is the one the vector form does. */
+#define FASTML_EXP_SHIFTER 6755399441055744.0
+/* q(r) by Estrin's scheme: the same operations as Horner's give, in a chain of 6 instead of
+ * 18 dependent steps (the vector loops are bound by that latency, not by the operations). */
+#define FASTML_EXP_POLY(T, r, q)                                                                  \
+    do {                                                                                       \
+        T r2_ = r * r, r4_ = r2_ * r2_;                                            \
+        T p01_ = r * 0.16666666666666669 + 0.5000000000000001;                     \
+        T p23_ = r * 0.008333333333330027 + 0.04166666666662367;                   \
+        T p45_ = r * 0.00019841269863229763 + 0.0013888888917442772;               \
+        T p67_ = r * 2.755726818666448e-06 + 2.4801520940521364e-05;               \
+        T p89_ = r * 2.5100515333382707e-08 + 2.7620257282985725e-07;              \
+        q = (p01_ + p23_ * r2_) + ((p45_ + p67_ * r2_) + p89_ * r4_) * r4_;                    \
+    } while (0)
+
+static FASTML_ALWAYS_INLINE double fastml_exp_reduced(double x, double *t_out) {
+    const double log2e = 1.4426950408889634, ln2_hi = 0.693147180369123816490,
+                 ln2_lo = 1.90821492927058770002e-10;
+    double t = x * log2e + FASTML_EXP_SHIFTER, n = t - FASTML_EXP_SHIFTER;
+    double r = (x - n * ln2_hi) - n * ln2_lo, q;
+    FASTML_EXP_POLY(double, r, q);
+    *t_out = t;
+    return 1.0 + (r + (r * r) * q);
+}
+
+static FASTML_ALWAYS_INLINE double fastml_pow2i(int64_t n) {   /* 2^n, -1022 <= n <= 1023 */
+    uint64_t bits = (uint64_t)(n + 1023) << 52;
+    double s;
+    memcpy(&s, &bits, sizeof s);
+    return s;
+}
+
+/* exp(x) over the whole double range (the slow lanes of the vector loops, and the tests). */
+static inline double fastml_exp_full(double x) {
+    double t, e, s1, s2;
+    int64_t tb, n, n1;
+    if (!(x == x)) return x;                        /* NaN */
+    if (x > 709.782712893384) return 1.0 / 0.0;     /* exp(x) > DBL_MAX */
+    if (x < -745.2) return 0.0;                     /* below half the smallest subnormal */
+    e = fastml_exp_reduced(x, &t);
+    memcpy(&tb, &t, sizeof tb);
+    n = tb - INT64_C(0x4338000000000000);           /* the integer n in t's mantissa */
+    n1 = n / 2;                                     /* 2^n = 2^n1 2^(n - n1), both normal: */
+    s1 = fastml_pow2i(n1);                          /* e 2^n1 is exact, the second product */
+    s2 = fastml_pow2i(n - n1);                      /* rounds once (to a subnormal if need be) */
+    return (e * s1) * s2;
+}
+
+#if FASTML_HAVE_V4
+static FASTML_ALWAYS_INLINE fm_v4d fm_v4_splat(double a) {
+    fm_v4d v = {a, a, a, a};
+    return v;
+}
+
+static FASTML_ALWAYS_INLINE fm_v4d fm_v4_load(const double *p) {
+    fm_v4d v;
+    memcpy(&v, p, sizeof v);                        /* unaligned load */
+    return v;
+}
+
+static FASTML_ALWAYS_INLINE void fm_v4_store(double *p, fm_v4d v) {
+    memcpy(p, &v, sizeof v);
+}
+
+/* exp of four values in [FASTML_EXP_FAST_LO, FASTML_EXP_FAST_HI]: fastml_exp_full's arithmetic,
+ * lane by lane. */
+static FASTML_ALWAYS_INLINE fm_v4d fm_v4_exp_fast(fm_v4d x) {
+    const fm_v4d shifter = fm_v4_splat(FASTML_EXP_SHIFTER);
+    fm_v4d t = x * fm_v4_splat(1.4426950408889634) + shifter;
+    fm_v4d n = t - shifter;
+    fm_v4d r = (x - n * fm_v4_splat(0.693147180369123816490))
+               - n * fm_v4_splat(1.90821492927058770002e-10);
+    fm_v4d q;
+    FASTML_EXP_POLY(fm_v4d, r, q);
+    fm_v4d e = fm_v4_splat(1.0) + (r + (r * r) * q);
+    fm_v4u bits = ((fm_v4u)t + 1023) << 52;         /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
+    return e * (fm_v4d)bits;
+}
+#endif
+
+/* out[i] = exp(x[i]) (the tests' entry point; in and out may be the same array). */
+FASTML_CLONES static void fastml_exp_array(const double *x, double *out, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if FASTML_HAVE_V4
+    for (; i + 4 <= n; i += 4) {
+        fm_v4d v = fm_v4_load(x + i);
+        fm_v4i slow = (v < fm_v4_splat(FASTML_EXP_FAST_LO)) | (v > fm_v4_splat(FASTML_EXP_FAST_HI))
+                      | (v != v);
+        if (slow[0] | slow[1] | slow[2] | slow[3]) {
+            for (int l = 0; l < 4; l++) out[i + l] = fastml_exp_full(x[i + l]);
+        } else {
+            fm_v4_store(out + i, fm_v4_exp_fast(v));
+        }
+    }
+#endif
+    for (; i < n; i++) out[i] = fastml_exp_full(x[i]);
+}
+
+#endif

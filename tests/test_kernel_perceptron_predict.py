@@ -1,0 +1,274 @@
+"""Issue 13's predict paths: the vector exp (csrc/fastml_vexp.h), the kernel perceptron's fused
+predict (kernel_decide) and the voted perceptron's compiled votes (voted_votes), each against
+a numpy or libm reference."""
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from fastml.linear_model import _kernel_perceptron_fast as kpf
+from fastml.linear_model._kernel_perceptron import KernelPerceptron
+from fastml.linear_model._perceptron import VotedPerceptron
+
+
+def ulps(got, want):
+    """|got - want| in units of the last place of want (subnormal spacing below 2^-1022)."""
+    return np.abs(got - want) / np.spacing(np.abs(want))
+
+
+def libm_exp(x):
+    return np.array([math.exp(v) if v < 709.782712893384 else math.inf for v in x.tolist()])
+
+
+def vector_exp(x):
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    kpf.vector_exp(x, out)
+    return out
+
+
+# ---------------------------------------------------------------- the vector exp
+
+def test_vector_exp_is_within_two_ulp_of_libm_over_the_whole_range():
+    x = np.linspace(-745.2, 709.78, 1_000_003)      # every binade of the result, subnormals too
+    x = np.concatenate([x, np.random.default_rng(0).uniform(-1, 1, 100_000),
+                        np.linspace(-708.5, -707.5, 10_001), np.linspace(708.5, 709.78, 10_001)])
+    got, want = vector_exp(x), libm_exp(x)
+    normal = want >= 2.0 ** -1022
+    assert ulps(got[normal], want[normal]).max() <= 2
+    # subnormal results: one rounding of the scaled value, at most one subnormal step off
+    assert np.abs(got[~normal] - want[~normal]).max() <= 5e-324
+    assert (got >= 0).all()
+
+
+def test_vector_exp_limits_denormal_inputs_and_nan():
+    x = np.array([0.0, -0.0, 5e-324, -5e-324, 1e-310, -1e-310, 2.2e-308, 1e-20, -1e-20,
+                  709.782712893383, 709.782712893384, 710.0, 1e300, np.inf,
+                  -745.1332191019411, -745.14, -746.0, -1e300, -np.inf, np.nan])
+    got = vector_exp(np.tile(x, 3))[:len(x)]       # lanes of all four positions
+    want = np.array([math.exp(v) if v < 709.79 else math.inf for v in x[:-1]] + [np.nan])
+    want[11:14] = np.inf
+    np.testing.assert_array_equal(got[:9], np.ones(9))
+    np.testing.assert_array_equal(got[9], want[9])
+    assert got[10] == want[10] or ulps(got[10:11], want[10:11])[0] <= 1
+    assert np.isinf(got[11:14]).all() and (got[11:14] > 0).all()
+    assert got[14] == 5e-324 and (got[15:19] == 0).all()
+    assert np.isnan(got[19])
+    # the same value in every lane position and for every length (the scalar tail agrees)
+    for n in range(1, 9):
+        np.testing.assert_array_equal(vector_exp(x[:n]), got[:n], strict=False)
+
+
+# ---------------------------------------------------------------- the kernel perceptron
+
+KERNELS = {
+    "rbf": lambda dots, sa, sb, g, c0, deg: np.exp(-g * np.maximum(sa[:, None] + sb[None] - 2 * dots, 0)),
+    "poly": lambda dots, sa, sb, g, c0, deg: (g * dots + c0) ** deg,
+    "sigmoid": lambda dots, sa, sb, g, c0, deg: np.tanh(g * dots + c0),
+    "linear": lambda dots, sa, sb, g, c0, deg: dots,
+}
+
+
+def reference_scores(model, X):
+    """The old predict: BLAS dot products, numpy's kernel, then K @ dual_coef_.T; also the
+    scale that a relative tolerance on a cancelling sum must use: sum |c| |k| (1 + the
+    rounding of the norms trick, a few ulps of ||x||^2 + ||sv||^2 times gamma for rbf: two
+    summation orders of the same dot products differ by that much)."""
+    p = model._kparams
+    SV, coef = model.support_vectors_.astype(float), model.dual_coef_.astype(float)
+    X = X.astype(float)
+    name = {v: k for k, v in kpf.KERNELS.items()}[p["kind"]]
+    dots, sa = X @ SV.T, (X * X).sum(1)
+    K = KERNELS[name](dots, sa, model._sv_sq, p["gamma"], p["coef0"], p["degree"])
+    slack = 1.0
+    if name == "rbf":
+        slack += 1e-4 * p["gamma"] * (sa[:, None] + model._sv_sq[None] + 2 * np.abs(dots))
+    return K @ coef.T, (np.abs(K) * slack) @ np.abs(coef.T)
+
+
+def noisy(n=600, d=10, classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = ((X[:, 0] * X[:, 1] > 0).astype(int) + (rng.random(n) < 0.2)) % 2
+    if classes > 2:
+        y = y + (X[:, 2] > 0.5) * 2
+    return X, y
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("classes", [2, 4])
+@pytest.mark.parametrize("gamma", ["scale", 1e-6, 30.0, 3000.0])
+def test_kernel_decide_matches_the_numpy_reference(kernel, classes, gamma):
+    if kernel != "rbf" and gamma == 3000.0:
+        pytest.skip("huge gamma overflows the polynomial kernel in numpy too")
+    X, y = noisy(classes=classes, seed=1)
+    model = KernelPerceptron(kernel=kernel, gamma=gamma, coef0=0.5, degree=3, max_iter=2,
+                             random_state=0).fit(X, y)
+    Xt = np.vstack([np.random.default_rng(2).normal(size=(203, 10)) * 2,
+                    model.support_vectors_[:5].astype(float)])     # distance 0: kernel 1
+    want, scale = reference_scores(model, Xt)
+    got = model.decision_function(Xt).reshape(want.shape)
+    assert np.all(np.abs(got - want) <= 1e-12 * scale + 1e-300)
+    np.testing.assert_array_equal(model.predict(Xt), model.classes_[np.argmax(want, axis=1)]
+                                  if classes > 2 else model.classes_[(want[:, 0] > 0) * 1])
+    # one row at a time, several threads: the same bits
+    for i in (0, 7, 207):
+        np.testing.assert_array_equal(model.decision_function(Xt[i:i + 1]),
+                                      model.decision_function(Xt)[i:i + 1])
+    model.set_params(n_jobs=2)
+    np.testing.assert_array_equal(model.decision_function(Xt).reshape(got.shape), got)
+
+
+def test_rbf_underflow_gives_numpys_subnormals_and_zeros():
+    # gamma so large that most kernel values are 0, some subnormal: the exact sums, not a
+    # flush to 0 below exp(-708)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = KernelPerceptron(gamma=1.0, max_iter=1, shuffle=False).fit(X, y)
+    model._kparams = dict(model._kparams, gamma=720.0 / 4.0)   # d2 = 4 -> exp(-720)
+    Xt = np.vstack([model.support_vectors_[:3] + [2.0, 0, 0], rng.normal(size=(40, 3))])
+    want, scale = reference_scores(model, Xt)
+    got = model.decision_function(Xt)
+    assert np.abs(got[:3]).min() > 0 and np.abs(got[:3]).min() < 1e-300   # subnormal sums
+    assert np.all(np.abs(got - want[:, 0]) <= 1e-12 * scale[:, 0] + 5e-324 * len(
+        model.support_vectors_))
+
+
+def test_float32_model_is_scored_in_float64():
+    X, y = noisy(seed=4)
+    model = KernelPerceptron(max_iter=2, random_state=0).fit(X.astype(np.float32), y)
+    Xt = np.random.default_rng(5).normal(size=(50, 10))
+    want, scale = reference_scores(model, Xt.astype(np.float32))
+    got = model.decision_function(Xt)
+    assert got.dtype == np.float64
+    assert np.all(np.abs(got - want[:, 0]) <= 1e-6 * scale[:, 0])
+
+
+def test_pack_is_rebuilt_on_load_and_unpickled_models_without_it_predict(tmp_path):
+    import pickle
+    import fastml
+    X, y = noisy(seed=6)
+    model = KernelPerceptron(max_iter=1, random_state=0).fit(X, y)
+    want = model.decision_function(X)
+    path = tmp_path / "kp.fastml"
+    fastml.save(model, path)
+    loaded = fastml.load(path)
+    np.testing.assert_array_equal(loaded.decision_function(X), want)
+    old = pickle.loads(pickle.dumps(model))
+    del old._pack                                   # as pickled before the pack existed
+    np.testing.assert_array_equal(old.decision_function(X), want)
+
+
+def test_kernel_decide_refuses_inconsistent_shapes():
+    pack = np.zeros((10 + 1 + 1, 16))
+    params = dict(kind=kpf.KERNELS["rbf"], gamma=1.0, coef0=0.0, degree=1)
+    with pytest.raises(ValueError, match="do not agree"):
+        kpf.kernel_decide(np.zeros((3, 9)), pack, params, 0.0, np.empty((3, 1)))
+    with pytest.raises(ValueError, match="do not agree"):
+        kpf.kernel_decide(np.zeros((3, 10)), np.zeros((12, 15)), params, 0.0, np.empty((3, 1)))
+    with pytest.raises(ValueError, match="do not agree"):
+        kpf.kernel_decide(np.zeros((3, 10)), pack, dict(params, kind=7), 0.0, np.empty((3, 1)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(1, 70), d=st.integers(1, 40),
+       kind=st.sampled_from(sorted(kpf.KERNELS)), log_gamma=st.floats(-4, 3),
+       seed=st.integers(0, 2**32 - 1))
+def test_kernel_decide_property(n, m, d, kind, log_gamma, seed):
+    """Any row count (tiles of 4, tails), stored-row count (padding), width (column blocks of
+    32): kernel_decide equals numpy's kernel sums to 1e-12 of the absolute sum."""
+    rng = np.random.default_rng(seed)
+    X, SV = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    coef = rng.normal(size=(2, m))
+    g = 10.0 ** log_gamma / d
+    sq = (SV * SV).sum(1)
+    align = kpf.PACK_ALIGN
+    pack = np.zeros((d + 3, -(-m // align) * align))
+    pack[:d, :m], pack[d, :m], pack[d + 1:, :m] = SV.T, sq, coef
+    scores = np.empty((n, 2))
+    params = dict(kind=kpf.KERNELS[kind], gamma=g, coef0=0.3, degree=2)
+    kpf.kernel_decide(X, pack, params, float(sq.max()), scores)
+    K = KERNELS[kind](X @ SV.T, (X * X).sum(1), sq, g, 0.3, 2)
+    assert np.all(np.abs(scores - K @ coef.T) <= 1e-12 * (np.abs(K) @ np.abs(coef.T)) + 1e-300)
+
+
+# ---------------------------------------------------------------- the voted perceptron
+
+def voted_reference(model, X):
+    """The old decision_function: margins by BLAS, np.sign, the ballot."""
+    margins = X @ model.vectors_.T.astype(float) + model.vector_intercepts_
+    ballot = np.zeros((len(model.vectors_), model._engine.W.shape[0]))
+    ballot[np.arange(len(model.vectors_)), model.vector_outputs_] = model.vector_counts_
+    votes = np.sign(margins) @ ballot
+    return votes.ravel() if votes.shape[1] == 1 else votes
+
+
+@pytest.mark.parametrize("classes", [2, 3, 5])
+@pytest.mark.parametrize("integer", [True, False])
+def test_voted_votes_equal_the_old_ballot(classes, integer):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(500, 6))
+    if integer:
+        X = np.round(X * 2)         # exact margins, zeros included: np.sign(0) = 0 votes
+    y = np.argmax(X[:, :classes] + rng.normal(size=(500, classes)), axis=1)
+    model = VotedPerceptron(max_iter=3, random_state=0).fit(X, y)
+    Xt = np.vstack([X[:50], np.round(rng.normal(size=(77, 6)) * 2) if integer
+                    else rng.normal(size=(77, 6))])
+    want = voted_reference(model, Xt)
+    np.testing.assert_array_equal(model.decision_function(Xt), want)
+    np.testing.assert_array_equal(model.decision_function(sp.csr_matrix(Xt)), want)
+    for i in (0, 3, 126):
+        np.testing.assert_array_equal(model.decision_function(Xt[i:i + 1]), want[i:i + 1])
+    np.testing.assert_array_equal(model.predict(Xt), model.predict(sp.csr_matrix(Xt)))
+
+
+def test_voted_pack_survives_save_load_and_old_pickles(tmp_path):
+    import pickle
+    import fastml
+    X, y = noisy(n=300, d=4, classes=4, seed=8)
+    model = VotedPerceptron(max_iter=2, random_state=0).fit(X.astype(np.float32), y)
+    want = voted_reference(model, X.astype(np.float32).astype(float))
+    np.testing.assert_array_equal(model.decision_function(X.astype(np.float32)), want)
+    fastml.save(model, tmp_path / "v.fastml")
+    np.testing.assert_array_equal(
+        fastml.load(tmp_path / "v.fastml").decision_function(X.astype(np.float32)), want)
+    old = pickle.loads(pickle.dumps(model))
+    del old._vote_pack, old._vote_starts
+    np.testing.assert_array_equal(old.decision_function(X.astype(np.float32)), want)
+
+
+def test_voted_votes_refuses_bad_segments():
+    pack = np.zeros((4 + 2, 32))
+    with pytest.raises(ValueError, match="segments"):
+        kpf.voted_votes(np.zeros((2, 4)), pack, np.array([0, 8, 32]), np.empty((2, 2)))
+    with pytest.raises(ValueError, match="segments"):
+        kpf.voted_votes(np.zeros((2, 4)), pack, np.array([0, 48]), np.empty((2, 1)))
+    with pytest.raises(ValueError, match="do not agree"):
+        kpf.voted_votes(np.zeros((2, 5)), pack, np.array([0, 32]), np.empty((2, 1)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 30), sizes=st.lists(st.integers(0, 60), min_size=1, max_size=4),
+       d=st.integers(1, 40), seed=st.integers(0, 2**32 - 1))
+def test_voted_votes_property(n, sizes, d, seed):
+    """Any rows, widths and per-output vector counts (empty outputs included): the votes are
+    sum_j c_j sign(v_j . x + b_j) per output, exactly (integer-valued data: exact margins)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(n, d)).astype(float)
+    align = kpf.PACK_ALIGN
+    starts = np.concatenate([[0], np.cumsum([-(-s // align) * align for s in sizes])])
+    pack = np.zeros((d + 2, int(starts[-1])))
+    want = np.zeros((n, len(sizes)))
+    for k, s in enumerate(sizes):
+        V = rng.integers(-3, 4, size=(s, d)).astype(float)
+        b = rng.integers(-2, 3, size=s).astype(float)
+        c = rng.integers(1, 1000, size=s).astype(float)
+        at = slice(int(starts[k]), int(starts[k]) + s)
+        pack[:d, at], pack[d, at], pack[d + 1, at] = V.T, b, c
+        want[:, k] = np.sign(X @ V.T + b) @ c
+    votes = np.empty((n, len(sizes)))
+    kpf.voted_votes(X, pack, starts.astype(np.int64), votes)
+    np.testing.assert_array_equal(votes, want)
