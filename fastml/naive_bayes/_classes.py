@@ -36,8 +36,9 @@ from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
-from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
-                           check_sample_weight, check_target, state_array, state_count)
+from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
+                           check_param, check_sample_weight, check_target, state_array,
+                           state_count)
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, VectorLike
@@ -91,8 +92,33 @@ def _check_finite_statistics(what, *arrays):
                          f"sample_weight by a constant, or rescale X")
 
 
+def _narrow_int_labels(y):
+    """(sorted distinct values, int64 codes) of an integer y whose range is at most a few
+    times its length, from one bincount; None otherwise (np.unique's sort then)."""
+    if y.dtype.kind not in "iu" or y.ndim != 1 or y.size == 0:
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
+        return None
+    shifted = y.astype(np.int64) - lo                    # exact: int64 holds lo..hi here
+    present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+    levels = np.flatnonzero(present)
+    classes = (levels + lo).astype(y.dtype)              # values of y: its dtype holds them
+    lut = np.cumsum(present, dtype=np.int64) - 1
+    return classes, lut[shifted]
+
+
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
+
+
+class _FiniteLater:
+    """A float X taken as it is, whose finiteness the Gaussian part checks from its moments
+    (see GaussianNB._check_fit_X); shape passes through for the shared checks."""
+
+    def __init__(self, array):
+        self.array = array
+        self.shape = array.shape
 
 
 # ----------------------------------------------------------------------- the two kinds of part
@@ -198,8 +224,18 @@ class _GaussianPart:
         self.moments = tuple(np.zeros((n_classes, n_columns)) for _ in range(4))
 
     def accumulate(self, X, y, sw, n_threads):
+        unchecked = isinstance(X, _FiniteLater)
+        if unchecked:
+            X = X.array
+            if not sw.all():    # a row of weight 0 may not reach the moments: read X first
+                _check_finite(X, "X", allow_nan=True)
+                unchecked = False
         chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
         _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
+        if unchecked and not all(np.isfinite(m).all() for m in chunk):
+            # an infinite x makes its class's sum, and so its moments, inf or NaN (NaN cells
+            # are skipped); the read of X says which it was (else it is an overflow, below)
+            _check_finite(X, "X", allow_nan=True)
         self.moments = merge_moments(self.moments, chunk)
         _check_finite_statistics("the means and variances", *self.moments)
 
@@ -324,7 +360,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def _accumulate(self, X, y, classes, sample_weight):
         self._check_params()
         first = not hasattr(self, "class_count_")
-        X = self._check_X(X, reset=first)
+        X = self._check_fit_X(X, reset=first)
         y = check_target(y)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X and y have different numbers of samples: X has {X.shape[0]}, "
@@ -346,6 +382,24 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             _check_finite_statistics("the class counts", self.class_count_.sum())
         self._finalize()
         return self
+
+    def _check_fit_X(self, X, reset):
+        """X for fit / partial_fit (the models reading X in place override it)."""
+        return self._check_X(X, reset)
+
+    def _encode_labels(self, y, *, min_classes=2):
+        """ClassifierMixin's encoding (sorted classes_, int64 codes), through a count table
+        for integer labels of a narrow range: np.unique sorts y, which costs more than the
+        whole moment pass of a GaussianNB fit. Same classes_ (dtype included) and codes."""
+        y = check_target(y)
+        found = _narrow_int_labels(y)
+        if found is None:
+            return super()._encode_labels(y, min_classes=min_classes)
+        classes, codes = found
+        if len(classes) < min_classes:
+            return super()._encode_labels(y, min_classes=min_classes)  # its message
+        self.classes_ = classes
+        return codes
 
     def _check_fitted_state(self):
         """Run by fastml.io.load on a restored model: the parts are the ones fit makes for
@@ -704,6 +758,16 @@ class GaussianNB(_GaussianParams, _BaseNB):
         check_param("variance", self.variance, choices=VARIANCES)
 
     def _check_X(self, X, reset):
+        return check_array(X, allow_nan=True, estimator=self, reset=reset)
+
+    def _check_fit_X(self, X, reset):
+        """A float32 / float64 array in either layout is read in place (no copy; a
+        column-major X is what a columnar source gives cheaply). Infinity is then found by the
+        moment pass itself (_GaussianPart.accumulate), not by a separate read of X."""
+        if type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float64, np.float32) \
+                and (X.flags.c_contiguous or X.flags.f_contiguous) and X.size > 0:
+            check_n_features(self, X, reset=reset)
+            return _FiniteLater(X)
         return check_array(X, allow_nan=True, estimator=self, reset=reset)
 
     def to_logistic(self) -> LogisticRegression:
