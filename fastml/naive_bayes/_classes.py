@@ -469,14 +469,35 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             -inf where a probability is 0 (smoothing="none").
         """
+        return self._joint_log_proba(X)
+
+    # The public methods call these (not each other): each public method is wrapped (dask
+    # routing, output wrapping), and a one-row call pays for every layer it goes through.
+    def _joint_log_proba(self, X):
         self._check_is_fitted("class_count_")
         X = self._check_X(X, reset=False)
         out = np.zeros((X.shape[0], len(self.classes_)))
         threads = check_n_jobs(self.n_jobs)
         for part, data in zip(self._parts, self._part_data(X)):
             part.joint_log_likelihood(data, out, threads)
-        out += self.class_log_prior_
+        _nb.add_row(out, self.class_log_prior_)
         return out
+
+    def _log_proba(self, X):
+        """predict_log_proba's arithmetic: rows shifted by their max, minus the log of the
+        sum of exp (numpy's exp, sum and log; the elementwise steps compiled, same bits)."""
+        jll = self._joint_log_proba(X)
+        if not _nb.subtract_row_max(jll):     # some row has probability 0 (or NaN)
+            top = jll.max(axis=1)
+            undefined = top == -np.inf
+            if undefined.any():
+                self._warn_undefined(undefined)
+                jll[undefined] = self.class_log_prior_
+                top[undefined] = self.class_log_prior_.max()
+            jll -= top[:, None]
+        norm = np.add.reduce(np.exp(jll), axis=1, keepdims=True)
+        _nb.subtract_column(jll, np.log(norm, out=norm))
+        return jll
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """log P(y = k | x), normalized in log space.
@@ -491,16 +512,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             A row with probability 0 under every class gets the log class priors (and a
             ZeroProbabilityWarning; see the module note).
         """
-        jll = self.predict_joint_log_proba(X)
-        top = jll.max(axis=1)
-        undefined = top == -np.inf
-        if undefined.any():
-            self._warn_undefined(undefined)
-            jll[undefined] = self.class_log_prior_
-            top[undefined] = self.class_log_prior_.max()
-        jll -= top[:, None]
-        jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
-        return jll
+        return self._log_proba(X)
 
     def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """P(y = k | x).
@@ -514,7 +526,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             Rows sum to 1; columns follow `classes_`.
         """
-        return np.exp(self.predict_log_proba(X))
+        log_proba = self._log_proba(X)
+        return np.exp(log_proba, out=log_proba)
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class with the largest posterior probability.
@@ -529,11 +542,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             Labels from `classes_`; a row with probability 0 under every class gets the
             a-priori most probable class (with a ZeroProbabilityWarning).
         """
-        jll = self.predict_joint_log_proba(X)
-        best = np.argmax(jll, axis=1)
-        if (jll == -np.inf).any():  # some zero probability: look closer (a one-row predict
+        jll = self._joint_log_proba(X)
+        best = np.empty(jll.shape[0], dtype=np.int64)
+        if _nb.argmax_rows(jll, best):  # some zero probability: look closer
             undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
-            if undefined.any():     # spends its microseconds on calls, not on arithmetic)
+            if undefined.any():
                 self._warn_undefined(undefined)
                 best[undefined] = np.argmax(self.class_log_prior_)
         return self.classes_[best]
@@ -942,7 +955,12 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         if self.categorical_features_.any():
             data.append(X)  # the encoder picks its own columns
         if not self.categorical_features_.all():
-            data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
+            if not self.categorical_features_.any() and type(X) is np.ndarray and \
+                    X.dtype == np.float64 and X.flags.c_contiguous:
+                _check_finite(X, "X", allow_nan=True)   # numeric_block's checks, no copy
+                data.append(X)
+            else:
+                data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
         return data
 
     def _finalize_parts(self):

@@ -25,6 +25,7 @@
 # chunks, so the (n, K) result is exact whatever the thread count.
 from cython.parallel cimport prange
 from libc.stdlib cimport calloc, free
+from libc.math cimport INFINITY
 from libc.string cimport memset
 from cython cimport floating
 
@@ -417,3 +418,75 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for k in range(K):
                     out[i, k] += gaussian_row(&X[i, 0], &mean[k, 0], &a[k, 0], &b[k, 0], d)
+
+
+# ------------------------------------------------------------- the posterior's elementwise steps
+# A one-row predict costs its Python calls, not its arithmetic: these do in one call each what
+# numpy did in two or three (a broadcast add, a max then a test then a subtraction), with the
+# same IEEE operations per element, so the results are bit-identical. exp, log and the row
+# sums stay numpy's (their rounding is numpy's choice).
+def add_row(double[:, ::1] out, const double[::1] row):
+    """out[i, k] += row[k] (out += row)."""
+    cdef Py_ssize_t i, k
+    check_rows("row", row.shape[0], out.shape[1])
+    for i in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            out[i, k] += row[k]
+
+
+def subtract_row_max(double[:, ::1] jll):
+    """jll[i, :] -= max(jll[i, :]) for every row, unless some row's max is -inf or NaN: then
+    return False with jll unchanged (the caller's general path handles those rows)."""
+    cdef Py_ssize_t n = jll.shape[0], K = jll.shape[1], i, k
+    cdef double top
+    if K == 0:
+        return True
+    for i in range(n):                    # check every row first: all or nothing
+        top = jll[i, 0]
+        for k in range(1, K):
+            if jll[i, k] > top or jll[i, k] != jll[i, k]:
+                top = jll[i, k]
+        if top != top or top == -INFINITY:
+            return False
+    for i in range(n):
+        top = jll[i, 0]
+        for k in range(1, K):
+            if jll[i, k] > top:
+                top = jll[i, k]
+        for k in range(K):
+            jll[i, k] -= top
+    return True
+
+
+def subtract_column(double[:, ::1] jll, const double[:, ::1] column):
+    """jll[i, k] -= column[i, 0] (jll -= column, column of shape (n, 1))."""
+    cdef Py_ssize_t i, k
+    check_shape("column", column.shape[0], column.shape[1], jll.shape[0], 1)
+    for i in range(jll.shape[0]):
+        for k in range(jll.shape[1]):
+            jll[i, k] -= column[i, 0]
+
+
+def argmax_rows(const double[:, ::1] jll, index_t[::1] best):
+    """best[i] = np.argmax(jll[i]) (the first maximum; the first NaN if any); returns whether
+    some value is -inf (the caller then looks for rows with probability 0)."""
+    cdef Py_ssize_t i, k
+    cdef double top
+    cdef bint neg_inf = False
+    check_rows("best", best.shape[0], jll.shape[0])
+    if jll.shape[1] == 0:
+        raise ValueError("jll has no columns")
+    for i in range(jll.shape[0]):
+        top = jll[i, 0]
+        best[i] = 0
+        for k in range(jll.shape[1]):
+            neg_inf = neg_inf or jll[i, k] == -INFINITY
+        if top != top:
+            continue
+        for k in range(1, jll.shape[1]):
+            if not (jll[i, k] <= top):    # numpy's test: a NaN is a maximum and ends the row
+                top = jll[i, k]
+                best[i] = k
+                if top != top:
+                    break
+    return neg_inf
