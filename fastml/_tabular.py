@@ -439,6 +439,19 @@ class CategoryEncoder:
         codes = np.empty((X.shape[0], len(self.columns_)), dtype=np.int32)
         return codes if encode_float(X, *tables, codes) else None
 
+    def int_lookup(self, X):
+        """(Xk, lo, offsets, lut) with which encode_int codes an integer matrix X, or None when
+        transform takes another path (the caller may then count without writing codes)."""
+        if not self._int_matrix(X):
+            return None
+        Xk = _as_kernel_ints(self._selected(X))
+        tables = self._derived_tables()
+        if "int" not in tables:
+            tables["int"] = _int_lookup(self.categories_)
+        if Xk.dtype == np.uint64 or tables["int"] is None:
+            return None
+        return (Xk,) + tables["int"]
+
     def transform(self, X, name="X", n_threads=1):
         codes = self._float_codes(X)
         if codes is not None:

@@ -195,3 +195,22 @@ def test_label_codes_equal_np_unique(y):
     assert model.classes_.dtype == classes.dtype
     np.testing.assert_array_equal(codes, inverse)
     assert codes.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_counting_through_the_lookup_equals_counting_codes(dtype, threads):
+    rng = np.random.default_rng(4)
+    X = (rng.integers(0, 7, size=(12000, 5)) * [1, 3, 1, 1, 100] - [0, 5, 0, 2, 0]).astype(dtype)
+    y = rng.integers(0, 3, size=12000).astype(np.int64)
+    sw = rng.uniform(0.5, 2.0, size=12000)
+    enc = CategoryEncoder(range(5)).fit(X[:8000])           # the last rows hold unseen values
+    Z = X.copy()
+    Z[-50:] = 10**6
+    offsets = np.concatenate([[0], np.cumsum([len(c) for c in enc.categories_])]).astype(
+        np.int64)
+    fused = np.ones((3, offsets[-1]))
+    _nb_fast.count_int_categories(*enc.int_lookup(Z), y, sw, offsets, fused, threads)
+    plain = np.ones((3, offsets[-1]))
+    _nb_fast.count_categories(enc.transform(Z), y, sw, offsets, plain, threads)
+    np.testing.assert_array_equal(fused, plain)

@@ -11,10 +11,6 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._typedefs cimport index_t
 
-ctypedef fused int_t:     # the integer matrices _tabular.py passes (it converts the others)
-    int32_t
-    int64_t
-
 cdef enum:
     PRED_CHUNK = 1024  # rows per parallel task: enough work to hide the scheduling
 
@@ -22,12 +18,6 @@ cdef enum:
 # kernels and exported here for fastml/_tabular.py.
 MISSING = MISSING_CODE
 UNSEEN = UNSEEN_CODE
-
-
-cdef inline uint64_t distance(int64_t x, int64_t lo) noexcept nogil:
-    """x - lo for x >= lo, exact over the whole int64 range (as uint64: the signed difference
-    overflows when x and lo are far apart, which C leaves undefined)."""
-    return <uint64_t> x - <uint64_t> lo
 
 
 def int_levels_present(const int_t[:, ::1] X, const int64_t[::1] lo,

@@ -144,8 +144,12 @@ class _CategoricalPart:
                              f"values (every cell missing, or in a row of weight 0): there "
                              f"is nothing to estimate its probabilities from; drop it or "
                              f"fit on rows where it has values")
-        codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
+        lookup = self.encoder.int_lookup(X)
+        if lookup is not None:    # an integer matrix: counted through the lookup table
+            _nb.count_int_categories(*lookup, y, sw, offsets, self.counts, n_threads)
+            return
+        codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
 
     @property
@@ -952,15 +956,15 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
 
     def _part_data(self, X):
         data = []
-        if self.categorical_features_.any():
+        n_categorical = int(np.count_nonzero(self.categorical_features_))
+        if n_categorical:
             data.append(X)  # the encoder picks its own columns
-        if not self.categorical_features_.all():
-            if not self.categorical_features_.any() and type(X) is np.ndarray and \
-                    X.dtype == np.float64 and X.flags.c_contiguous:
-                _check_finite(X, "X", allow_nan=True)   # numeric_block's checks, no copy
-                data.append(X)
-            else:
-                data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
+        if n_categorical == 0 and type(X) is np.ndarray and X.dtype == np.float64 and \
+                X.flags.c_contiguous:
+            _check_finite(X, "X", allow_nan=True)   # numeric_block's checks, without its copy
+            data.append(X)
+        elif n_categorical < len(self.categorical_features_):
+            data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
         return data
 
     def _finalize_parts(self):

@@ -30,7 +30,8 @@ from libc.string cimport memset
 from cython cimport floating
 
 from .._core._csrc cimport fastml_check_index
-from .._core._encode cimport UNSEEN_CODE
+from .._core._encode cimport UNSEEN_CODE, distance, int_t
+from libc.stdint cimport int64_t, uint64_t
 from .._core._moments cimport chan_merge
 from .._core._typedefs cimport index_t
 
@@ -114,6 +115,52 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
                 idx = y[i] * width
                 for j in range(d):
                     c = codes[i, j]
+                    if c >= 0:
+                        fastml_check_index(idx + offsets[j] + c, s.size)
+                        tab[idx + offsets[j] + c] += sw[i]
+        for t in range(s.n_threads):
+            tab = s.tables + t * s.size
+            for idx in range(s.size):
+                counts[idx // width, idx % width] += tab[idx]
+    count_scratch_free(&s)
+
+
+def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
+                         const index_t[::1] lut_offsets, const int[::1] lut,
+                         const index_t[::1] y, const double[::1] sw,
+                         const index_t[::1] offsets, double[:, ::1] counts, int n_threads=1):
+    """count_categories of the codes encode_int (fastml/_core/_encode.pyx) gives X, without
+    writing them: code = lut[lut_offsets[j] + X[i, j] - lo[j]] inside column j's range, else
+    UNSEEN (not counted). The same rows per thread and the same order of additions as
+    count_categories, so the same counts."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("offsets", offsets.shape[0], d + 1)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("lut_offsets", lut_offsets.shape[0], d + 1)
+    if lut.shape[0] < lut_offsets[d]:
+        raise ValueError("lut is shorter than its offsets say")
+    if counts.shape[1] != offsets[d]:
+        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+    cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo_row, hi_row
+    cdef CountScratch s
+    cdef int t, c
+    cdef uint64_t v
+    cdef double *tab
+    count_scratch_init(&s, fit_threads(n, n_threads), counts.shape[0] * width)
+    with nogil:
+        for t in prange(s.n_threads, num_threads=s.n_threads, schedule="static"):
+            tab = s.tables + t * s.size
+            lo_row = split(n, s.n_threads, t)
+            hi_row = split(n, s.n_threads, t + 1)
+            for i in range(lo_row, hi_row):
+                idx = y[i] * width
+                for j in range(d):
+                    v = distance(X[i, j], lo[j])
+                    if X[i, j] < lo[j] or v >= <uint64_t> (lut_offsets[j + 1] - lut_offsets[j]):
+                        continue              # UNSEEN
+                    c = lut[lut_offsets[j] + <index_t> v]
                     if c >= 0:
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
