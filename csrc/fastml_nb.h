@@ -23,6 +23,12 @@
  * no-trapping-math: the NaN tests (v == v) may then become vector selects; with the default
  * GCC keeps a branch per cell (a compare of a signaling NaN could trap) and vectorizes
  * nothing. Neither changes a result: fastml never observes floating-point exceptions. */
+#ifdef _MSC_VER
+#define FASTML_RESTRICT __restrict
+#else
+#define FASTML_RESTRICT restrict
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define FASTML_NO_CONTRACT __attribute__((optimize("fp-contract=off", "no-trapping-math")))
 #else
@@ -38,9 +44,9 @@ FASTML_CLONES FASTML_NO_CONTRACT static void NAME(                              
         ptrdiff_t n, ptrdiff_t width, const T *X, ptrdiff_t ldx, const int64_t *y,          \
         const double *w, ptrdiff_t d, double *cnt, double *sum) {                            \
     for (ptrdiff_t i = 0; i < n; i++) {                                                      \
-        const T *restrict x = X + i * ldx;                                                   \
-        double *restrict c = cnt + y[i] * d;                                                 \
-        double *restrict s = sum + y[i] * d;                                                 \
+        const T *FASTML_RESTRICT x = X + i * ldx;                                                   \
+        double *FASTML_RESTRICT c = cnt + y[i] * d;                                                 \
+        double *FASTML_RESTRICT s = sum + y[i] * d;                                                 \
         const double wi = w[i];                                                              \
         for (ptrdiff_t j = 0; j < width; j++) {                                              \
             const double v = (double)x[j], wv = wi * v;                                      \
@@ -58,10 +64,10 @@ FASTML_CLONES FASTML_NO_CONTRACT static void NAME(                              
         ptrdiff_t n, ptrdiff_t width, const T *X, ptrdiff_t ldx, const int64_t *y,          \
         const double *w, ptrdiff_t d, const double *center, double *d1, double *d2) {        \
     for (ptrdiff_t i = 0; i < n; i++) {                                                      \
-        const T *restrict x = X + i * ldx;                                                   \
-        const double *restrict c = center + y[i] * d;                                        \
-        double *restrict s1 = d1 + y[i] * d;                                                 \
-        double *restrict s2 = d2 + y[i] * d;                                                 \
+        const T *FASTML_RESTRICT x = X + i * ldx;                                                   \
+        const double *FASTML_RESTRICT c = center + y[i] * d;                                        \
+        double *FASTML_RESTRICT s1 = d1 + y[i] * d;                                                 \
+        double *FASTML_RESTRICT s2 = d2 + y[i] * d;                                                 \
         const double wi = w[i];                                                              \
         for (ptrdiff_t j = 0; j < width; j++) {                                              \
             const double v = (double)x[j];                                                   \
@@ -115,9 +121,20 @@ FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f64, double)
 FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f32, float)
 FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f64, double)
 FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f32, float)
+#if defined(__GNUC__) && !defined(__clang__)   /* __builtin_shuffle is GCC's */
 typedef long long fastml_nb_mask4_64 __attribute__((vector_size(32)));
 typedef int fastml_nb_mask4_32 __attribute__((vector_size(16)));
 FASTML_DEFINE_NB_TRANSPOSE(fastml_nb_transpose_f64, double, fastml_nb_v4_64, fastml_nb_mask4_64)
 FASTML_DEFINE_NB_TRANSPOSE(fastml_nb_transpose_f32, float, fastml_nb_v4_32, fastml_nb_mask4_32)
+#else                                            /* other compilers: the plain copy */
+#define FASTML_DEFINE_NB_TRANSPOSE_PLAIN(NAME, T)                                            \
+static void NAME(ptrdiff_t n, ptrdiff_t width, const T *src, ptrdiff_t lds, T *dst,           \
+                 ptrdiff_t ldd) {                                                            \
+    for (ptrdiff_t j = 0; j < width; j++)                                                    \
+        for (ptrdiff_t i = 0; i < n; i++) dst[i * ldd + j] = src[j * lds + i];               \
+}
+FASTML_DEFINE_NB_TRANSPOSE_PLAIN(fastml_nb_transpose_f64, double)
+FASTML_DEFINE_NB_TRANSPOSE_PLAIN(fastml_nb_transpose_f32, float)
+#endif
 
 #endif

@@ -89,6 +89,28 @@ cdef void count_scratch_free(CountScratch *s) noexcept:
     s.tables = NULL
 
 
+cdef void count_scratch_add_to(CountScratch *s, double[:, ::1] counts) noexcept nogil:
+    """counts += the threads' private tables, in thread order (the same sums whatever ran
+    where)."""
+    cdef Py_ssize_t width = counts.shape[1], idx
+    cdef int t
+    cdef double *tab
+    for t in range(s.n_threads):
+        tab = s.tables + t * s.size
+        for idx in range(s.size):
+            counts[idx // width, idx % width] += tab[idx]
+
+
+cdef void check_count_args(Py_ssize_t n, Py_ssize_t d, const index_t[::1] y,
+                           const double[::1] sw, const index_t[::1] offsets,
+                           double[:, ::1] counts) except *:
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("offsets", offsets.shape[0], d + 1)
+    if counts.shape[1] != offsets[d]:
+        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+
+
 def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double[::1] sw,
                      const index_t[::1] offsets, double[:, ::1] counts, int n_threads=1):
     """counts[y_i, offsets[j] + codes[i, j]] += sw[i] for every non-missing cell (code >= 0).
@@ -96,11 +118,7 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
     counts has shape (n_classes, offsets[d]); it is added to, not reset. Trusted values
     (_core's contract): 0 <= y_i < n_classes and codes[i, j] < offsets[j + 1] - offsets[j]."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1]
-    check_rows("y", y.shape[0], n)
-    check_rows("sw", sw.shape[0], n)
-    check_rows("offsets", offsets.shape[0], d + 1)
-    if counts.shape[1] != offsets[d]:
-        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+    check_count_args(n, d, y, sw, offsets, counts)
     cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo, hi
     cdef CountScratch s
     cdef int t, c
@@ -118,10 +136,7 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
                     if c >= 0:
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
-        for t in range(s.n_threads):
-            tab = s.tables + t * s.size
-            for idx in range(s.size):
-                counts[idx // width, idx % width] += tab[idx]
+        count_scratch_add_to(&s, counts)
     count_scratch_free(&s)
 
 
@@ -134,15 +149,11 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
     UNSEEN (not counted). The same rows per thread and the same order of additions as
     count_categories, so the same counts."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    check_rows("y", y.shape[0], n)
-    check_rows("sw", sw.shape[0], n)
-    check_rows("offsets", offsets.shape[0], d + 1)
+    check_count_args(n, d, y, sw, offsets, counts)
     check_rows("lo", lo.shape[0], d)
     check_rows("lut_offsets", lut_offsets.shape[0], d + 1)
     if lut.shape[0] < lut_offsets[d]:
         raise ValueError("lut is shorter than its offsets say")
-    if counts.shape[1] != offsets[d]:
-        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
     cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo_row, hi_row
     cdef CountScratch s
     cdef int t, c
@@ -164,10 +175,7 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
                     if c >= 0:
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
-        for t in range(s.n_threads):
-            tab = s.tables + t * s.size
-            for idx in range(s.size):
-                counts[idx // width, idx % width] += tab[idx]
+        count_scratch_add_to(&s, counts)
     count_scratch_free(&s)
 
 
