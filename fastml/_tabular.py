@@ -34,7 +34,7 @@ import numbers
 import numpy as np
 
 # MISSING / UNSEEN: the kernels' codes (declared once, in _core/_encode.pxd)
-from ._core._encode import MISSING, UNSEEN, encode_int, int_levels_present
+from ._core._encode import MISSING, UNSEEN, encode_float, encode_int, int_levels_present
 from ._validation import _check_finite, _is_pandas_frame, _is_sparse, check_array, \
     feature_names_of, state_count
 
@@ -399,9 +399,69 @@ class CategoryEncoder:
             if _numeric_levels(levels) and levels.size and not (np.diff(levels) > 0).all():
                 raise ValueError("a CategoryEncoder vocabulary is not sorted and distinct")
 
+    def __getstate__(self):
+        """The state without the derived lookup tables (rebuilt on first use; a saved model
+        holds only the vocabularies)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
+
+    def _derived_tables(self):
+        """A dict of tables derived from `categories_`, built once per vocabulary list
+        (partial_fit replaces the list, which starts a new dict)."""
+        cache = self.__dict__.get("_derived")
+        if cache is None or cache[0] is not self.categories_:
+            cache = self._derived = (self.categories_, {})
+        return cache[1]
+
+    def _float_tables(self):
+        """(columns, levels, offsets) for the compiled float lookup when every vocabulary is
+        floating-point (a model fitted on float codes), else None."""
+        tables = self._derived_tables()
+        if "float" not in tables:
+            cats = self.categories_
+            tables["float"] = None
+            if cats and all(c is not None and c.dtype.kind == "f" for c in cats):
+                tables["float"] = (
+                    np.asarray(self.columns_, dtype=np.int64),
+                    np.ascontiguousarray(np.concatenate(cats), dtype=np.float64),
+                    np.concatenate([[0], np.cumsum([len(c) for c in cats])]).astype(np.int64))
+        return tables["float"]
+
+    def _float_codes(self, X):
+        """Codes of a float32/float64 numpy X against float vocabularies in one compiled pass
+        (the same codes as column_codes), or None when that path does not apply (other
+        input, other vocabularies, or an infinite cell: column_codes then raises)."""
+        if type(X) is not np.ndarray or X.ndim != 2 or \
+                X.dtype not in (np.float64, np.float32) or not X.flags.c_contiguous:
+            return None
+        tables = self._float_tables()
+        if tables is None:
+            return None
+        codes = np.empty((X.shape[0], len(self.columns_)), dtype=np.int32)
+        return codes if encode_float(X, *tables, codes) else None
+
+    def int_lookup(self, X):
+        """(Xk, lo, offsets, lut) with which encode_int codes an integer matrix X, or None when
+        transform takes another path (the caller may then count without writing codes)."""
+        if not self._int_matrix(X):
+            return None
+        Xk = _as_kernel_ints(self._selected(X))
+        tables = self._derived_tables()
+        if "int" not in tables:
+            tables["int"] = _int_lookup(self.categories_)
+        if Xk.dtype == np.uint64 or tables["int"] is None:
+            return None
+        return (Xk,) + tables["int"]
+
     def transform(self, X, name="X", n_threads=1):
+        codes = self._float_codes(X)
+        if codes is not None:
+            return codes
         if self._int_matrix(X):
-            return _encode_int_matrix(self._selected(X), self.categories_, n_threads)
+            tables = self._derived_tables()
+            if "int" not in tables:
+                tables["int"] = _int_lookup(self.categories_)
+            return _encode_int_matrix(self._selected(X), self.categories_, n_threads,
+                                      tables["int"])
         codes = np.empty((X.shape[0], len(self.columns_)), dtype=np.int32)
         for t, j in enumerate(self.columns_):
             codes[:, t] = column_codes(column(X, j), self.categories_[t], name)
@@ -448,27 +508,37 @@ def _int_matrix_levels(X):
             for j in range(Xk.shape[1])]
 
 
-def _encode_int_matrix(X, categories, n_threads=1):
-    """Codes of an integer matrix: through a dense lookup table over each vocabulary's range
-    when the ranges are narrow and int64 holds them, else by binary search per column."""
-    Xk = _as_kernel_ints(X)
+def _int_lookup(categories):
+    """(lo, offsets, lut): the dense lookup table of integer vocabularies over each one's
+    range, or None when the ranges are too wide or int64 does not hold them."""
     int64 = np.iinfo(np.int64)
-    offsets = None
-    if Xk.dtype != np.uint64 and all(len(c) == 0 or (c[0] >= int64.min and c[-1] <= int64.max)
-                                     for c in categories):
-        lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
-        offsets = _dense_layout(lo, [c[-1] if len(c) else int(l) - 1
-                                     for c, l in zip(categories, lo)])
+    if not all(len(c) == 0 or (c[0] >= int64.min and c[-1] <= int64.max) for c in categories):
+        return None
+    lo = np.array([c[0] if len(c) else 0 for c in categories], dtype=np.int64)
+    offsets = _dense_layout(lo, [c[-1] if len(c) else int(l) - 1
+                                 for c, l in zip(categories, lo)])
     if offsets is None:
+        return None
+    lut = np.full(offsets[-1], UNSEEN, dtype=np.int32)
+    for j, c in enumerate(categories):
+        lut[offsets[j] + (c.astype(np.int64) - lo[j])] = np.arange(len(c), dtype=np.int32)
+    return lo, offsets, lut
+
+
+def _encode_int_matrix(X, categories, n_threads=1, lookup=False):
+    """Codes of an integer matrix: through a dense lookup table over each vocabulary's range
+    when the ranges are narrow and int64 holds them, else by binary search per column.
+    `lookup`: _int_lookup(categories) when the caller keeps it (False: build it here)."""
+    Xk = _as_kernel_ints(X)
+    if lookup is False:
+        lookup = _int_lookup(categories)
+    if Xk.dtype == np.uint64 or lookup is None:
         codes = np.empty(Xk.shape, dtype=np.int32)
         for j in range(Xk.shape[1]):
             codes[:, j] = codes_for(Xk[:, j], categories[j])
         return codes
-    lut = np.full(offsets[-1], UNSEEN, dtype=np.int32)
-    for j, c in enumerate(categories):
-        lut[offsets[j] + (c.astype(np.int64) - lo[j])] = np.arange(len(c), dtype=np.int32)
     codes = np.empty(Xk.shape, dtype=np.int32)
-    encode_int(Xk, lo, offsets, lut, codes, n_threads)
+    encode_int(Xk, *lookup, codes, n_threads)
     return codes
 
 

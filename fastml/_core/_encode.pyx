@@ -6,13 +6,10 @@
 # code. offsets[j] is where column j's slice of the table starts, so all columns share one
 # table; a value outside the column's slice is a level never seen at fit (UNSEEN).
 from cython.parallel cimport prange
+from cython cimport floating
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._typedefs cimport index_t
-
-ctypedef fused int_t:     # the integer matrices _tabular.py passes (it converts the others)
-    int32_t
-    int64_t
 
 cdef enum:
     PRED_CHUNK = 1024  # rows per parallel task: enough work to hide the scheduling
@@ -21,12 +18,6 @@ cdef enum:
 # kernels and exported here for fastml/_tabular.py.
 MISSING = MISSING_CODE
 UNSEEN = UNSEEN_CODE
-
-
-cdef inline uint64_t distance(int64_t x, int64_t lo) noexcept nogil:
-    """x - lo for x >= lo, exact over the whole int64 range (as uint64: the signed difference
-    overflows when x and lo are far apart, which C leaves undefined)."""
-    return <uint64_t> x - <uint64_t> lo
 
 
 def int_levels_present(const int_t[:, ::1] X, const int64_t[::1] lo,
@@ -63,3 +54,46 @@ def encode_int(const int_t[:, ::1] X, const int64_t[::1] lo, const index_t[::1] 
                         out[i, j] = lut[offsets[j] + <index_t> v]
                     else:
                         out[i, j] = UNSEEN_CODE
+
+
+def encode_float(const floating[:, ::1] X, const index_t[::1] columns, const double[::1] levels,
+                 const index_t[::1] offsets, int[:, ::1] out):
+    """out[i, t] = the position of X[i, columns[t]] in levels[offsets[t]:offsets[t + 1]]
+    (sorted, distinct), MISSING for NaN, UNSEEN when absent: np.searchsorted's lower bound and
+    an equality test per cell, as fastml/_tabular.py's codes_for, in float64 (exact for
+    float32 cells). Returns False, with out unfinished, at the first infinite cell (the caller
+    then takes the path that says so)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = columns.shape[0], i, t, lo, hi, mid
+    cdef double v
+    cdef bint finite = True
+    if offsets.shape[0] != m + 1 or levels.shape[0] < offsets[m]:
+        raise ValueError("levels and offsets do not match the columns")
+    if out.shape[0] != n or out.shape[1] != m:
+        raise ValueError(f"out must be ({n}, {m}); got ({out.shape[0]}, {out.shape[1]})")
+    for t in range(m):
+        if not 0 <= columns[t] < d:
+            raise ValueError(f"column {columns[t]} is outside X's {d} columns")
+    with nogil:
+        for i in range(n):
+            if not finite:
+                break
+            for t in range(m):
+                v = X[i, columns[t]]
+                if v != v:
+                    out[i, t] = MISSING_CODE
+                    continue
+                if v - v != 0.0:          # +-inf
+                    finite = False
+                    break
+                lo, hi = offsets[t], offsets[t + 1]
+                while lo < hi:            # first level >= v
+                    mid = lo + (hi - lo) // 2
+                    if levels[mid] < v:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo == offsets[t + 1] or levels[lo] != v:
+                    out[i, t] = UNSEEN_CODE
+                else:
+                    out[i, t] = <int> (lo - offsets[t])
+    return finite

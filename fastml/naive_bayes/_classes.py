@@ -36,8 +36,9 @@ from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
 from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
-from .._validation import (check_array, check_n_features, check_n_jobs, check_param,
-                           check_sample_weight, check_target, state_array, state_count)
+from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
+                           check_param, check_sample_weight, check_target, state_array,
+                           state_count)
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, VectorLike
@@ -91,8 +92,33 @@ def _check_finite_statistics(what, *arrays):
                          f"sample_weight by a constant, or rescale X")
 
 
+def _narrow_int_labels(y):
+    """(sorted distinct values, int64 codes) of an integer y whose range is at most a few
+    times its length, from one bincount; None otherwise (np.unique's sort then)."""
+    if y.dtype.kind not in "iu" or y.ndim != 1 or y.size == 0:
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
+        return None
+    shifted = y.astype(np.int64) - lo                    # exact: int64 holds lo..hi here
+    present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+    levels = np.flatnonzero(present)
+    classes = (levels + lo).astype(y.dtype)              # values of y: its dtype holds them
+    lut = np.cumsum(present, dtype=np.int64) - 1
+    return classes, lut[shifted]
+
+
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
+
+
+class _FiniteLater:
+    """A float X taken as it is, whose finiteness the Gaussian part checks from its moments
+    (see GaussianNB._check_fit_X); shape passes through for the shared checks."""
+
+    def __init__(self, array):
+        self.array = array
+        self.shape = array.shape
 
 
 # ----------------------------------------------------------------------- the two kinds of part
@@ -118,8 +144,12 @@ class _CategoricalPart:
                              f"values (every cell missing, or in a row of weight 0): there "
                              f"is nothing to estimate its probabilities from; drop it or "
                              f"fit on rows where it has values")
-        codes = self.encoder.transform(X, n_threads=n_threads)
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
+        lookup = self.encoder.int_lookup(X)
+        if lookup is not None:    # an integer matrix: counted through the lookup table
+            _nb.count_int_categories(*lookup, y, sw, offsets, self.counts, n_threads)
+            return
+        codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
 
     @property
@@ -198,8 +228,18 @@ class _GaussianPart:
         self.moments = tuple(np.zeros((n_classes, n_columns)) for _ in range(4))
 
     def accumulate(self, X, y, sw, n_threads):
+        unchecked = isinstance(X, _FiniteLater)
+        if unchecked:
+            X = X.array
+            if not sw.all():    # a row of weight 0 may not reach the moments: read X first
+                _check_finite(X, "X", allow_nan=True)
+                unchecked = False
         chunk = tuple(np.empty_like(self.moments[0]) for _ in range(4))
         _nb.gaussian_moments(X, y, sw, *chunk, n_threads)
+        if unchecked and not all(np.isfinite(m).all() for m in chunk):
+            # an infinite x makes its class's sum, and so its moments, inf or NaN (NaN cells
+            # are skipped); the read of X says which it was (else it is an overflow, below)
+            _check_finite(X, "X", allow_nan=True)
         self.moments = merge_moments(self.moments, chunk)
         _check_finite_statistics("the means and variances", *self.moments)
 
@@ -324,7 +364,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def _accumulate(self, X, y, classes, sample_weight):
         self._check_params()
         first = not hasattr(self, "class_count_")
-        X = self._check_X(X, reset=first)
+        X = self._check_fit_X(X, reset=first)
         y = check_target(y)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X and y have different numbers of samples: X has {X.shape[0]}, "
@@ -346,6 +386,24 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             _check_finite_statistics("the class counts", self.class_count_.sum())
         self._finalize()
         return self
+
+    def _check_fit_X(self, X, reset):
+        """X for fit / partial_fit (the models reading X in place override it)."""
+        return self._check_X(X, reset)
+
+    def _encode_labels(self, y, *, min_classes=2):
+        """ClassifierMixin's encoding (sorted classes_, int64 codes), through a count table
+        for integer labels of a narrow range: np.unique sorts y, which costs more than the
+        whole moment pass of a GaussianNB fit. Same classes_ (dtype included) and codes."""
+        y = check_target(y)
+        found = _narrow_int_labels(y)
+        if found is None:
+            return super()._encode_labels(y, min_classes=min_classes)
+        classes, codes = found
+        if len(classes) < min_classes:
+            return super()._encode_labels(y, min_classes=min_classes)  # its message
+        self.classes_ = classes
+        return codes
 
     def _check_fitted_state(self):
         """Run by fastml.io.load on a restored model: the parts are the ones fit makes for
@@ -415,14 +473,35 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             -inf where a probability is 0 (smoothing="none").
         """
+        return self._joint_log_proba(X)
+
+    # The public methods call these (not each other): each public method is wrapped (dask
+    # routing, output wrapping), and a one-row call pays for every layer it goes through.
+    def _joint_log_proba(self, X):
         self._check_is_fitted("class_count_")
         X = self._check_X(X, reset=False)
         out = np.zeros((X.shape[0], len(self.classes_)))
         threads = check_n_jobs(self.n_jobs)
         for part, data in zip(self._parts, self._part_data(X)):
             part.joint_log_likelihood(data, out, threads)
-        out += self.class_log_prior_
+        _nb.add_row(out, self.class_log_prior_)
         return out
+
+    def _log_proba(self, X):
+        """predict_log_proba's arithmetic: rows shifted by their max, minus the log of the
+        sum of exp (numpy's exp, sum and log; the elementwise steps compiled, same bits)."""
+        jll = self._joint_log_proba(X)
+        if not _nb.subtract_row_max(jll):     # some row has probability 0 (or NaN)
+            top = jll.max(axis=1)
+            undefined = top == -np.inf
+            if undefined.any():
+                self._warn_undefined(undefined)
+                jll[undefined] = self.class_log_prior_
+                top[undefined] = self.class_log_prior_.max()
+            jll -= top[:, None]
+        norm = np.add.reduce(np.exp(jll), axis=1, keepdims=True)
+        _nb.subtract_column(jll, np.log(norm, out=norm))
+        return jll
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """log P(y = k | x), normalized in log space.
@@ -437,16 +516,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             A row with probability 0 under every class gets the log class priors (and a
             ZeroProbabilityWarning; see the module note).
         """
-        jll = self.predict_joint_log_proba(X)
-        top = jll.max(axis=1)
-        undefined = top == -np.inf
-        if undefined.any():
-            self._warn_undefined(undefined)
-            jll[undefined] = self.class_log_prior_
-            top[undefined] = self.class_log_prior_.max()
-        jll -= top[:, None]
-        jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
-        return jll
+        return self._log_proba(X)
 
     def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """P(y = k | x).
@@ -460,7 +530,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             Rows sum to 1; columns follow `classes_`.
         """
-        return np.exp(self.predict_log_proba(X))
+        log_proba = self._log_proba(X)
+        return np.exp(log_proba, out=log_proba)
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class with the largest posterior probability.
@@ -475,11 +546,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             Labels from `classes_`; a row with probability 0 under every class gets the
             a-priori most probable class (with a ZeroProbabilityWarning).
         """
-        jll = self.predict_joint_log_proba(X)
-        best = np.argmax(jll, axis=1)
-        if (jll == -np.inf).any():  # some zero probability: look closer (a one-row predict
+        jll = self._joint_log_proba(X)
+        best = np.empty(jll.shape[0], dtype=np.int64)
+        if _nb.argmax_rows(jll, best):  # some zero probability: look closer
             undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
-            if undefined.any():     # spends its microseconds on calls, not on arithmetic)
+            if undefined.any():
                 self._warn_undefined(undefined)
                 best[undefined] = np.argmax(self.class_log_prior_)
         return self.classes_[best]
@@ -706,6 +777,16 @@ class GaussianNB(_GaussianParams, _BaseNB):
     def _check_X(self, X, reset):
         return check_array(X, allow_nan=True, estimator=self, reset=reset)
 
+    def _check_fit_X(self, X, reset):
+        """A float32 / float64 array in either layout is read in place (no copy; a
+        column-major X is what a columnar source gives cheaply). Infinity is then found by the
+        moment pass itself (_GaussianPart.accumulate), not by a separate read of X."""
+        if type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float64, np.float32) \
+                and (X.flags.c_contiguous or X.flags.f_contiguous) and X.size > 0:
+            check_n_features(self, X, reset=reset)
+            return _FiniteLater(X)
+        return check_array(X, allow_nan=True, estimator=self, reset=reset)
+
     def to_logistic(self) -> LogisticRegression:
         """The logistic regression this model is (002: Gaussian naive Bayes with variances
         shared by the classes has exactly logistic regression's form).
@@ -875,9 +956,14 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
 
     def _part_data(self, X):
         data = []
-        if self.categorical_features_.any():
+        n_categorical = int(np.count_nonzero(self.categorical_features_))
+        if n_categorical:
             data.append(X)  # the encoder picks its own columns
-        if not self.categorical_features_.all():
+        if n_categorical == 0 and type(X) is np.ndarray and X.dtype == np.float64 and \
+                X.flags.c_contiguous:
+            _check_finite(X, "X", allow_nan=True)   # numeric_block's checks, without its copy
+            data.append(X)
+        elif n_categorical < len(self.categorical_features_):
             data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
         return data
 

@@ -25,11 +25,13 @@
 # chunks, so the (n, K) result is exact whatever the thread count.
 from cython.parallel cimport prange
 from libc.stdlib cimport calloc, free
+from libc.math cimport INFINITY
 from libc.string cimport memset
 from cython cimport floating
 
 from .._core._csrc cimport fastml_check_index
-from .._core._encode cimport UNSEEN_CODE
+from .._core._encode cimport UNSEEN_CODE, distance, int_t
+from libc.stdint cimport int64_t, uint64_t
 from .._core._moments cimport chan_merge
 from .._core._typedefs cimport index_t
 
@@ -87,6 +89,28 @@ cdef void count_scratch_free(CountScratch *s) noexcept:
     s.tables = NULL
 
 
+cdef void count_scratch_add_to(CountScratch *s, double[:, ::1] counts) noexcept nogil:
+    """counts += the threads' private tables, in thread order (the same sums whatever ran
+    where)."""
+    cdef Py_ssize_t width = counts.shape[1], idx
+    cdef int t
+    cdef double *tab
+    for t in range(s.n_threads):
+        tab = s.tables + t * s.size
+        for idx in range(s.size):
+            counts[idx // width, idx % width] += tab[idx]
+
+
+cdef void check_count_args(Py_ssize_t n, Py_ssize_t d, const index_t[::1] y,
+                           const double[::1] sw, const index_t[::1] offsets,
+                           double[:, ::1] counts) except *:
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("offsets", offsets.shape[0], d + 1)
+    if counts.shape[1] != offsets[d]:
+        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+
+
 def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double[::1] sw,
                      const index_t[::1] offsets, double[:, ::1] counts, int n_threads=1):
     """counts[y_i, offsets[j] + codes[i, j]] += sw[i] for every non-missing cell (code >= 0).
@@ -94,11 +118,7 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
     counts has shape (n_classes, offsets[d]); it is added to, not reset. Trusted values
     (_core's contract): 0 <= y_i < n_classes and codes[i, j] < offsets[j + 1] - offsets[j]."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1]
-    check_rows("y", y.shape[0], n)
-    check_rows("sw", sw.shape[0], n)
-    check_rows("offsets", offsets.shape[0], d + 1)
-    if counts.shape[1] != offsets[d]:
-        raise ValueError(f"counts has {counts.shape[1]} columns; offsets end at {offsets[d]}")
+    check_count_args(n, d, y, sw, offsets, counts)
     cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo, hi
     cdef CountScratch s
     cdef int t, c
@@ -116,27 +136,132 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
                     if c >= 0:
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
-        for t in range(s.n_threads):
+        count_scratch_add_to(&s, counts)
+    count_scratch_free(&s)
+
+
+def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
+                         const index_t[::1] lut_offsets, const int[::1] lut,
+                         const index_t[::1] y, const double[::1] sw,
+                         const index_t[::1] offsets, double[:, ::1] counts, int n_threads=1):
+    """count_categories of the codes encode_int (fastml/_core/_encode.pyx) gives X, without
+    writing them: code = lut[lut_offsets[j] + X[i, j] - lo[j]] inside column j's range, else
+    UNSEEN (not counted). The same rows per thread and the same order of additions as
+    count_categories, so the same counts."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    check_count_args(n, d, y, sw, offsets, counts)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("lut_offsets", lut_offsets.shape[0], d + 1)
+    if lut.shape[0] < lut_offsets[d]:
+        raise ValueError("lut is shorter than its offsets say")
+    cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo_row, hi_row
+    cdef CountScratch s
+    cdef int t, c
+    cdef uint64_t v
+    cdef double *tab
+    count_scratch_init(&s, fit_threads(n, n_threads), counts.shape[0] * width)
+    with nogil:
+        for t in prange(s.n_threads, num_threads=s.n_threads, schedule="static"):
             tab = s.tables + t * s.size
-            for idx in range(s.size):
-                counts[idx // width, idx % width] += tab[idx]
+            lo_row = split(n, s.n_threads, t)
+            hi_row = split(n, s.n_threads, t + 1)
+            for i in range(lo_row, hi_row):
+                idx = y[i] * width
+                for j in range(d):
+                    v = distance(X[i, j], lo[j])
+                    if X[i, j] < lo[j] or v >= <uint64_t> (lut_offsets[j + 1] - lut_offsets[j]):
+                        continue              # UNSEEN
+                    c = lut[lut_offsets[j] + <index_t> v]
+                    if c >= 0:
+                        fastml_check_index(idx + offsets[j] + c, s.size)
+                        tab[idx + offsets[j] + c] += sw[i]
+        count_scratch_add_to(&s, counts)
     count_scratch_free(&s)
 
 
 # ------------------------------------------------------------------------- Gaussian moments
-cdef void moments_range(const floating[:, ::1] X, const index_t[::1] y, const double[::1] sw,
-                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t K, double *acc,
-                        double *blk, unsigned char *seen) noexcept nogil:
-    """Merge rows lo..hi into acc = (n, shift, mean, m2) (4 arrays of K x d) block by block;
-    blk = (n, center, d1, d2) is the block's scratch (4 arrays of K x d).
+# The two passes over a block run in C (csrc/fastml_nb.h: vectorized, AVX2 clone); a column-major
+# X is copied panel by panel into a small row-major scratch (PANEL columns of one block, in
+# cache) and takes the same passes, so its moments are bit-identical to the row-major ones.
+cdef extern from "fastml_nb.h" nogil:
+    void fastml_nb_sums_f64(Py_ssize_t n, Py_ssize_t width, const double *X, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum) noexcept
+    void fastml_nb_sums_f32(Py_ssize_t n, Py_ssize_t width, const float *X, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum) noexcept
+    void fastml_nb_devs_f64(Py_ssize_t n, Py_ssize_t width, const double *X, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2) noexcept
+    void fastml_nb_devs_f32(Py_ssize_t n, Py_ssize_t width, const float *X, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2) noexcept
+    void fastml_nb_transpose_f64(Py_ssize_t n, Py_ssize_t width, const double *src,
+                                 Py_ssize_t lds, double *dst, Py_ssize_t ldd) noexcept
+    void fastml_nb_transpose_f32(Py_ssize_t n, Py_ssize_t width, const float *src,
+                                 Py_ssize_t lds, float *dst, Py_ssize_t ldd) noexcept
+
+
+cdef enum:
+    # Columns per panel of a column-major block: 256 rows x 64 float64 = 128 KB of scratch per
+    # thread, filled and read twice while in L2 (32 columns: 8% slower, more calls per row).
+    PANEL = 64
+
+
+cdef inline void block_sums(const floating *X, Py_ssize_t n, Py_ssize_t width, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum) noexcept nogil:
+    if floating is double:
+        fastml_nb_sums_f64(n, width, X, ldx, y, w, d, cnt, sum)
+    else:
+        fastml_nb_sums_f32(n, width, X, ldx, y, w, d, cnt, sum)
+
+
+cdef inline void block_devs(const floating *X, Py_ssize_t n, Py_ssize_t width, Py_ssize_t ldx,
+                            const index_t *y, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2) noexcept nogil:
+    if floating is double:
+        fastml_nb_devs_f64(n, width, X, ldx, y, w, d, center, d1, d2)
+    else:
+        fastml_nb_devs_f32(n, width, X, ldx, y, w, d, center, d1, d2)
+
+
+cdef inline void transpose(const floating *src, Py_ssize_t n, Py_ssize_t width,
+                           Py_ssize_t lds, floating *dst) noexcept nogil:
+    if floating is double:
+        fastml_nb_transpose_f64(n, width, src, lds, dst, PANEL)
+    else:
+        fastml_nb_transpose_f32(n, width, src, lds, dst, PANEL)
+
+
+cdef inline void block_centers(Py_ssize_t K, Py_ssize_t width, Py_ssize_t d,
+                               const unsigned char *seen, const double *cnt,
+                               double *center) noexcept nogil:
+    """center = sum / count where count > 0, for the classes of the block: the block means,
+    rounded (pass 2 centers on them)."""
+    cdef Py_ssize_t k, j
+    for k in range(K):
+        if seen[k]:
+            for j in range(width):
+                if cnt[k * d + j] > 0:
+                    center[k * d + j] /= cnt[k * d + j]
+
+
+cdef void moments_range(const floating *X, Py_ssize_t N, Py_ssize_t d, bint fortran,
+                        const index_t *y, const double *sw, Py_ssize_t lo, Py_ssize_t hi,
+                        Py_ssize_t K, double *acc, double *blk, unsigned char *seen,
+                        floating *panel) noexcept nogil:
+    """Merge rows lo..hi of X (N x d; row-major, or column-major when `fortran`, through the
+    scratch `panel` of BLOCK x PANEL values) into acc = (n, shift, mean, m2) (4 arrays of
+    K x d) block by block; blk = (n, center, d1, d2) is the block's scratch (4 arrays of K x d).
 
     A block is summed (pass 1), centered on its rounded mean c, and summed again while in
     cache (pass 2: d1 = sum w (x - c), d2 = sum w (x - c)^2); the corrected two-pass formula
     M2 = d2 - d1^2 / n then holds to rounding, and the block's mean relative to the running
-    shift is (c - shift) + d1 / n."""
-    cdef Py_ssize_t d = X.shape[1], kd = K * d, start, stop, i, j, k, base, idx
-    cdef double w, x, dev, nb
-    cdef const floating *row
+    shift is (c - shift) + d1 / n. Each (class, attribute) sees its rows in order whatever the
+    layout, so both layouts give the same bits."""
+    cdef Py_ssize_t kd = K * d, start, stop, m, i, j, j0, width, k, base, idx
+    cdef double nb
     cdef double *n = acc
     cdef double *shift = acc + kd
     cdef double *mean = acc + 2 * kd
@@ -148,37 +273,32 @@ cdef void moments_range(const floating[:, ::1] X, const index_t[::1] y, const do
     start = lo
     while start < hi:
         stop = min(start + BLOCK, hi)
-        for i in range(start, stop):          # pass 1: count and sum of the block
+        m = stop - start
+        for i in range(start, stop):          # the block's classes start from zero tables
             k = y[i]
-            fastml_check_index(k, K)          # base = k d indexes the K x d pointer tables
-            w = sw[i]
-            base = k * d
+            fastml_check_index(k, K)          # the C passes index the K x d tables by y
             if not seen[k]:
                 seen[k] = 1
+                base = k * d
                 memset(bn + base, 0, d * sizeof(double))
                 memset(center + base, 0, d * sizeof(double))
                 memset(d1 + base, 0, d * sizeof(double))
                 memset(d2 + base, 0, d * sizeof(double))
-            row = &X[i, 0]
-            for j in range(d):                # branch-free (NaN adds 0) so it vectorizes
-                x = row[j]
-                bn[base + j] += w if x == x else 0.0
-                center[base + j] += w * x if x == x else 0.0
-        for k in range(K):                    # centers: the block means, rounded
-            if seen[k]:
-                base = k * d
-                for j in range(d):
-                    if bn[base + j] > 0:
-                        center[base + j] /= bn[base + j]
-        for i in range(start, stop):          # pass 2: deviations from the center, in cache
-            base = y[i] * d
-            w = sw[i]
-            row = &X[i, 0]
-            for j in range(d):
-                x = row[j]
-                dev = x - center[base + j] if x == x else 0.0
-                d1[base + j] += w * dev
-                d2[base + j] += w * dev * dev
+        if fortran:                           # panel by panel: copy, sum, center, deviate
+            j0 = 0
+            while j0 < d:
+                width = min(<Py_ssize_t> PANEL, d - j0)
+                transpose(X + j0 * N + start, m, width, N, panel)
+                block_sums(panel, m, width, PANEL, y + start, sw + start, d, bn + j0,
+                           center + j0)
+                block_centers(K, width, d, seen, bn + j0, center + j0)
+                block_devs(panel, m, width, PANEL, y + start, sw + start, d, center + j0,
+                           d1 + j0, d2 + j0)
+                j0 += PANEL
+        else:
+            block_sums(X + start * d, m, d, d, y + start, sw + start, d, bn, center)
+            block_centers(K, d, d, seen, bn, center)
+            block_devs(X + start * d, m, d, d, y + start, sw + start, d, center, d1, d2)
         for k in range(K):
             if seen[k]:
                 seen[k] = 0
@@ -198,19 +318,22 @@ cdef void moments_range(const floating[:, ::1] X, const index_t[::1] y, const do
 
 cdef struct MomentScratch:
     # per thread: the accumulators (n, shift, mean, m2: 4 K d doubles), then the block's
-    # scratch (n, center, d1, d2: 4 K d), and K flags "class seen in this block"
+    # scratch (n, center, d1, d2: 4 K d), K flags "class seen in this block", and a
+    # BLOCK x PANEL panel for column-major X
     double *buf
     unsigned char *seen
+    char *panels
     Py_ssize_t kd       # K * d: the length of one table
     int n_threads
 
 
 cdef int moment_scratch_init(MomentScratch *s, int n_threads, Py_ssize_t K,
-                             Py_ssize_t d) except -1:
+                             Py_ssize_t d, bint fortran) except -1:
     s.n_threads, s.kd = n_threads, K * d
     s.buf = <double *> calloc(n_threads * 8 * s.kd, sizeof(double))
     s.seen = <unsigned char *> calloc(n_threads * K, 1)
-    if s.buf == NULL or s.seen == NULL:
+    s.panels = <char *> calloc(n_threads * BLOCK * PANEL if fortran else 1, sizeof(double))
+    if s.buf == NULL or s.seen == NULL or s.panels == NULL:
         moment_scratch_free(s)
         raise MemoryError()
     return 0
@@ -219,18 +342,28 @@ cdef int moment_scratch_init(MomentScratch *s, int n_threads, Py_ssize_t K,
 cdef void moment_scratch_free(MomentScratch *s) noexcept:
     free(s.buf)
     free(s.seen)
-    s.buf, s.seen = NULL, NULL
+    free(s.panels)
+    s.buf, s.seen, s.panels = NULL, NULL, NULL
 
 
-def gaussian_moments(const floating[:, ::1] X, const index_t[::1] y, const double[::1] sw,
+def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[::1] sw,
                      double[:, ::1] n, double[:, ::1] shift, double[:, ::1] mean,
                      double[:, ::1] m2, int n_threads=1):
     """Weighted count, mean and M2 per class (rows) and attribute (columns) of the non-NaN
     values of X, written to n, shift, mean, m2 (each (n_classes, d), overwritten): the mean
-    of the values is shift + mean (0 + 0 where n = 0). Trusted: 0 <= y_i < n_classes."""
+    of the values is shift + mean (0 + 0 where n = 0). X is C- or F-contiguous (read in
+    place, the same bits either way). Trusted: 0 <= y_i < n_classes."""
     cdef Py_ssize_t N = X.shape[0], d = X.shape[1], K = n.shape[0], kd = K * d, idx
+    cdef Py_ssize_t item = sizeof(floating)
+    # a dimension of length 1 may have any stride: it does not decide the layout
+    cdef bint c_order = (d == 1 or X.strides[1] == item) and (N == 1 or X.strides[0] == d * item)
+    cdef bint fortran = not c_order and (N == 1 or X.strides[0] == item) and (
+        d == 1 or X.strides[1] == N * item)
+    if not (c_order or fortran):
+        raise ValueError("X must be C- or F-contiguous")
     check_rows("y", y.shape[0], N)
     check_rows("sw", sw.shape[0], N)
+    check_shape("n", n.shape[0], n.shape[1], K, d)
     check_shape("shift", shift.shape[0], shift.shape[1], K, d)
     check_shape("mean", mean.shape[0], mean.shape[1], K, d)
     check_shape("m2", m2.shape[0], m2.shape[1], K, d)
@@ -238,13 +371,19 @@ def gaussian_moments(const floating[:, ::1] X, const index_t[::1] y, const doubl
     cdef int t, T
     cdef double *p
     cdef double *q
-    moment_scratch_init(&s, fit_threads(N, n_threads), K, d)
+    if N == 0 or kd == 0:
+        for name, table in (("n", n), ("shift", shift), ("mean", mean), ("m2", m2)):
+            table[:, :] = 0.0
+        return
+    cdef const floating *data = &X[0, 0]
+    moment_scratch_init(&s, fit_threads(N, n_threads), K, d, fortran)
     T = s.n_threads
     with nogil:
         for t in prange(T, num_threads=T, schedule="static"):
             p = s.buf + t * 8 * kd
-            moments_range(X, y, sw, split(N, T, t), split(N, T, t + 1), K, p, p + 4 * kd,
-                          s.seen + t * K)
+            moments_range(data, N, d, fortran, &y[0], &sw[0], split(N, T, t),
+                          split(N, T, t + 1), K, p, p + 4 * kd, s.seen + t * K,
+                          <floating *> (s.panels + t * BLOCK * PANEL * sizeof(double)))
         p = s.buf                             # thread 0's moments absorb the others, in order
         for t in range(1, T):
             q = s.buf + t * 8 * kd
@@ -334,3 +473,75 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for k in range(K):
                     out[i, k] += gaussian_row(&X[i, 0], &mean[k, 0], &a[k, 0], &b[k, 0], d)
+
+
+# ------------------------------------------------------------- the posterior's elementwise steps
+# A one-row predict costs its Python calls, not its arithmetic: these do in one call each what
+# numpy did in two or three (a broadcast add, a max then a test then a subtraction), with the
+# same IEEE operations per element, so the results are bit-identical. exp, log and the row
+# sums stay numpy's (their rounding is numpy's choice).
+def add_row(double[:, ::1] out, const double[::1] row):
+    """out[i, k] += row[k] (out += row)."""
+    cdef Py_ssize_t i, k
+    check_rows("row", row.shape[0], out.shape[1])
+    for i in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            out[i, k] += row[k]
+
+
+def subtract_row_max(double[:, ::1] jll):
+    """jll[i, :] -= max(jll[i, :]) for every row, unless some row's max is -inf or NaN: then
+    return False with jll unchanged (the caller's general path handles those rows)."""
+    cdef Py_ssize_t n = jll.shape[0], K = jll.shape[1], i, k
+    cdef double top
+    if K == 0:
+        return True
+    for i in range(n):                    # check every row first: all or nothing
+        top = jll[i, 0]
+        for k in range(1, K):
+            if jll[i, k] > top or jll[i, k] != jll[i, k]:
+                top = jll[i, k]
+        if top != top or top == -INFINITY:
+            return False
+    for i in range(n):
+        top = jll[i, 0]
+        for k in range(1, K):
+            if jll[i, k] > top:
+                top = jll[i, k]
+        for k in range(K):
+            jll[i, k] -= top
+    return True
+
+
+def subtract_column(double[:, ::1] jll, const double[:, ::1] column):
+    """jll[i, k] -= column[i, 0] (jll -= column, column of shape (n, 1))."""
+    cdef Py_ssize_t i, k
+    check_shape("column", column.shape[0], column.shape[1], jll.shape[0], 1)
+    for i in range(jll.shape[0]):
+        for k in range(jll.shape[1]):
+            jll[i, k] -= column[i, 0]
+
+
+def argmax_rows(const double[:, ::1] jll, index_t[::1] best):
+    """best[i] = np.argmax(jll[i]) (the first maximum; the first NaN if any); returns whether
+    some value is -inf (the caller then looks for rows with probability 0)."""
+    cdef Py_ssize_t i, k
+    cdef double top
+    cdef bint neg_inf = False
+    check_rows("best", best.shape[0], jll.shape[0])
+    if jll.shape[1] == 0:
+        raise ValueError("jll has no columns")
+    for i in range(jll.shape[0]):
+        top = jll[i, 0]
+        best[i] = 0
+        for k in range(jll.shape[1]):
+            neg_inf = neg_inf or jll[i, k] == -INFINITY
+        if top != top:
+            continue
+        for k in range(1, jll.shape[1]):
+            if not (jll[i, k] <= top):    # numpy's test: a NaN is a maximum and ends the row
+                top = jll[i, k]
+                best[i] = k
+                if top != top:
+                    break
+    return neg_inf

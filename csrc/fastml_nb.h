@@ -1,0 +1,140 @@
+/* The two passes of naive Bayes' Gaussian moment kernel over one block of rows
+ * (fastml/naive_bayes/_nb_fast.pyx states the algorithm), and the in-cache transpose that lets a
+ * column-major X take the same passes.
+ *
+ * Why C: the inner loops run over the attributes of one row into that row's class tables; with
+ * `restrict` (the tables never alias X) GCC vectorizes them, and the AVX2 clone does 4 doubles a
+ * step. Each table element sees the same operations in the same row order as a scalar loop, and
+ * no clone contracts to FMA (FMA is not part of target "avx2", and fp-contract is off here), so
+ * every clone, and the row-major and column-major paths, give bit-identical moments.
+ *
+ * A block is `n` rows of `width` attributes, row i at X + i * ldx; class tables are indexed
+ * y[i] * d + j (the caller offsets them to the block's first column). */
+#ifndef FASTML_NB_H
+#define FASTML_NB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fastml_simd.h"
+
+/* fp-contract=off: no clone fuses a * b + c into an FMA (that would change the bits).
+ * no-trapping-math: the NaN tests (v == v) may then become vector selects; with the default
+ * GCC keeps a branch per cell (a compare of a signaling NaN could trap) and vectorizes
+ * nothing. Neither changes a result: fastml never observes floating-point exceptions. */
+#ifdef _MSC_VER
+#define FASTML_RESTRICT __restrict
+#else
+#define FASTML_RESTRICT restrict
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define FASTML_NO_CONTRACT __attribute__((optimize("fp-contract=off", "no-trapping-math")))
+#else
+#define FASTML_NO_CONTRACT
+#endif
+
+/* Pass 1: cnt[k, j] += w_i and sum[k, j] += w_i x_ij over the non-NaN x_ij of the rows of
+ * class k (NaN adds 0). Products are formed for every cell and then selected: a product under
+ * the condition could trap (GCC's default -ftrapping-math), so GCC would keep the branch and
+ * not vectorize. */
+#define FASTML_DEFINE_NB_SUMS(NAME, T)                                                       \
+FASTML_CLONES FASTML_NO_CONTRACT static void NAME(                                           \
+        ptrdiff_t n, ptrdiff_t width, const T *X, ptrdiff_t ldx, const int64_t *y,          \
+        const double *w, ptrdiff_t d, double *cnt, double *sum) {                            \
+    for (ptrdiff_t i = 0; i < n; i++) {                                                      \
+        const T *FASTML_RESTRICT x = X + i * ldx;                                                   \
+        double *FASTML_RESTRICT c = cnt + y[i] * d;                                                 \
+        double *FASTML_RESTRICT s = sum + y[i] * d;                                                 \
+        const double wi = w[i];                                                              \
+        for (ptrdiff_t j = 0; j < width; j++) {                                              \
+            const double v = (double)x[j], wv = wi * v;                                      \
+            const double add_c = v == v ? wi : 0.0, add_s = v == v ? wv : 0.0;               \
+            c[j] += add_c;                                                                   \
+            s[j] += add_s;                                                                   \
+        }                                                                                    \
+    }                                                                                        \
+}
+
+/* Pass 2: with dev = x_ij - center[k, j] (0 for NaN), d1[k, j] += w_i dev and
+ * d2[k, j] += (w_i dev) dev. */
+#define FASTML_DEFINE_NB_DEVS(NAME, T)                                                       \
+FASTML_CLONES FASTML_NO_CONTRACT static void NAME(                                           \
+        ptrdiff_t n, ptrdiff_t width, const T *X, ptrdiff_t ldx, const int64_t *y,          \
+        const double *w, ptrdiff_t d, const double *center, double *d1, double *d2) {        \
+    for (ptrdiff_t i = 0; i < n; i++) {                                                      \
+        const T *FASTML_RESTRICT x = X + i * ldx;                                                   \
+        const double *FASTML_RESTRICT c = center + y[i] * d;                                        \
+        double *FASTML_RESTRICT s1 = d1 + y[i] * d;                                                 \
+        double *FASTML_RESTRICT s2 = d2 + y[i] * d;                                                 \
+        const double wi = w[i];                                                              \
+        for (ptrdiff_t j = 0; j < width; j++) {                                              \
+            const double v = (double)x[j];                                                   \
+            const double diff = v - c[j], dev = v == v ? diff : 0.0;                         \
+            s1[j] += wi * dev;                                                               \
+            s2[j] += wi * dev * dev;                                                         \
+        }                                                                                    \
+    }                                                                                        \
+}
+
+/* dst[i * ldd + j] = src[j * lds + i] for i < n, j < width: a column-major panel copied
+ * row-major (the panel then stays in L1/L2 for the two passes that follow). 4 x 4 tiles in
+ * GCC vector types: 4 loads of 4 rows of one column, 8 shuffles, 4 stores of 4 columns of one
+ * row (a scalar copy costs a store per value, as much as both passes). V is a vector of 4 T,
+ * M the integer vector of its shuffle masks. */
+#define FASTML_DEFINE_NB_TRANSPOSE(NAME, T, V, M)                                            \
+FASTML_CLONES static void NAME(ptrdiff_t n, ptrdiff_t width, const T *src, ptrdiff_t lds,     \
+                               T *dst, ptrdiff_t ldd) {                                      \
+    typedef T V __attribute__((vector_size(4 * sizeof(T))));                                 \
+    ptrdiff_t i, j, b;                                                                       \
+    const M even = {0, 4, 2, 6}, odd = {1, 5, 3, 7}, low = {0, 1, 4, 5}, high = {2, 3, 6, 7}; \
+    for (j = 0; j + 4 <= width; j += 4) {                                                    \
+        const T *c0 = src + j * lds, *c1 = c0 + lds, *c2 = c1 + lds, *c3 = c2 + lds;         \
+        for (i = 0; i + 4 <= n; i += 4) {                                                    \
+            V r0, r1, r2, r3, t0, t1, t2, t3, o0, o1, o2, o3;                                \
+            memcpy(&r0, c0 + i, sizeof(V));                                                  \
+            memcpy(&r1, c1 + i, sizeof(V));                                                  \
+            memcpy(&r2, c2 + i, sizeof(V));                                                  \
+            memcpy(&r3, c3 + i, sizeof(V));                                                  \
+            t0 = __builtin_shuffle(r0, r1, even);    /* (0,0) (0,1) (2,0) (2,1): (row,col) */\
+            t1 = __builtin_shuffle(r0, r1, odd);     /* (1,0) (1,1) (3,0) (3,1) */           \
+            t2 = __builtin_shuffle(r2, r3, even);    /* (0,2) (0,3) (2,2) (2,3) */           \
+            t3 = __builtin_shuffle(r2, r3, odd);     /* (1,2) (1,3) (3,2) (3,3) */           \
+            o0 = __builtin_shuffle(t0, t2, low);                                             \
+            o1 = __builtin_shuffle(t1, t3, low);                                             \
+            o2 = __builtin_shuffle(t0, t2, high);                                            \
+            o3 = __builtin_shuffle(t1, t3, high);                                            \
+            memcpy(dst + i * ldd + j, &o0, sizeof(V));                                       \
+            memcpy(dst + (i + 1) * ldd + j, &o1, sizeof(V));                                 \
+            memcpy(dst + (i + 2) * ldd + j, &o2, sizeof(V));                                 \
+            memcpy(dst + (i + 3) * ldd + j, &o3, sizeof(V));                                 \
+        }                                                                                    \
+        for (; i < n; i++)                                                                   \
+            for (b = 0; b < 4; b++) dst[i * ldd + j + b] = src[(j + b) * lds + i];           \
+    }                                                                                        \
+    for (; j < width; j++)                                                                   \
+        for (i = 0; i < n; i++) dst[i * ldd + j] = src[j * lds + i];                         \
+}
+
+FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f64, double)
+FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f32, float)
+FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f64, double)
+FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f32, float)
+#if defined(__GNUC__) && !defined(__clang__)   /* __builtin_shuffle is GCC's */
+typedef long long fastml_nb_mask4_64 __attribute__((vector_size(32)));
+typedef int fastml_nb_mask4_32 __attribute__((vector_size(16)));
+FASTML_DEFINE_NB_TRANSPOSE(fastml_nb_transpose_f64, double, fastml_nb_v4_64, fastml_nb_mask4_64)
+FASTML_DEFINE_NB_TRANSPOSE(fastml_nb_transpose_f32, float, fastml_nb_v4_32, fastml_nb_mask4_32)
+#else                                            /* other compilers: the plain copy */
+#define FASTML_DEFINE_NB_TRANSPOSE_PLAIN(NAME, T)                                            \
+static void NAME(ptrdiff_t n, ptrdiff_t width, const T *src, ptrdiff_t lds, T *dst,           \
+                 ptrdiff_t ldd) {                                                            \
+    for (ptrdiff_t j = 0; j < width; j++)                                                    \
+        for (ptrdiff_t i = 0; i < n; i++) dst[i * ldd + j] = src[j * lds + i];               \
+}
+FASTML_DEFINE_NB_TRANSPOSE_PLAIN(fastml_nb_transpose_f64, double)
+FASTML_DEFINE_NB_TRANSPOSE_PLAIN(fastml_nb_transpose_f32, float)
+#endif
+
+#endif

@@ -1,0 +1,216 @@
+"""Issue 13's naive Bayes paths against the ones they replace: the compiled posterior steps
+against numpy's old formulas, the compiled float / cached integer category lookups against
+the per-column Python encoding, a column-major X against the row-major one (same bits, no
+copy), and integer labels encoded by bincount against np.unique."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fastml
+from fastml import CategoricalNB, GaussianNB, NaiveBayes
+from fastml._tabular import CategoryEncoder, column_codes
+from fastml.naive_bayes import _classes, _nb_fast
+
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+
+
+def old_log_proba(model, X):
+    """predict_log_proba as fastml computed it before the compiled steps."""
+    jll = model.predict_joint_log_proba(X)
+    top = jll.max(axis=1)
+    undefined = top == -np.inf
+    jll[undefined] = model.class_log_prior_
+    top[undefined] = model.class_log_prior_.max()
+    jll -= top[:, None]
+    jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
+    return jll
+
+
+def old_predict(model, X):
+    jll = model.predict_joint_log_proba(X)
+    best = np.argmax(jll, axis=1)
+    undefined = np.take_along_axis(jll, best[:, None], axis=1)[:, 0] == -np.inf
+    best[undefined] = np.argmax(model.class_log_prior_)
+    return model.classes_[best]
+
+
+def assert_same_predictions(model, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _classes.ZeroProbabilityWarning)
+        ref = old_log_proba(model, X)
+        np.testing.assert_array_equal(model.predict_log_proba(X), ref)
+        np.testing.assert_array_equal(model.predict_proba(X), np.exp(ref))
+        np.testing.assert_array_equal(model.predict(X), old_predict(model, X))
+        for i in range(min(len(X), 5)):              # one row at a time, as a service calls
+            np.testing.assert_array_equal(model.predict_proba(X[i:i + 1]), np.exp(ref[i:i + 1]))
+
+
+def old_codes(encoder, X):
+    return np.column_stack([column_codes(X[:, j], levels)
+                            for j, levels in zip(encoder.columns_, encoder.categories_)])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 11), d=st.integers(1, 12),
+       rows=st.integers(1, 40), dtype=st.sampled_from([np.float64, np.float32]))
+def test_gaussian_posterior_equals_the_numpy_steps(seed, K, d, rows, dtype):
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(200, d)) * rng.uniform(0.01, 100, d)).astype(dtype)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = rng.integers(0, K, size=200)
+    y[:K] = np.arange(K)
+    model = GaussianNB().fit(X, y)
+    Z = (rng.normal(size=(rows, d)) * rng.choice([1, 1e3, 1e200], size=(rows, 1))).astype(
+        np.float64)
+    Z[rng.random(Z.shape) < 0.1] = np.nan
+    assert_same_predictions(model, Z)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), smoothing=st.sampled_from(["laplace", "none"]),
+       as_int=st.booleans(), rows=st.integers(1, 30))
+def test_categorical_fast_codes_and_posterior(seed, smoothing, as_int, rows):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 5, size=(150, 6)).astype(np.float64)
+    y = rng.integers(0, 3, size=150)
+    Z = rng.integers(-5, 8, size=(rows, 6)).astype(np.float64)   # unseen levels too
+    if as_int:
+        X, Z = X.astype(np.int64), Z.astype(np.int64)
+    else:
+        X[rng.random(X.shape) < 0.1] = np.nan
+        Z[rng.random(Z.shape) < 0.1] = np.nan
+        Z[rng.random(Z.shape) < 0.1] += 0.5                         # not a level
+    model = CategoricalNB(smoothing=smoothing).fit(X, y)
+    encoder = model._parts[0].encoder
+    np.testing.assert_array_equal(encoder.transform(Z), old_codes(encoder, Z))
+    assert_same_predictions(model, Z)
+
+
+def test_float_codes_of_float32_cells_and_infinity():
+    X = np.array([[0.5, 1.0], [2.0, np.nan], [-1.0, 3.0]])
+    enc = CategoryEncoder(range(2)).fit(X)
+    Z = np.array([[0.5, 3.0], [np.nan, 1.5], [2.0, -0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(enc.transform(Z), old_codes(enc, Z))
+    with pytest.raises(ValueError, match="infinity"):
+        enc.transform(np.array([[0.5, np.inf]]))
+
+
+def test_mixed_model_posterior():
+    rng = np.random.default_rng(3)
+    X = np.empty((300, 4), dtype=object)
+    X[:, 0] = rng.choice(["a", "b", "c"], 300)
+    X[:, 1] = rng.normal(size=300)
+    X[:, 2] = rng.choice([1, 2, None], 300)
+    X[:, 3] = rng.normal(size=300)
+    y = rng.integers(0, 3, size=300)
+    model = NaiveBayes(categorical_features=[0, 2]).fit(X, y)
+    Z = X[:20].copy()
+    Z[0, 0] = "unseen"
+    assert_same_predictions(model, Z)
+    real = NaiveBayes().fit(rng.normal(size=(200, 5)), rng.integers(0, 2, size=200))
+    assert_same_predictions(real, rng.normal(size=(9, 5)))
+
+
+def test_zero_probability_rows_keep_the_prior_rule():
+    X = np.array([[0.0], [1.0], [0.0], [1.0]])
+    model = CategoricalNB(smoothing="none").fit(X, [0, 0, 1, 1])
+    Z = np.array([[7.0], [0.0]])
+    assert_same_predictions(model, Z)
+    with pytest.warns(_classes.ZeroProbabilityWarning):
+        model.predict_proba(Z)
+
+
+def test_integer_vocabulary_table_is_cached_and_not_saved(tmp_path):
+    X = np.random.default_rng(0).integers(0, 9, size=(100, 3))
+    model = CategoricalNB().fit(X, np.arange(100) % 2)
+    model.predict(X[:1])
+    encoder = model._parts[0].encoder
+    table = encoder._derived_tables()["int"]
+    model.predict(X[:2])
+    assert encoder._derived_tables()["int"] is table          # built once
+    path = tmp_path / "m.fml"
+    fastml.save(model, path)
+    loaded = fastml.load(path)
+    assert "_derived" not in loaded._parts[0].encoder.__dict__
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    model.partial_fit(X + 5, np.arange(100) % 2)             # a new vocabulary, new tables
+    np.testing.assert_array_equal(model._parts[0].encoder.transform(X + 5),
+                                  old_codes(model._parts[0].encoder, X + 5))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_column_major_fit_is_the_row_major_model_without_a_copy(dtype, n_jobs, monkeypatch):
+    rng = np.random.default_rng(1)
+    X = (rng.normal(size=(9000, 70)) * 5 + 1e4).astype(dtype)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    y = rng.integers(0, 4, size=9000)
+    w = rng.uniform(0.5, 2, size=9000)
+    c_model = GaussianNB(n_jobs=n_jobs).fit(X, y, sample_weight=w)
+    XF = np.asfortranarray(X)
+    seen = []
+    kernel = _nb_fast.gaussian_moments
+
+    def spy(data, *args):
+        seen.append(data)
+        return kernel(data, *args)
+    monkeypatch.setattr(_classes._nb, "gaussian_moments", spy)
+    f_model = GaussianNB(n_jobs=n_jobs).fit(XF, y, sample_weight=w)
+    assert seen[0] is XF                                     # the caller's array, no copy
+    for name in ("theta_", "var_", "feature_count_", "class_count_", "epsilon_"):
+        np.testing.assert_array_equal(getattr(f_model, name), getattr(c_model, name))
+    chunked = GaussianNB().partial_fit(XF[:4000], y[:4000], classes=np.arange(4))
+    chunked.partial_fit(np.asfortranarray(X[4000:]), y[4000:])
+    reference = GaussianNB().partial_fit(X[:4000], y[:4000], classes=np.arange(4))
+    reference.partial_fit(X[4000:], y[4000:])
+    np.testing.assert_array_equal(chunked.var_, reference.var_)
+
+
+@pytest.mark.parametrize("where", [(0, 0), (123, 5), (8999, 69)])
+def test_infinity_found_without_a_separate_read(where):
+    X = np.random.default_rng(2).normal(size=(9000, 70))
+    X[where] = -np.inf
+    model = GaussianNB()
+    for data in (X, np.asfortranarray(X)):
+        with pytest.raises(ValueError, match="infinity"):
+            model.fit(data, np.arange(9000) % 3)
+        assert not hasattr(model, "theta_")
+    w = np.ones(9000)
+    w[where[0]] = 0.0                                         # a row the moments never see
+    with pytest.raises(ValueError, match="infinity"):
+        model.fit(X, np.arange(9000) % 3, sample_weight=w)
+
+
+@pytest.mark.parametrize("y", [
+    np.array([5, 3, 5, 9, 3], dtype=np.int8), np.array([2**40, -7, 2**40]),
+    np.array([0, 2**62, 1]), np.array([7, 7, 8], dtype=np.uint64),
+    np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0])])
+def test_label_codes_equal_np_unique(y):
+    model = GaussianNB()
+    codes = model._encode_labels(y)
+    classes, inverse = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(model.classes_, classes)
+    assert model.classes_.dtype == classes.dtype
+    np.testing.assert_array_equal(codes, inverse)
+    assert codes.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_counting_through_the_lookup_equals_counting_codes(dtype, threads):
+    rng = np.random.default_rng(4)
+    X = (rng.integers(0, 7, size=(12000, 5)) * [1, 3, 1, 1, 100] - [0, 5, 0, 2, 0]).astype(dtype)
+    y = rng.integers(0, 3, size=12000).astype(np.int64)
+    sw = rng.uniform(0.5, 2.0, size=12000)
+    enc = CategoryEncoder(range(5)).fit(X[:8000])           # the last rows hold unseen values
+    Z = X.copy()
+    Z[-50:] = 10**6
+    offsets = np.concatenate([[0], np.cumsum([len(c) for c in enc.categories_])]).astype(
+        np.int64)
+    fused = np.ones((3, offsets[-1]))
+    _nb_fast.count_int_categories(*enc.int_lookup(Z), y, sw, offsets, fused, threads)
+    plain = np.ones((3, offsets[-1]))
+    _nb_fast.count_categories(enc.transform(Z), y, sw, offsets, plain, threads)
+    np.testing.assert_array_equal(fused, plain)
