@@ -6,6 +6,9 @@
   native multiway split on pandas category columns vs scikit-learn on one-hot columns, the
   encoding included in both
 - forest: 100 trees, n_jobs=2 (BENCH_FOREST_N rows x 20, default 100,000)
+- forest predict: predict_proba of 100 fully grown trees (fit on BENCH_FOREST_N rows; fastml
+  splitter "best" and "hist", scikit-learn criterion="entropy") on the 100,000 held-out rows,
+  both libraries at n_jobs=1 and at n_jobs=2 (issue 13: >= 3x scikit-learn)
 Sizes can be lowered with BENCH_TREE_N / BENCH_FOREST_N for a quick run. Accuracy is on
 100,000 held-out rows.
 Run: pytest bench/bench_tree.py --benchmark-only
@@ -116,3 +119,32 @@ def test_forest(benchmark, continuous, who):
     once(benchmark, lambda: model.fit(X, y))
     record(benchmark, f"forest 100 trees n_jobs=2 {N_FOREST}x20 entropy", who,
            accuracy=model.score(Xt, yt))
+
+
+@pytest.fixture(scope="module")
+def forests(continuous):
+    """The three forests of the predict rows, fitted once (2 threads)."""
+    from sklearn.ensemble import RandomForestClassifier as SkForest
+    from fastml.tree import RandomForestClassifier
+    X, y, _, _ = continuous
+    X, y = X[:N_FOREST], y[:N_FOREST]
+    return {"fastml": RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0),
+            "fastml hist": RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0,
+                                                  splitter="hist"),
+            "sklearn": SkForest(n_estimators=100, criterion="entropy", n_jobs=2,
+                                random_state=0)}, (X, y)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("who", ["sklearn", "fastml", "fastml hist"])
+def test_forest_predict(benchmark, continuous, forests, who, n_jobs, single_thread):
+    models, (X, y) = forests
+    model = models[who]
+    if not hasattr(model, "classes_"):
+        model.fit(X, y)
+    model.n_jobs = n_jobs
+    Xt, yt = continuous[2], continuous[3]
+    model.predict_proba(Xt[:100])       # fastml's compact copies are made on first use
+    proba = benchmark.pedantic(lambda: model.predict_proba(Xt), rounds=3, iterations=1)
+    record(benchmark, f"forest predict_proba {len(Xt)} rows, 100 trees fit on {N_FOREST}, "
+           f"n_jobs={n_jobs}", who, accuracy=np.mean(model.classes_[proba.argmax(1)] == yt))

@@ -1,6 +1,8 @@
 # The storage of a fitted decision tree: one array of Node structs, the flat children table,
 # and the per-node values. The layout is declared here once; the builder (_builder_fast.pyx)
 # grows a TreeBuffer of it, and the Tree class (_tree_fast.pyx) owns the finished arrays.
+from libc.stdint cimport int32_t
+
 from .._core._typedefs cimport count_t, index_t
 
 cpdef enum NodeKind:
@@ -20,6 +22,14 @@ ctypedef struct Node:
     double impurity         # entropy in bits, Gini, or the variance of the node's targets
     double gain             # the split's information gain (variance reduction) per row
     int kind                # a NodeKind
+
+
+ctypedef struct PackedNode:  # 16 bytes: forest_sum's compact copy of a node (_tree_fast.pyx, pack_tree)
+    double threshold        # the test x[meta >> 1] < threshold at a threshold node
+    int32_t meta            # >= 0: threshold node (column meta >> 1, missing to the right if meta & 1);
+                            # PACKED_LEAF (-1): a leaf; PACKED_GENERAL (-2): read the aux table
+    int32_t left            # threshold node: its left child (the right one is left + 1); leaf: its
+                            # values' offset in the leaf table; general node: its aux offset
 
 
 ctypedef struct TreeBuffer:  # a tree under construction: growable C arrays of the layout above
@@ -47,6 +57,8 @@ cdef class Tree:
     cdef const double *_value       # value's data, n_values per node (forest_sum reads it)
     cdef index_t _n_nodes, _n_columns, _n_values
     cdef object _pending            # state set by __setstate__, adopted by _check_fitted_state
+    cdef object _packed             # [raw, normalized] PackedTree or None: forest_sum's compact
+                                    # copies, made on first use, dropped by _adopt, never saved
 
 
 cdef Tree tree_from_buffer(TreeBuffer *t)
