@@ -6,7 +6,8 @@ whether the row's level is in a fixed random half of that column's levels, plus 
 x0 + x1/2 > 0; 10% of the labels are redrawn at random (so about 0.933 is the best accuracy).
 tests/test_tree_categorical_split.py grows the same data, smaller.
 
-Models, all criterion entropy, min_samples_leaf=5, one thread (threadpoolctl and OpenMP):
+Models, criterion entropy unless the row says gini, min_samples_leaf=5, one thread
+(threadpoolctl and OpenMP):
 fastml on category columns with categorical_split="multiway" (ID3, the default) and "binary",
 each also with 000's chi-square pruning (max_pchance=0.01: fully grown trees fit the label
 noise); scikit-learn on one-hot columns and on the ordinal codes. Times include the encoding (pandas
@@ -56,20 +57,22 @@ def model_for(who):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier as SkTree
+    criterion = "gini" if "gini" in who else "entropy"
     if who.startswith("fastml"):
         from fastml.tree import DecisionTreeClassifier
-        return DecisionTreeClassifier(criterion="entropy", min_samples_leaf=5,
+        return DecisionTreeClassifier(criterion=criterion, min_samples_leaf=5,
                                       categorical_split=who.split()[1],
                                       max_pchance=0.01 if "max_pchance" in who else None)
-    encoder = (OneHotEncoder(sparse_output=False) if who == "sklearn one-hot"
+    encoder = (OneHotEncoder(sparse_output=False) if who.startswith("sklearn one-hot")
                else OrdinalEncoder())
     return make_pipeline(make_column_transformer((encoder, CATEGORICAL), remainder="passthrough"),
-                         SkTree(criterion="entropy", min_samples_leaf=5, random_state=0))
+                         SkTree(criterion=criterion, min_samples_leaf=5, random_state=0))
 
 
 @pytest.mark.parametrize("who", ["fastml binary", "fastml binary max_pchance=0.01",
                                  "fastml multiway", "fastml multiway max_pchance=0.01",
-                                 "sklearn one-hot", "sklearn ordinal"])
+                                 "sklearn one-hot", "sklearn ordinal",
+                                 "fastml binary gini", "sklearn one-hot gini"])
 def test_tree_categorical_split(benchmark, data, who, single_thread):
     X, y, Xt, yt = data
     model = model_for(who)

@@ -94,25 +94,24 @@ class FeatureHasher(TransformerMixin, BaseEstimator):
         """
         import scipy.sparse as sp
         dtype = self._check_params()
+        single = dtype == np.float32   # values rounded to float32 before they are summed
         if _is_pandas_frame(raw_X):
             indptr, columns, values = self._frame_entries(raw_X)
+            indptr, nnz = _hashing_fast.finish_rows(indptr, columns, values, single)
+            columns, values = columns[:nnz], values[:nnz]
         else:
             if isinstance(raw_X, (str, bytes)) or not hasattr(raw_X, "__iter__"):
                 raise TypeError(f"raw_X must be an iterable of samples; got "
                                 f"{type(raw_X).__name__}")
             indptr, columns, values = _hashing_fast.hash_samples(
-                raw_X, self.input_type, int(self.n_features), bool(self.alternate_sign))
+                raw_X, self.input_type, int(self.n_features), bool(self.alternate_sign), single)
         n_rows = len(indptr) - 1
         if n_rows == 0:
             raise ValueError("FeatureHasher got no samples: cannot hash an empty sequence")
-        out_values = np.empty(len(values), dtype=dtype)
-        out_columns = np.empty(len(values), dtype=np.int32)
-        out_indptr = np.empty(n_rows + 1, dtype=np.int64)
-        nnz = _hashing_fast.finish_rows(indptr, columns, values, out_values, out_columns,
-                                        out_indptr)
-        index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
-        return sp.csr_matrix((out_values[:nnz], out_columns[:nnz].astype(index_dtype, copy=False),
-                              out_indptr.astype(index_dtype, copy=False)),
+        index_dtype = np.int32 if len(columns) <= np.iinfo(np.int32).max else np.int64
+        return sp.csr_matrix((values.astype(dtype, copy=False),
+                              columns.astype(index_dtype, copy=False),
+                              indptr.astype(index_dtype, copy=False)),
                              shape=(n_rows, int(self.n_features)), dtype=dtype)
 
     def _check_params(self):

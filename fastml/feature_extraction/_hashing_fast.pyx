@@ -5,31 +5,56 @@
 # for h = -2^31, whose |h| overflows int32, the value scikit-learn defines), so the matrix is
 # bit-identical to scikit-learn's FeatureHasher on the same input.
 #
-# Two passes. hash_samples walks the Python input once, hashing the UTF-8 bytes of each name
-# (or "name=value" for a string value) in C and appending (column, value) to growable buffers:
-# no Python object is made per token. finish_rows then sorts each row by column and sums the
-# entries that share one (in the order they came), giving canonical CSR. Invariant of the
-# first pass: after sample i, entries row_start[i]..row_start[i+1] are sample i's tokens.
+# One pass. hash_samples walks the Python input with the C API (borrowed list items, the
+# UTF-8 bytes of an ASCII str read in place), hashes each name (or "name=value" for a string
+# value) in C and appends (column, value) to growable buffers: no Python object is made per
+# token. At the end of each row the row is made canonical while it is still in cache: sorted
+# by column (stably, so entries that share a column keep their input order) and those entries
+# summed in the output precision, in place. The buffers then are the CSR arrays; numpy wraps
+# them without a copy. Invariant: after sample i, entries indptr[i]..indptr[i+1] are sample
+# i's distinct columns, ascending, each with the sum of its values in input order.
+#
+# Why this order of summation is scikit-learn's: it stores each value in the output dtype and
+# then sums duplicates after std::sort, which for rows of up to 16 entries is an insertion
+# sort (stable). Longer rows are partitioned first; there the order of three or more entries
+# of one column can differ, which changes a sum only for non-integer values that collide
+# three times in one row.
 from cpython.bytes cimport PyBytes_AsStringAndSize
 from cpython.dict cimport PyDict_Next
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cython.view cimport array as cvarray
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.string cimport memcpy
-from cython cimport floating
 
 import numpy as np
 
+from .._core._csrc cimport fastml_check_index
+
 cdef extern from "fastml_murmur.h" nogil:
     uint32_t fastml_murmur3_32(const char *key, size_t length, uint32_t seed) noexcept
+
+# The compact-ASCII layout of a str (CPython's common case: the characters are their own UTF-8
+# bytes, stored right after the object header), read without a function call.
+cdef extern from "Python.h":
+    bint str_is_compact_ascii "PyUnicode_IS_COMPACT_ASCII" (PyObject *o) noexcept
+    void *str_data "PyUnicode_DATA" (PyObject *o) noexcept
+    Py_ssize_t str_length "PyUnicode_GET_LENGTH" (PyObject *o) noexcept
+    bint is_exact_str "PyUnicode_CheckExact" (PyObject *o) noexcept
+    bint is_exact_list "PyList_CheckExact" (PyObject *o) noexcept
+    bint is_exact_tuple "PyTuple_CheckExact" (PyObject *o) noexcept
+    bint is_exact_float "PyFloat_CheckExact" (PyObject *o) noexcept
+    double float_value "PyFloat_AS_DOUBLE" (PyObject *o) noexcept
 
 cdef enum:
     MODE_DICT = 0
     MODE_PAIR = 1
     MODE_STRING = 2
-    FIRST_CAPACITY = 4096   # entries; the buffers double from there
+    FIRST_CAPACITY = 4096   # entries (and rows); the buffers double from there
     INSERTION_MAX = 32      # rows up to this long sort by insertion (no call overhead)
 
 MODES = {"dict": MODE_DICT, "pair": MODE_PAIR, "string": MODE_STRING}
@@ -78,59 +103,7 @@ def hash_tokens(list tokens, int64_t n_features):
     return columns, signs
 
 
-# ------------------------------------------------------------------ growable buffers
-ctypedef struct Entries:
-    int32_t *column
-    double *value
-    int64_t size
-    int64_t capacity
-    char *text           # scratch for "name=value"
-    Py_ssize_t text_capacity
-
-
-cdef int entries_init(Entries *e) except -1:
-    e.size, e.capacity, e.text_capacity = 0, FIRST_CAPACITY, 256
-    e.column = <int32_t *> malloc(e.capacity * sizeof(int32_t))
-    e.value = <double *> malloc(e.capacity * sizeof(double))
-    e.text = <char *> malloc(e.text_capacity)
-    if e.column == NULL or e.value == NULL or e.text == NULL:
-        entries_free(e)
-        raise MemoryError()
-    return 0
-
-
-cdef void entries_free(Entries *e) noexcept:
-    free(e.column)
-    free(e.value)
-    free(e.text)
-    e.column, e.value, e.text = NULL, NULL, NULL
-
-
-cdef int entries_grow(Entries *e) except -1:
-    cdef int64_t capacity = 2 * e.capacity
-    cdef int32_t *column = <int32_t *> realloc(e.column, capacity * sizeof(int32_t))
-    if column == NULL:
-        raise MemoryError()
-    e.column = column
-    cdef double *value = <double *> realloc(e.value, capacity * sizeof(double))
-    if value == NULL:
-        raise MemoryError()
-    e.value, e.capacity = value, capacity
-    return 0
-
-
-cdef inline int append(Entries *e, const char *name, Py_ssize_t length, double value,
-                       int64_t n_features, bint alternate_sign) except -1:
-    cdef int32_t h = <int32_t> fastml_murmur3_32(name, length, 0)
-    if e.size == e.capacity:
-        entries_grow(e)
-    e.column[e.size] = column_of(h, n_features)
-    e.value[e.size] = -value if (alternate_sign and h < 0) else value
-    e.size += 1
-    return 0
-
-
-# ------------------------------------------------------------------ reading Python input
+# ------------------------------------------------------------------ reading names
 cdef const char *utf8_of(object name, Py_ssize_t *length) except NULL:
     """The bytes a name hashes as: UTF-8 of a str (CPython caches it; free for ASCII), a bytes
     object as it is."""
@@ -144,174 +117,392 @@ cdef const char *utf8_of(object name, Py_ssize_t *length) except NULL:
                     f"{name!r}")
 
 
-cdef int add_pair(Entries *e, object name, object value, int64_t n_features,
-                  bint alternate_sign) except -1:
-    """One (name, value): a string value is the token "name=value" with value 1 (scikit-
-    learn's rule for categorical values); a number is kept unless it is 0."""
-    cdef Py_ssize_t n_name, n_value
-    cdef const char *s_name
-    cdef const char *s_value
-    cdef double v
-    if isinstance(value, str):
-        s_name = utf8_of(name, &n_name)
-        s_value = utf8_of(value, &n_value)
-        if n_name + n_value + 1 > e.text_capacity:
-            free(e.text)
-            e.text_capacity = 2 * (n_name + n_value + 1)
-            e.text = <char *> malloc(e.text_capacity)
-            if e.text == NULL:
-                raise MemoryError()
-        memcpy(e.text, s_name, n_name)
-        e.text[n_name] = b'='
-        memcpy(e.text + n_name + 1, s_value, n_value)
-        return append(e, e.text, n_name + 1 + n_value, 1.0, n_features, alternate_sign)
-    if isinstance(value, (bytes, bytearray)):
-        raise TypeError(f"feature {name!r} has a bytes value {value!r}; values must be numbers "
-                        f"or str")
-    try:
-        v = value
-    except TypeError:
-        raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}; values "
-                        f"must be numbers or str") from None
-    if not isfinite(v):
-        raise ValueError(f"feature {name!r} has a non-finite value {value!r}; hashed values must "
-                         f"be finite numbers")
-    if v == 0:
-        return 0
-    s_name = utf8_of(name, &n_name)
-    return append(e, s_name, n_name, v, n_features, alternate_sign)
+cdef inline const char *bytes_of(PyObject *name, Py_ssize_t *length) except NULL:
+    """utf8_of without a call for the common case, an exact str of ASCII characters (borrowed:
+    the bytes live as long as the str)."""
+    if is_exact_str(name) and str_is_compact_ascii(name):
+        length[0] = str_length(name)
+        return <const char *> str_data(name)
+    return utf8_of(<object> name, length)
 
 
-cdef int add_sample(Entries *e, object sample, int mode, int64_t n_features,
-                    bint alternate_sign) except -1:
-    cdef Py_ssize_t length
-    cdef const char *s
-    cdef Py_ssize_t position = 0
-    cdef PyObject *name_ref
-    cdef PyObject *value_ref
-    if mode == MODE_DICT:
-        if isinstance(sample, dict):        # walk the dict in place: no item tuples
-            while PyDict_Next(sample, &position, &name_ref, &value_ref):
-                add_pair(e, <object> name_ref, <object> value_ref, n_features, alternate_sign)
-        elif hasattr(sample, "items"):
-            for name, value in sample.items():
-                add_pair(e, name, value, n_features, alternate_sign)
-        else:
-            raise TypeError(f"input_type='dict' takes one mapping per sample; got "
-                            f"{type(sample).__name__}")
-    elif mode == MODE_PAIR:
-        for pair in sample:
-            if not isinstance(pair, tuple) or len(pair) != 2:
-                raise TypeError(f"input_type='pair' takes (feature, value) pairs; got {pair!r}")
-            add_pair(e, (<tuple> pair)[0], (<tuple> pair)[1], n_features, alternate_sign)
-    else:
-        if isinstance(sample, (str, bytes)):
-            raise ValueError("input_type='string' takes one iterable of strings per sample, "
-                             "not a single string: wrap it in a list")
-        if isinstance(sample, list):        # the common case, without the iterator protocol
-            for name in <list> sample:
-                s = utf8_of(name, &length)
-                append(e, s, length, 1.0, n_features, alternate_sign)
-        else:
-            for name in sample:
-                s = utf8_of(name, &length)
-                append(e, s, length, 1.0, n_features, alternate_sign)
+# ------------------------------------------------------------------ the CSR being built
+ctypedef struct Rows:
+    int32_t *column       # indices of the rows so far
+    double *value         # their values (each row's duplicates summed in the output precision)
+    int64_t size, capacity
+    int64_t *indptr       # n_rows + 1 row starts
+    int64_t n_rows, row_capacity
+    char *text            # scratch for "name=value"
+    Py_ssize_t text_capacity
+    uint64_t *keys        # scratch of a long row's sort (qsort path)
+    double *spare         # its values while they are gathered back
+    Py_ssize_t keys_capacity
+    int64_t n_features
+    bint alternate_sign
+    bint single           # float32 output: values are rounded to float32 before summing
+
+
+cdef int rows_init(Rows *r, int64_t n_features, bint alternate_sign, bint single) except -1:
+    r.size, r.capacity, r.n_rows, r.row_capacity = 0, FIRST_CAPACITY, 0, FIRST_CAPACITY
+    r.text_capacity, r.keys_capacity = 256, 0
+    r.n_features, r.alternate_sign, r.single = n_features, alternate_sign, single
+    r.keys, r.spare = NULL, NULL
+    r.column = <int32_t *> malloc(r.capacity * sizeof(int32_t))
+    r.value = <double *> malloc(r.capacity * sizeof(double))
+    r.indptr = <int64_t *> malloc((r.row_capacity + 1) * sizeof(int64_t))
+    r.text = <char *> malloc(r.text_capacity)
+    if r.column == NULL or r.value == NULL or r.indptr == NULL or r.text == NULL:
+        rows_free(r)
+        raise MemoryError()
+    r.indptr[0] = 0
     return 0
 
 
-def hash_samples(raw_X, str input_type, int64_t n_features, bint alternate_sign):
-    """(indptr int64, columns int32, values float64) of every sample in raw_X, in input order
-    within each row (duplicates not yet summed)."""
-    cdef int mode = MODES[input_type]
-    cdef Entries e
-    starts = [0]
-    entries_init(&e)
-    try:
-        if isinstance(raw_X, list):
-            for sample in <list> raw_X:
-                add_sample(&e, sample, mode, n_features, alternate_sign)
-                starts.append(e.size)
-        else:
-            for sample in raw_X:
-                add_sample(&e, sample, mode, n_features, alternate_sign)
-                starts.append(e.size)
-        columns = np.empty(e.size, dtype=np.int32)
-        values = np.empty(e.size, dtype=np.float64)
-        if e.size:
-            memcpy(<void *> <size_t> columns.ctypes.data, e.column, e.size * sizeof(int32_t))
-            memcpy(<void *> <size_t> values.ctypes.data, e.value, e.size * sizeof(double))
-    finally:
-        entries_free(&e)
-    return np.asarray(starts, dtype=np.int64), columns, values
+cdef void rows_free(Rows *r) noexcept:
+    free(r.column)
+    free(r.value)
+    free(r.indptr)
+    free(r.text)
+    free(r.keys)
+    free(r.spare)
+    r.column, r.value, r.indptr, r.text, r.keys, r.spare = NULL, NULL, NULL, NULL, NULL, NULL
+
+
+cdef int reserve(Rows *r, int64_t extra) except -1:
+    """Room for `extra` more entries (capacity doubles; realloc moves big blocks by remapping
+    their pages, without a copy)."""
+    cdef int64_t capacity = r.capacity
+    if r.size + extra <= capacity:
+        return 0
+    while capacity < r.size + extra:
+        capacity *= 2
+    cdef int32_t *column = <int32_t *> realloc(r.column, capacity * sizeof(int32_t))
+    if column == NULL:
+        raise MemoryError()
+    r.column = column
+    cdef double *value = <double *> realloc(r.value, capacity * sizeof(double))
+    if value == NULL:
+        raise MemoryError()
+    r.value, r.capacity = value, capacity
+    return 0
+
+
+cdef inline int push(Rows *r, const char *name, Py_ssize_t length, double value) except -1:
+    """Append the entry of one name (room for it checked here: one predictable branch)."""
+    cdef int32_t h = <int32_t> fastml_murmur3_32(name, length, 0)
+    if r.size == r.capacity:
+        reserve(r, 1)
+    if r.alternate_sign and h < 0:
+        value = -value
+    r.column[r.size] = column_of(h, r.n_features)
+    r.value[r.size] = <double> <float> value if r.single else value
+    r.size += 1
+    return 0
 
 
 # ------------------------------------------------------------------ canonical rows
-# An entry's sort key is (column << 32) | position: ordering by it orders by column and keeps
+cdef void insertion_sort(int32_t *column, double *value, Py_ssize_t n) noexcept nogil:
+    """Ascending by column, stable (equal columns keep their input order)."""
+    cdef Py_ssize_t i, j
+    cdef int32_t c
+    cdef double v
+    for i in range(1, n):
+        c = column[i]
+        v = value[i]
+        j = i - 1
+        while j >= 0 and column[j] > c:
+            column[j + 1] = column[j]
+            value[j + 1] = value[j]
+            j -= 1
+        column[j + 1] = c
+        value[j + 1] = v
+
+
+# A long row's sort key is (column << 32) | position: ordering by it orders by column and keeps
 # the input order among entries of one column, with one integer comparison.
 cdef int key_less(const void *a, const void *b) noexcept nogil:
     cdef uint64_t x = (<const uint64_t *> a)[0], y = (<const uint64_t *> b)[0]
     return -1 if x < y else (1 if x > y else 0)
 
 
-cdef void sort_keys(uint64_t *keys, Py_ssize_t n) noexcept nogil:
-    """Ascending: insertion sort for short rows, qsort otherwise."""
-    cdef Py_ssize_t i, j
-    cdef uint64_t k
-    if n > INSERTION_MAX:
-        qsort(keys, n, sizeof(uint64_t), key_less)
-        return
-    for i in range(1, n):
-        k = keys[i]
-        j = i - 1
-        while j >= 0 and keys[j] > k:
-            keys[j + 1] = keys[j]
-            j -= 1
-        keys[j + 1] = k
-
-
-def finish_rows(const int64_t[::1] indptr, const int32_t[::1] columns,
-                const double[::1] values, floating[::1] out_values, int32_t[::1] out_columns,
-                int64_t[::1] out_indptr):
-    """Sort each row by column and sum entries that share a column, in input order and in the
-    output precision (each value rounded to it first, as scikit-learn stores them), into
-    out_* (sized for the worst case, no duplicates). Returns the number of entries written."""
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i, p, q, n, longest = 0
-    cdef int64_t written = 0, start
+cdef int key_sort(Rows *r, int32_t *column, double *value, Py_ssize_t n) except -1:
+    """The stable sort of a row longer than INSERTION_MAX: qsort of keys, then a gather."""
+    cdef Py_ssize_t p
     cdef uint64_t *keys
-    cdef const double *row_values
-    cdef uint32_t column
-    cdef floating acc
-    if columns.shape[0] != values.shape[0] or out_indptr.shape[0] != indptr.shape[0] \
-            or out_values.shape[0] < values.shape[0] or out_columns.shape[0] < values.shape[0]:
-        raise ValueError("finish_rows: inconsistent buffer shapes")
-    for i in range(n_rows):
-        longest = max(longest, indptr[i + 1] - indptr[i])
-    if longest > 2147483647:
-        raise ValueError("finish_rows: a row has more than 2**31 - 1 entries")
-    keys = <uint64_t *> malloc(max(longest, 1) * sizeof(uint64_t))
-    if keys == NULL:
+    cdef double *spare
+    if n > 4294967295:
+        raise ValueError("FeatureHasher: a sample has more than 2**32 - 1 entries")
+    if n > r.keys_capacity:
+        keys = <uint64_t *> realloc(r.keys, n * sizeof(uint64_t))
+        if keys == NULL:
+            raise MemoryError()
+        r.keys = keys
+        spare = <double *> realloc(r.spare, n * sizeof(double))
+        if spare == NULL:
+            raise MemoryError()
+        r.spare, r.keys_capacity = spare, n
+    for p in range(n):
+        r.keys[p] = ((<uint64_t> <uint32_t> column[p]) << 32) | <uint64_t> p
+    memcpy(r.spare, value, n * sizeof(double))
+    qsort(r.keys, n, sizeof(uint64_t), key_less)
+    for p in range(n):
+        fastml_check_index(<Py_ssize_t> (r.keys[p] & 0xFFFFFFFFu), n)
+        column[p] = <int32_t> (r.keys[p] >> 32)
+        value[p] = r.spare[r.keys[p] & 0xFFFFFFFFu]
+    return 0
+
+
+cdef Py_ssize_t sum_duplicates(const int32_t *column, const double *value, Py_ssize_t n,
+                               int32_t *out_column, double *out_value, bint single) noexcept nogil:
+    """Sum the runs of equal columns of a sorted row, left to right in the output precision,
+    into out_* (which may be the input itself, or start before it: the write position never
+    passes the read position). Returns the new length; a sum of 0 stays an explicit entry,
+    as in scikit-learn."""
+    cdef Py_ssize_t p = 0, q, w = 0
+    cdef int32_t c
+    cdef double acc
+    cdef float acc32
+    while p < n:
+        c = column[p]
+        q = p + 1
+        if single:
+            acc32 = <float> value[p]
+            while q < n and column[q] == c:
+                acc32 = acc32 + <float> value[q]
+                q += 1
+            acc = acc32
+        else:
+            acc = value[p]
+            while q < n and column[q] == c:
+                acc = acc + value[q]
+                q += 1
+        out_column[w] = c
+        out_value[w] = acc
+        w += 1
+        p = q
+    return w
+
+
+cdef int end_row(Rows *r) except -1:
+    """Make the row just appended canonical (sorted, duplicates summed) and record its end."""
+    cdef int64_t start = r.indptr[r.n_rows]
+    cdef Py_ssize_t n = r.size - start
+    cdef int64_t *indptr
+    if n > INSERTION_MAX:
+        key_sort(r, r.column + start, r.value + start, n)
+    else:
+        insertion_sort(r.column + start, r.value + start, n)
+    r.size = start + sum_duplicates(r.column + start, r.value + start, n, r.column + start,
+                                    r.value + start, r.single)
+    if r.n_rows == r.row_capacity:
+        indptr = <int64_t *> realloc(r.indptr, (2 * r.row_capacity + 1) * sizeof(int64_t))
+        if indptr == NULL:
+            raise MemoryError()
+        r.indptr, r.row_capacity = indptr, 2 * r.row_capacity
+    r.n_rows += 1
+    r.indptr[r.n_rows] = r.size
+    return 0
+
+
+# ------------------------------------------------------------------ reading Python input
+cdef int add_token(Rows *r, PyObject *name, PyObject *value) except -1:
+    """One (name, value): a string value is the token "name=value" with value 1 (scikit-
+    learn's rule for categorical values); a number is kept unless it is 0."""
+    cdef Py_ssize_t n_name, n_value
+    cdef const char *s_name
+    cdef const char *s_value
+    cdef double v
+    if is_exact_float(value):
+        v = float_value(value)
+    elif isinstance(<object> value, str):
+        s_name = bytes_of(name, &n_name)
+        s_value = bytes_of(value, &n_value)
+        if n_name + n_value + 1 > r.text_capacity:
+            free(r.text)
+            r.text_capacity = 2 * (n_name + n_value + 1)
+            r.text = <char *> malloc(r.text_capacity)
+            if r.text == NULL:
+                raise MemoryError()
+        memcpy(r.text, s_name, n_name)
+        r.text[n_name] = b'='
+        memcpy(r.text + n_name + 1, s_value, n_value)
+        return push(r, r.text, n_name + 1 + n_value, 1.0)
+    else:
+        # a conversion can run Python code (__float__) that drops the caller's references:
+        # hold them until the name is hashed
+        held_name, held_value = <object> name, <object> value
+        v = number_of(held_name, held_value)
+        return add_number(r, <PyObject *> held_name, held_value, v)
+    return add_number(r, name, <object> value, v)
+
+
+cdef int add_number(Rows *r, PyObject *name, object value, double v) except -1:
+    cdef Py_ssize_t n_name
+    cdef const char *s_name
+    if not isfinite(v):
+        raise ValueError(f"feature {<object> name!r} has a non-finite value {value!r}; "
+                         f"hashed values must be finite numbers")
+    if v == 0:
+        return 0
+    s_name = bytes_of(name, &n_name)
+    return push(r, s_name, n_name, v)
+
+
+cdef double number_of(object name, object value) except? -1.0:
+    if isinstance(value, (bytes, bytearray)):
+        raise TypeError(f"feature {name!r} has a bytes value {value!r}; values must be numbers "
+                        f"or str")
+    try:
+        return value
+    except TypeError:
+        raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}; values "
+                        f"must be numbers or str") from None
+
+
+cdef int add_strings(Rows *r, object sample) except -1:
+    """input_type="string": every item is a name with value 1."""
+    cdef Py_ssize_t i, length
+    cdef const char *s
+    cdef PyObject *item
+    if is_exact_list(<PyObject *> sample):   # the common case: borrowed items, no iterator
+        for i in range(PyList_GET_SIZE(sample)):
+            item = PyList_GET_ITEM(sample, i)
+            s = bytes_of(item, &length)
+            push(r, s, length, 1.0)
+        return 0
+    if isinstance(sample, (str, bytes)):
+        raise ValueError("input_type='string' takes one iterable of strings per sample, "
+                         "not a single string: wrap it in a list")
+    for name in sample:
+        s = utf8_of(name, &length)
+        push(r, s, length, 1.0)
+    return 0
+
+
+cdef int add_pairs(Rows *r, object sample) except -1:
+    """input_type="pair": every item is a (name, value) tuple."""
+    cdef Py_ssize_t i
+    if is_exact_list(<PyObject *> sample):
+        i = 0
+        while i < PyList_GET_SIZE(sample):   # re-read: a value's __float__ could shrink it
+            pair = <object> PyList_GET_ITEM(sample, i)   # held while its items are read
+            if not is_exact_tuple(<PyObject *> pair) or PyTuple_GET_SIZE(pair) != 2:
+                bad_pair(pair)
+            add_token(r, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1))
+            i += 1
+        return 0
+    for item in sample:
+        if not isinstance(item, tuple) or len(item) != 2:
+            bad_pair(item)
+        add_token(r, <PyObject *> (<tuple> item)[0], <PyObject *> (<tuple> item)[1])
+    return 0
+
+
+cdef int bad_pair(object pair) except -1:
+    raise TypeError(f"input_type='pair' takes (feature, value) pairs; got {pair!r}")
+
+
+cdef int add_mapping(Rows *r, object sample) except -1:
+    """input_type="dict": the sample's items, a dict walked in place (no item tuples)."""
+    cdef Py_ssize_t position = 0
+    cdef PyObject *name_ref
+    cdef PyObject *value_ref
+    if isinstance(sample, dict):
+        while PyDict_Next(sample, &position, &name_ref, &value_ref):
+            add_token(r, name_ref, value_ref)
+    elif hasattr(sample, "items"):
+        for name, value in sample.items():
+            add_token(r, <PyObject *> name, <PyObject *> value)
+    else:
+        raise TypeError(f"input_type='dict' takes one mapping per sample; got "
+                        f"{type(sample).__name__}")
+    return 0
+
+
+cdef int add_sample(Rows *r, object sample, int mode) except -1:
+    if mode == MODE_STRING:
+        add_strings(r, sample)
+    elif mode == MODE_PAIR:
+        add_pairs(r, sample)
+    else:
+        add_mapping(r, sample)
+    return end_row(r)
+
+
+cdef object owned_array(void **data, int64_t n, Py_ssize_t itemsize, str fmt, dtype):
+    """A numpy array that takes over the malloc'd block *data (n items; *data is set to NULL
+    and the array frees the block), shrunk to its size first."""
+    cdef cvarray wrapper
+    cdef void *block
+    if n == 0:
+        return np.empty(0, dtype=dtype)
+    block = realloc(data[0], n * itemsize)
+    if block == NULL:
         raise MemoryError()
-    with nogil:
+    data[0] = NULL
+    wrapper = cvarray(shape=(n,), itemsize=itemsize, format=fmt, mode="c",
+                      allocate_buffer=False)
+    wrapper.data = <char *> block
+    wrapper.callback_free_data = free
+    return np.asarray(wrapper)
+
+
+def hash_samples(raw_X, str input_type, int64_t n_features, bint alternate_sign,
+                 bint single=False):
+    """(indptr int64, columns int32, values float64) of the samples in raw_X: canonical CSR
+    (each row's columns ascending, entries of one column summed in input order, in float32
+    first when `single`)."""
+    cdef int mode = MODES[input_type]
+    cdef Rows r
+    cdef Py_ssize_t i
+    rows_init(&r, n_features, alternate_sign, single)
+    try:
+        if is_exact_list(<PyObject *> raw_X):
+            i = 0
+            while i < PyList_GET_SIZE(raw_X):
+                sample = <object> PyList_GET_ITEM(raw_X, i)   # held while it is read
+                add_sample(&r, sample, mode)
+                i += 1
+        else:
+            for sample in raw_X:
+                add_sample(&r, sample, mode)
+        columns = owned_array(<void **> &r.column, r.size, sizeof(int32_t), "i", np.int32)
+        values = owned_array(<void **> &r.value, r.size, sizeof(double), "d", np.float64)
+        indptr = owned_array(<void **> &r.indptr, r.n_rows + 1, sizeof(int64_t), "q",
+                             np.int64)
+    finally:
+        rows_free(&r)
+    return indptr, columns, values
+
+
+# ------------------------------------------------------------------ rows built elsewhere
+def finish_rows(const int64_t[::1] indptr, int32_t[::1] columns, double[::1] values,
+                bint single=False):
+    """Make rows appended in input order canonical, in place, as hash_samples does row by
+    row (the DataFrame path builds its rows with numpy). Returns (indptr, nnz): the new row
+    starts and the number of entries kept at the front of columns and values."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
+    cdef int64_t written = 0, start, n
+    cdef Rows r
+    if columns.shape[0] != values.shape[0] or (n_rows >= 0 and indptr[n_rows] != columns.shape[0]):
+        raise ValueError("finish_rows: inconsistent buffer shapes")
+    out = np.empty(n_rows + 1, dtype=np.int64)
+    cdef int64_t[::1] out_indptr = out
+    rows_init(&r, 1, False, single)
+    try:
         out_indptr[0] = 0
         for i in range(n_rows):
             start = indptr[i]
             n = indptr[i + 1] - start
-            row_values = &values[start] if n else NULL
-            for p in range(n):
-                keys[p] = ((<uint64_t> <uint32_t> columns[start + p]) << 32) | <uint64_t> p
-            sort_keys(keys, n)
-            p = 0
-            while p < n:
-                column = <uint32_t> (keys[p] >> 32)
-                acc = <floating> row_values[keys[p] & 0xFFFFFFFFu]
-                q = p + 1
-                while q < n and <uint32_t> (keys[q] >> 32) == column:
-                    acc = acc + <floating> row_values[keys[q] & 0xFFFFFFFFu]
-                    q += 1
-                out_columns[written] = <int32_t> column
-                out_values[written] = acc
-                written += 1
-                p = q
+            if n > INSERTION_MAX:
+                key_sort(&r, &columns[start], &values[start], n)
+            elif n > 1:
+                insertion_sort(&columns[start], &values[start], n)
+            if n:
+                written += sum_duplicates(&columns[start], &values[start], n,
+                                          &columns[written], &values[written], single)
             out_indptr[i + 1] = written
-    free(keys)
-    return written
+    finally:
+        rows_free(&r)
+    return out, written
