@@ -117,7 +117,7 @@ class LinearStats:
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features)
-            C-contiguous float32 or float64 (the estimators validate first).
+            C- or F-contiguous float32 or float64 (the estimators validate first).
         Y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : ndarray of shape (n_samples,), optional
         n_jobs : int or None
@@ -141,7 +141,9 @@ class LinearStats:
         n, d = X.shape
         K = Y.shape[1]
         head = slice(0, min(n, 1024))
-        x_shift = np.mean(X[head], axis=0, dtype=np.float64)
+        # (numpy sums a column-major block in another order: the C copy of these few rows
+        # gives a column-major X, as fit_stream builds, the same shift as a row-major one)
+        x_shift = np.mean(np.ascontiguousarray(X[head]), axis=0, dtype=np.float64)
         y_shift = np.mean(Y[head], axis=0)
         p = d + 1 + K
         q = _linreg.padded_size(p)
