@@ -19,7 +19,7 @@
 # Contract (fastml/_core/__init__.py): shapes are checked at entry; values are trusted (the
 # driver finds NaN / inf from G itself). The buffer walks are raw pointers, so their indices are
 # checked by fastml_check_index in the debug build.
-from libc.math cimport sqrt
+from libc.math cimport isfinite, sqrt
 from libc.stdlib cimport malloc, calloc, free
 from cython cimport floating
 from cython.parallel cimport prange
@@ -203,3 +203,15 @@ def gram_accumulate(const floating[:, :] X, const double[:, ::1] Y, const double
                 G[i, j] = G[j, i]
     scratch_free(&s)
     return G
+
+
+def count_nonfinite(const floating[:, ::1] values):
+    """The number of entries of `values` that are inf or NaN. PolynomialRegression's predict
+    asks whether the expansion of a finite X overflowed (x^k can): on a few rows numpy's
+    reduction would cost more than the expansion itself."""
+    cdef index_t count = 0, i, j
+    with nogil:
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                count += not isfinite(values[i, j])
+    return count
