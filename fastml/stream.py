@@ -81,7 +81,8 @@ def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None,
     if verbose is None:
         verbose = getattr(estimator, "verbose", 0) or 0
     stream = _Stream(source, target, chunk_rows=chunk_rows, columns=columns, drop=drop,
-                     weight=sample_weight, verbose=verbose, desc=type(estimator).__name__)
+                     weight=sample_weight, verbose=verbose, desc=type(estimator).__name__,
+                     order=_layout_for(estimator, plan))
     return plan(estimator, stream, epochs)
 
 
@@ -246,9 +247,8 @@ def _fit_polynomial(estimator, stream, epochs):
 
 
 def _accumulate_stats(estimator, stream, transform):
-    from ._validation import check_sample_weight, check_X_y
+    from ._validation import check_param, check_sample_weight
     from .linear_model import LinearStats
-    from ._validation import check_param
     _forget_fit(estimator)
     if hasattr(estimator, "_check_params"):
         estimator._check_params()
@@ -256,8 +256,7 @@ def _accumulate_stats(estimator, stream, transform):
         check_param("degree", estimator.degree, low=1, integer=True)
     total = None
     for k, chunk in enumerate(stream.chunks()):
-        X, y = check_X_y(chunk.X, chunk.y, multi_output=True, estimator=estimator,
-                         reset=k == 0)
+        X, y = _regression_input(chunk, estimator, reset=k == 0)
         if transform is not None:
             X = np.ascontiguousarray(transform(X))
         sw = None if chunk.weight is None else check_sample_weight(chunk.weight, X.shape[0])
@@ -270,6 +269,39 @@ def _accumulate_stats(estimator, stream, transform):
     if total is None:
         raise ValueError("the source has no rows")
     return total
+
+
+# The layout of the arrays fit_stream builds from numeric Arrow chunks, for the estimators
+# whose kernels do not care about it: "F" (column-major) costs one memcpy per Arrow column,
+# about half the transposing copy into rows ("C"). Every other estimator (the SGD family, the
+# batch logistic kernel, PolynomialRegression's expansion) walks rows and gets "C".
+# GaussianNB: its fit accepts F order without a copy only with the naive Bayes branch merged
+# (bench/README.md, branch stream, has both layouts' times).
+_LAYOUTS = {
+    _fit_least_squares: "F",        # LinearStats: dsyrk on column-major blocks
+    "GaussianNB": "C",
+}
+
+
+def _layout_for(estimator, plan):
+    """"C" or "F": the order of the arrays built from numeric Arrow chunks (_LAYOUTS)."""
+    return _LAYOUTS.get(plan, _LAYOUTS.get(type(estimator).__name__, "C"))
+
+
+def _regression_input(chunk, estimator, reset):
+    """A chunk's (X, y) validated as fit(solver="normal") validates them: LinearStats.from_data
+    finds NaN / inf in X itself. A chunk built from numeric Arrow columns keeps its layout
+    (check_array would copy a column-major array into rows)."""
+    from ._validation import check_n_features, check_regression_targets, check_X_y
+    if chunk.matrix is None:
+        return check_X_y(chunk.X, chunk.y, multi_output=True, check_finite=False,
+                         estimator=estimator, reset=reset)
+    check_n_features(estimator, chunk.X, reset=reset)     # the names, from the DataFrame
+    y = check_regression_targets(chunk.y)
+    if y.shape[0] != chunk.n_rows:
+        raise ValueError(f"X and y have different numbers of samples: X has {chunk.n_rows}, "
+                         f"y has {y.shape[0]}")
+    return chunk.matrix, y
 
 
 def _fit_logistic_batch(estimator, stream, epochs):
@@ -440,10 +472,14 @@ def _forget_fit(estimator):
 
 # ---------------------------------------------------------------------------- the chunks
 class _Chunk:
-    __slots__ = ("X", "y", "weight", "index", "start")
+    """X (what the estimator is given: an array, or a DataFrame carrying the feature names),
+    y, weight, the chunk's index and first row; `matrix` is X's values when fit_stream built
+    them from numeric Arrow columns (a float array in the stream's layout), else None."""
+    __slots__ = ("X", "y", "weight", "index", "start", "matrix")
 
-    def __init__(self, X, y, weight, index, start):
+    def __init__(self, X, y, weight, index, start, matrix=None):
         self.X, self.y, self.weight, self.index, self.start = X, y, weight, index, start
+        self.matrix = matrix
 
     @property
     def n_rows(self):
@@ -457,14 +493,15 @@ class _Stream:
     """Chunks of a source, as (X, y, weight) with the column rules of fit: the same feature
     columns in every chunk, each column keeping its kind (numeric / categorical)."""
 
-    def __init__(self, source, target, *, chunk_rows, columns, drop, weight, verbose, desc):
+    def __init__(self, source, target, *, chunk_rows, columns, drop, weight, verbose, desc,
+                 order="C"):
         if chunk_rows is not None and (not isinstance(chunk_rows, (int, np.integer))
                                        or isinstance(chunk_rows, bool) or chunk_rows < 1):
             raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}")
         self.target, self.weight, self.chunk_rows = target, weight, chunk_rows
         self.columns = None if columns is None else list(columns)
         self.drop = [] if drop is None else list(drop)
-        self.verbose, self.desc = verbose, desc
+        self.verbose, self.desc, self.order = verbose, desc, order
         self.reader = _reader_for(source)
         self.passes = 0
         self.kinds = None
@@ -485,16 +522,27 @@ class _Stream:
                 f"{self.desc} needs another pass over the data, but the source is a one-shot "
                 f"iterator; pass a file, or a callable that returns a fresh iterable")
         self.passes += 1
-        start = 0
+        chunks = self._split_all(self.reader.batches(self._needed(), self.chunk_rows))
+        if self.reader.read_ahead:
+            # the reader thread decodes the file and builds the arrays (both release the GIL),
+            # the caller's thread only fits
+            chunks = _read_ahead(chunks)
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
                       verbose=self.verbose) as bar:
-            for k, raw in enumerate(self.reader.raw_chunks(self._needed(), self.chunk_rows)):
-                chunk = self._split(raw, k, start)
-                if chunk.n_rows == 0:
-                    continue
+            for chunk in chunks:
                 yield chunk
-                start += chunk.n_rows
                 bar.update(chunk.n_rows)
+
+    def _split_all(self, raws):
+        """The non-empty chunks of the source's raw chunks, in order."""
+        start, buffers = 0, _Buffers()
+        for k, raw in enumerate(raws):
+            chunk = self._split(raw, k, start, buffers)
+            del raw     # the Arrow table is copied: do not hold it while the chunk is fitted
+            if chunk.n_rows == 0:
+                continue
+            yield chunk
+            start += chunk.n_rows
         if start == 0:
             raise ValueError("the source has no rows")
 
@@ -518,7 +566,7 @@ class _Stream:
         extra = [c for c in (self.target, self.weight) if c is not None]
         return list(dict.fromkeys(self.columns + extra))
 
-    def _split(self, raw, k, start):
+    def _split(self, raw, k, start, buffers=None):
         if isinstance(raw, tuple):
             if len(raw) not in (2, 3):
                 raise ValueError(f"chunk {k} is a tuple of {len(raw)} items; expected (X, y) "
@@ -542,13 +590,17 @@ class _Stream:
                              f"it has {names}")
         features = self.columns if self.columns is not None else [
             c for c in names if c not in (self.target, self.weight) and c not in self.drop]
-        X = _numeric_frame(raw, features) if _is_arrow(raw) else None
-        frame = raw if X is not None else _to_frame(raw)
-        if X is None:
+        matrix = _numeric_matrix(raw, features, self.order, buffers) if _is_arrow(raw) \
+            else None
+        if matrix is not None:
+            import pandas as pd
+            frame, X = raw, pd.DataFrame(matrix, columns=features, copy=False)
+        else:
+            frame = _to_frame(raw)
             X = frame[features]
         self._check_kinds(X, k, start)
         w = None if self.weight is None else _column_values(frame, self.weight, np.float64)
-        return _Chunk(X, _column_values(frame, self.target), w, k, start)
+        return _Chunk(X, _column_values(frame, self.target), w, k, start, matrix)
 
     def _check_kinds(self, X, k, start):
         """Every chunk has the first chunk's columns, each numeric or categorical as there."""
@@ -604,22 +656,68 @@ def _column_values(frame, name, dtype=None):
     return values if dtype is None else values.astype(dtype, copy=False)
 
 
-def _numeric_frame(table, features):
-    """The feature columns of an all-numeric Arrow table as a DataFrame over one C-contiguous
-    array: one copy from Arrow's column buffers into the kernels' row layout (to_pandas would
-    copy into a column-major block, and the estimator again to rows). None when a column is
-    not an integer or a float (strings, bools, dates, ...): those go through to_pandas and
-    fit's column rules."""
+def _numeric_matrix(table, features, order, buffers=None):
+    """The feature columns of an all-numeric Arrow table as one float array in `order` ("C":
+    rows, for the kernels that walk rows; "F": column-major), copied once from Arrow's column
+    buffers, record batch by record batch (to_pandas would copy into a column-major block,
+    and the estimator again to rows; concatenating a column's pieces would copy once more).
+    None when a column is not an integer or a float (strings, bools, dates, ...): those go
+    through to_pandas and fit's column rules. The array comes from `buffers` (a _Buffers)
+    when given."""
     import pyarrow as pa
-    import pandas as pd
-    from ._core._layout import rows_from_columns
+    from ._core._layout import fill_from_columns
     types = [table.schema.field(name).type for name in features]
     # bool columns are categorical by fit's rules (fastml._tabular): they take the other path
     if not features or not all(pa.types.is_floating(t) or pa.types.is_integer(t) for t in types):
         return None
     dtype = np.float32 if all(t == pa.float32() for t in types) else np.float64
-    columns = [_column_values(table, name, dtype) for name in features]
-    return pd.DataFrame(rows_from_columns(columns), columns=features, copy=False)
+    shape = (table.num_rows, len(features))
+    out = np.empty(shape, dtype, order=order) if buffers is None else \
+        buffers.empty(shape, dtype, order)
+    start = 0
+    for batch in table.select(features).to_batches():
+        if batch.num_rows:
+            # Arrow nulls become NaN (to_numpy's rule, as to_pandas makes them)
+            fill_from_columns([column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+                               for column in batch.columns], out, start)
+            start += batch.num_rows
+    return out
+
+
+class _Buffers:
+    """The arrays of one pass's chunks, each reused once nothing else refers to it.
+
+    A fresh chunk-sized array is new memory from the system, faulted in page by page when the
+    copy first writes it: that costs about as much as the copy itself. Reuse is safe by
+    reference count: an array that only this pool refers to cannot be read by anyone (a numpy
+    view, a DataFrame or a memoryview over it holds a reference). At most `SIZE` arrays are
+    kept, the chunk being fitted and the next (see _read_ahead); when both are still in use
+    (the caller has not yet let go of the last chunk), `empty` waits a little, then returns a
+    fresh array that it does not keep."""
+    SIZE = 2
+    WAITS, WAIT_SECONDS = 10, 0.001
+
+    def __init__(self):
+        self.arrays = []
+
+    def empty(self, shape, dtype, order):
+        """An uninitialized array of that shape, dtype and order ("C" / "F")."""
+        import sys
+        import time
+        contiguous = "F_CONTIGUOUS" if order == "F" else "C_CONTIGUOUS"
+        for _ in range(self.WAITS):
+            for array in self.arrays:
+                # three references: the list, this loop's name and getrefcount's argument
+                if sys.getrefcount(array) == 3 and array.shape == shape and \
+                        array.dtype == dtype and array.flags[contiguous]:
+                    return array
+            if len(self.arrays) < self.SIZE:
+                break
+            time.sleep(self.WAIT_SECONDS)   # lets the caller's thread drop its last chunk
+        out = np.empty(shape, dtype, order=order)
+        if len(self.arrays) < self.SIZE:
+            self.arrays.append(out)
+        return out
 
 
 def _to_frame(raw):
@@ -657,6 +755,8 @@ def _is_iterator(obj):
 
 
 class _IterableReader:
+    read_ahead = False    # a user's iterable may not be safe to drive from another thread
+
     def __init__(self, make, repeatable):
         self.make, self.repeatable = make, repeatable
 
@@ -666,8 +766,10 @@ class _IterableReader:
     def column_names(self):
         return None
 
-    def raw_chunks(self, columns, chunk_rows):
+    def batches(self, columns, chunk_rows):
         return iter(self.make())
+
+    raw_chunks = batches
 
     def target_values(self, stream):
         for chunk in stream.chunks():
@@ -692,7 +794,7 @@ def _default_rows(n_columns):
 class _ParquetReader:
     """Parquet files read one after the other, each by pyarrow's synchronous batch reader
     (a dataset scanner reads ahead as far as it likes; this holds one row group at most)."""
-    repeatable = True
+    repeatable = read_ahead = True
 
     def __init__(self, path):
         pa = _pyarrow()
@@ -717,9 +819,14 @@ class _ParquetReader:
     def column_names(self):
         return list(self.schema.names)
 
-    def raw_chunks(self, columns, chunk_rows):
+    def batches(self, columns, chunk_rows):
+        """Arrow tables of `chunk_rows` rows (the last may be shorter)."""
         rows = chunk_rows or _default_rows(len(self.schema.names))
-        return _read_ahead(_rebatch(self._batches(columns, rows), rows))
+        return _rebatch(self._batches(columns, rows), rows)
+
+    def raw_chunks(self, columns, chunk_rows):
+        """`batches`, each read by a background thread while the caller uses the last."""
+        return _read_ahead(self.batches(columns, chunk_rows))
 
     def _batches(self, columns, rows):
         import pyarrow.parquet as pq
@@ -737,7 +844,7 @@ class _ParquetReader:
 
 
 class _CSVReader:
-    repeatable = True
+    repeatable = read_ahead = True
 
     def __init__(self, path):
         _pyarrow()
@@ -755,10 +862,15 @@ class _CSVReader:
         return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
             block_size=CSV_BLOCK_BYTES), convert_options=convert)
 
-    def raw_chunks(self, columns, chunk_rows):
+    def batches(self, columns, chunk_rows):
+        """Arrow tables of `chunk_rows` rows (the last may be shorter)."""
         reader = self._open(columns)
         rows = chunk_rows or _default_rows(len(reader.schema.names))
-        return _read_ahead(_rebatch(self._batches(reader), rows))
+        return _rebatch(self._batches(reader), rows)
+
+    def raw_chunks(self, columns, chunk_rows):
+        """`batches`, each read by a background thread while the caller uses the last."""
+        return _read_ahead(self.batches(columns, chunk_rows))
 
     def _batches(self, reader):
         """The reader's batches; a cell that does not parse as its column's type (fixed by
@@ -792,39 +904,35 @@ def _csv_type_error(message, names, schema, k, row, path):
 
 
 def _read_ahead(chunks):
-    """The items of `chunks`, with the next one read by a background thread while the caller
-    fits the current one. Arrow's readers and fastml's kernels both release the GIL, so on two
-    cores decoding the file overlaps fitting. At most one chunk waits in the queue (beside the
-    one the thread reads and the one being fitted). Only fastml's own file readers use it: a
-    user's iterable may not be safe to drive from another thread. An error in the reader is
-    raised in the caller; a caller that stops early stops the thread."""
-    pending = queue.Queue(maxsize=1)
+    """The items of `chunks`, each made by a background thread while the caller uses the one
+    before: Arrow's readers and fastml's array copies release the GIL, so on two cores reading
+    the file overlaps fitting. The thread starts on item k + 2 only once the caller has taken
+    item k + 1, so at most two chunks are alive at a time (the one the caller uses and the
+    next), whatever the file's size. Only fastml's own file readers use it: a user's iterable
+    may not be safe to drive from another thread. An error in the reader is raised in the
+    caller; a caller that stops early stops the thread."""
+    ready = queue.Queue()
+    taken = threading.Semaphore(0)     # released each time the caller takes an item
     stop = threading.Event()
     end = object()
-
-    def put(item):
-        while not stop.is_set():
-            try:
-                pending.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
 
     def read():
         try:
             for chunk in chunks:
-                if not put((chunk, None)):
-                    return
-            put((end, None))
+                ready.put((chunk, None))
+                while not taken.acquire(timeout=0.05):
+                    if stop.is_set():
+                        return
+            ready.put((end, None))
         except BaseException as error:  # handed to the caller, raised there
-            put((end, error))
+            ready.put((end, error))
 
     thread = threading.Thread(target=read, name="fastml-read-ahead", daemon=True)
     thread.start()
     try:
         while True:
-            chunk, error = pending.get()
+            chunk, error = ready.get()
+            taken.release()
             if error is not None:
                 raise error
             if chunk is end:
@@ -837,18 +945,30 @@ def _read_ahead(chunks):
 
 def _rebatch(batches, rows):
     """Arrow batches regrouped into tables of exactly `rows` rows (the last may be shorter):
-    small batches are joined, large ones sliced, so a chunk is what the caller asked for."""
-    import pyarrow as pa
+    small batches are joined, large ones sliced, so a chunk is what the caller asked for. While
+    the caller holds a table, this holds none of its batches (the read-ahead thread keeps at
+    most the table it is converting)."""
     pending, count = [], 0
     for batch in batches:
-        offset = 0
-        while offset < batch.num_rows:
-            take = min(rows - count, batch.num_rows - offset)
+        offset, size = 0, batch.num_rows
+        while offset < size:
+            take = min(rows - count, size - offset)
             pending.append(batch.slice(offset, take))
             count += take
             offset += take
+            if offset == size:
+                batch = None
             if count == rows:
-                yield pa.Table.from_batches(pending)
-                pending, count = [], 0
+                count = 0
+                yield _joined(pending)
     if count:
-        yield pa.Table.from_batches(pending)
+        yield _joined(pending)
+
+
+def _joined(pending):
+    """One table of the batches in `pending`, which is emptied (a generator that yields the
+    table holds no reference to it or to them)."""
+    import pyarrow as pa
+    table = pa.Table.from_batches(pending)
+    pending.clear()
+    return table

@@ -179,3 +179,22 @@ def test_huge_n_jobs_is_clamped_not_an_overflow():
     np.testing.assert_array_equal(PolynomialFeatures(2, n_jobs=2**70).fit_transform(X), expected)
     model = PolynomialRegression(2, n_jobs=2**70).fit(X, X[:, 0] ** 2)
     assert model.coef_[2] == pytest.approx(1.0)
+
+
+def test_predict_validates_once_and_equals_the_pipeline():
+    # predict expands the checked X itself (no second and third check_array): the same numbers
+    # as model_.predict(features_.transform(X)), and the same error when x^k overflows
+    from fastml import PolynomialRegression
+    from fastml.linear_model._regression_fast import count_nonfinite
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 3))
+    model = PolynomialRegression(degree=3).fit(X, X[:, 0] ** 3 - X[:, 1] * X[:, 2] + 1)
+    for rows in (X[:1], X, X.astype(np.float32)):
+        np.testing.assert_array_equal(model.predict(rows),
+                                      model.model_.predict(model.features_.transform(rows)))
+    with pytest.raises(ValueError, match="contains infinity"):
+        model.predict(np.array([[1e120, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="contains NaN"):
+        model.predict(np.array([[np.nan, 0.0, 1.0]]))
+    assert count_nonfinite(np.array([[1.0, np.inf], [np.nan, -np.inf]])) == 3
+    assert count_nonfinite(np.ones((2, 2), dtype=np.float32)) == 0

@@ -59,10 +59,11 @@ def test_lecture_004_normal_equation_on_a_line():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads,block_rows,pad", [(1, 7, 0), (3, 5, 3), (2, 4096, 8)])
-def test_gram_kernel_matches_numpy(dtype, weighted, n_threads, block_rows, pad):
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_gram_kernel_matches_numpy(dtype, weighted, n_threads, block_rows, pad, order):
     rng = np.random.default_rng(1)
     n, d, K = 53, 5, 2
-    X = rng.normal(size=(n, d)).astype(dtype)
+    X = np.asarray(rng.normal(size=(n, d)).astype(dtype), order=order)
     Y = rng.normal(size=(n, K))
     sw = rng.uniform(0, 2, size=n) if weighted else np.empty(0)
     xs, ys = rng.normal(size=d), rng.normal(size=K)
@@ -80,6 +81,27 @@ def test_gram_kernel_rejects_inconsistent_shapes():
     X, Y = np.zeros((4, 3)), np.zeros((4, 1))
     with pytest.raises(ValueError, match="inconsistent"):
         _linreg.gram_accumulate(X, Y, np.empty(0), np.zeros(3), np.zeros(1), np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="C- or F-contiguous"):
+        _linreg.gram_accumulate(np.zeros((4, 6))[:, ::2], Y, np.empty(0), np.zeros(3),
+                                np.zeros(1), np.zeros((8, 8)))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n, d, n_jobs", [(5000, 13, None), (3000, 1, 2), (1, 4, None)])
+def test_column_major_statistics_equal_row_major(weighted, n, d, n_jobs):
+    # fit_stream hands LinearStats column-major chunks (one memcpy per Arrow column): the same
+    # shift and the same block values; only dsyrk's summation order (A^T A on the transposed
+    # block) may differ, by a few ulps
+    X, Y = problem(n=n, d=d, n_targets=2, seed=21, offset=40.0)
+    sw = np.random.default_rng(22).uniform(0.1, 3.0, size=n) if weighted else None
+    rows = LinearStats.from_data(X, Y, sw, n_jobs)
+    columns = LinearStats.from_data(np.asfortranarray(X), Y, sw, n_jobs)
+    assert not np.shares_memory(columns.Sxx, X)
+    np.testing.assert_array_equal(columns.y_mean, rows.y_mean)
+    for name in ("x_mean", "Sxx", "Sxy", "Syy"):
+        assert_rel(getattr(columns, name), getattr(rows, name), 1e-14)
+    assert_rel(LinearRegression().fit_stats(columns).coef_,
+               LinearRegression().fit_stats(rows).coef_, 1e-12)
 
 
 # ---------------------------------------------------------------- closed forms vs references

@@ -380,3 +380,72 @@ def test_numeric_arrow_chunks_equal_their_pandas_form(tmp_path):
         np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=0,
                                    atol=1e-12)
         np.testing.assert_array_equal(streamed.feature_names_in_, columns)
+
+
+@pytest.mark.parametrize("make, order", [
+    (lambda: fastml.LinearRegression(), "F"),           # LinearStats: BLAS on column blocks
+    (lambda: fastml.Ridge(alpha=0.5), "F"),
+    (lambda: fastml.LinearRegression(solver="sgd"), "C"),   # the SGD kernel walks rows
+    (lambda: fastml.LogisticRegression(solver="sgd"), "C"),
+    (lambda: fastml.PolynomialRegression(degree=2), "C"),   # the expansion walks rows
+    (lambda: fastml.GaussianNB(), "C"),
+])
+def test_each_estimator_gets_its_layout_and_every_chunk_keeps_its_values(make, order, table,
+                                                                        parquet_path):
+    """The chunks a pass builds from numeric Arrow columns are in the estimator's layout
+    (stream._LAYOUTS), hold the file's values, and stay intact while the caller keeps them
+    (the arrays are reused only once nothing refers to them)."""
+    from fastml.stream import _layout_for, _plan_for, _Stream
+    estimator = make()
+    layout = _layout_for(estimator, _plan_for(estimator, None))
+    assert layout == order
+    stream = _Stream(parquet_path, "yr", chunk_rows=300, columns=NUM, drop=None, weight=None,
+                     verbose=0, desc="test", order=layout)
+    for _ in range(2):   # a pass that keeps every chunk, then one that drops each at once
+        kept = list(stream.chunks())
+        assert [c.start for c in kept] == list(range(0, len(table), 300))
+        for chunk in kept:
+            assert chunk.matrix.flags["F_CONTIGUOUS" if order == "F" else "C_CONTIGUOUS"]
+            rows = table.iloc[chunk.start:chunk.start + chunk.n_rows]
+            np.testing.assert_array_equal(chunk.matrix, rows[NUM].to_numpy())
+            np.testing.assert_array_equal(chunk.X.to_numpy(), rows[NUM].to_numpy())
+            np.testing.assert_array_equal(chunk.y, rows["yr"].to_numpy())
+        sums = [float(c.matrix.sum()) for c in stream.chunks()]
+        np.testing.assert_allclose(sums, [table[NUM].iloc[s:s + 300].to_numpy().sum()
+                                          for s in range(0, len(table), 300)], rtol=1e-12)
+
+
+def test_read_ahead_builds_a_chunk_only_once_the_last_one_is_taken():
+    """At most two chunks are alive: while the caller holds chunk j, the reader thread may
+    build chunk j + 1, but starts on chunk j + 2 only once the caller has taken j + 1 (a queue
+    of one plus the thread would have started j + 2 already)."""
+    import time
+    from fastml.stream import _read_ahead
+    started = [0]
+
+    def produce():
+        for k in range(8):
+            started[0] = k + 1
+            yield k
+
+    for j, item in enumerate(_read_ahead(produce())):
+        assert item == j
+        time.sleep(0.02)     # the caller fits: time for the thread to run ahead if it could
+        assert started[0] <= j + 2
+    assert started[0] == 8
+
+
+def test_read_ahead_raises_the_readers_error_and_stops_its_thread():
+    import threading
+    from fastml.stream import _read_ahead
+
+    def produce():
+        yield 1
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        list(_read_ahead(produce()))
+    items = _read_ahead(iter(range(100)))
+    assert next(items) == 0
+    items.close()       # a caller that stops early
+    assert not [t for t in threading.enumerate() if t.name == "fastml-read-ahead"]

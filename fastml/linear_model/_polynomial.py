@@ -201,7 +201,11 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
             In X's dtype (float32 stays float32).
         """
         self._check_is_fitted("powers_")
-        X = check_array(X, estimator=self, reset=False)
+        return self._expand(check_array(X, estimator=self, reset=False))
+
+    def _expand(self, X):
+        """transform's work on an X that check_array has passed (PolynomialRegression.predict
+        validates X once, then expands it here)."""
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
         values = X.shape[0] * self.n_output_features_
         threads = max(1, min(check_n_jobs(self.n_jobs), values // MIN_VALUES_PER_THREAD))
