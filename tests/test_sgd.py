@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 from test_properties import BUDGET
 
-from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
+from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, epoch_order, run_epochs
 
 pytestmark = pytest.mark.kernel
 
@@ -47,6 +47,33 @@ def test_dense_and_csr_give_the_same_model(loss, schedule):
             scale = max(1.0, float(np.abs(a).max()))
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale,
                                        err_msg=f"batch_size={batch_size} average={average}")
+
+
+@pytest.mark.parametrize("loss, schedule, average", [("log", "adagrad", False),
+                                                     ("perceptron", "constant", True),
+                                                     ("hinge", "optimal", False)])
+def test_block_copy_path_gives_the_dense_model(loss, schedule, average):
+    """shuffle="block" on dense rows copies each block with one read (run_epoch's block path);
+    the steps are those of the same order through CSR rows (no copy) and through the row
+    gather (the same order with its first two blocks' rows interleaved cannot be a block)."""
+    X, Y, _ = _data(n=600, d=9, seed=4)     # 2 blocks of 256 and a short one of 88 rows
+    order = epoch_order(np.random.default_rng(1), 600, "block")
+
+    def fit(X, order):
+        engine = SGDEngine(1, 9, np.float64, loss=loss, learning_rate=schedule, eta0=0.05,
+                           alpha=1e-2, average=average, label_offset=1,
+                           reference=loss == "log")
+        for epoch in range(2):
+            engine.epoch(X, Y, np.ones(600), order, epoch)
+        return np.concatenate([engine.coef().ravel(), engine.intercept()])
+
+    dense = fit(X, order)
+    np.testing.assert_allclose(dense, fit(sp.csr_matrix(X), order), rtol=0, atol=1e-12)
+    # move row order[0] one block later: no chunk is a block any more, the gather runs
+    moved = np.concatenate([order[1:257], order[:1], order[257:]])
+    np.testing.assert_allclose(fit(X, moved), fit(sp.csr_matrix(X), moved), rtol=0,
+                               atol=1e-12)
+    assert not np.allclose(fit(X, moved), dense)
 
 
 def test_logistic_adagrad_dense_equals_csr():

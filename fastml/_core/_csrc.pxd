@@ -19,12 +19,17 @@ cdef extern from "fastml_rng.h" nogil:
     uint64_t fastml_rng_below(fastml_rng *r, uint64_t n) noexcept
     double fastml_rng_uniform(fastml_rng *r) noexcept
 
-# g += X^T r over a block of rows, AVX2 and baseline clones (csrc/fastml_simd.h).
+# g += X^T r over a block of rows, a row's dot and axpy: AVX2 and baseline clones
+# (csrc/fastml_simd.h).
 cdef extern from "fastml_simd.h" nogil:
     void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, const double *X, const double *r,
                          double *g) noexcept
     void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, const float *X, const double *r,
                          double *g) noexcept
+    double fastml_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
+    double fastml_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
+    void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
+    void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:

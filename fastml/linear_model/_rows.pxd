@@ -3,8 +3,8 @@
 # `get_row` gives row i as (values, column indices, nnz), indices == NULL meaning a dense row
 # of nnz = n_features values.
 from cython cimport floating
-from .._core._blas cimport fm_dot, fm_axpy
-from .._core._csrc cimport fastml_check_index
+from .._core._csrc cimport (fastml_check_index, fastml_dot_f64, fastml_dot_f32, fastml_axpy_f64,
+                            fastml_axpy_f32)
 
 
 ctypedef struct RowSource:
@@ -65,11 +65,15 @@ cdef inline void get_row(const RowSource *src, Py_ssize_t i, const floating **x,
 
 cdef inline double row_dot(const floating *x, const int *idx, Py_ssize_t nnz,
                            const floating *w) noexcept nogil:
-    """x . w (BLAS for a dense row)."""
+    """x . w. A dense row (idx NULL): the SIMD loop of csrc/fastml_simd.h, not BLAS, whose
+    dispatch costs more than the ~100 multiply-adds of a row (the SGD loop calls this per row)."""
     cdef Py_ssize_t j
     cdef double s = 0.0
     if idx == NULL:
-        return fm_dot(<int> nnz, x, w)
+        if floating is double:
+            return fastml_dot_f64(x, w, nnz)
+        else:
+            return fastml_dot_f32(x, w, nnz)
     for j in range(nnz):
         s += x[j] * w[idx[j]]
     return s
@@ -77,10 +81,14 @@ cdef inline double row_dot(const floating *x, const int *idx, Py_ssize_t nnz,
 
 cdef inline void row_axpy(const floating *x, const int *idx, Py_ssize_t nnz, double c,
                           floating *w) noexcept nogil:
-    """w += c x (BLAS for a dense row)."""
+    """w += c x, each w[j] += (floating) (c x[j]) (a dense row: csrc/fastml_simd.h's loop, the
+    same rounding as the CSR loop below)."""
     cdef Py_ssize_t j
     if idx == NULL:
-        fm_axpy(<int> nnz, <floating> c, x, w)
+        if floating is double:
+            fastml_axpy_f64(c, x, w, nnz)
+        else:
+            fastml_axpy_f32(c, x, w, nnz)
         return
     for j in range(nnz):
         w[idx[j]] += <floating> (c * x[j])

@@ -36,12 +36,12 @@ from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_ad
                             fastml_adagrad_rate, fastml_check_index)
 
 cdef enum:
-    PREFETCH_AHEAD = 8      # rows requested ahead while gathering a shuffled chunk: about the
+    GATHER_AHEAD = 8        # rows requested ahead while gathering a shuffled chunk: about the
                             # reads a core keeps in flight (10-12 line-fill buffers)
     GATHER_ROWS = 256       # rows per gathered chunk (200 KB of float64 x 100: stays in L2)
 
 # shuffle="block" (_sgd.py's epoch_order) permutes blocks of this many consecutive rows and the
-# rows inside each block: one gathered chunk then reads one contiguous 200 KB stretch of X.
+# rows inside each block: run_epoch then copies each block with one sequential read of X.
 SHUFFLE_BLOCK_ROWS = GATHER_ROWS
 
 # Fold the L2 scale into W once it falls below this: between folds W grows like 1/scale and
@@ -105,6 +105,7 @@ ctypedef struct Model:
     # The fused-dtype weights W (K, d) and intercepts b (K,) are passed beside this struct
     # (a struct cannot hold a fused type); everything here is float64.
     Py_ssize_t K
+    Py_ssize_t d          # n_features
     double *G             # (K, d) adagrad's sums of squared gradients (else NULL)
     double *Gb            # (K,)
     double *A             # (K, d) the lazy running average's A (else NULL)
@@ -120,6 +121,7 @@ ctypedef struct Scratch:
     char *mark            # adagrad: 1 for the coordinates already in `touched`
     void *rows_buf        # dense + shuffled: the current chunk's rows, contiguous (else NULL)
     Py_ssize_t *local     # 0, 1, 2, ...: row positions inside rows_buf
+    Py_ssize_t *in_block  # a copied block's rows in the epoch's order: positions in rows_buf
     double *y_buf         # the chunk's targets and sample weights, gathered with its rows
     double *sw_buf
     signed char *step_log # (n_order, K) or NULL: 1 where output k stepped on the r-th row
@@ -151,9 +153,11 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
     if gather:
         s.rows_buf = malloc(chunk * n_features * item_size)
         s.local = <Py_ssize_t *> malloc(chunk * sizeof(Py_ssize_t))
+        s.in_block = <Py_ssize_t *> malloc(chunk * sizeof(Py_ssize_t))
         s.y_buf = <double *> malloc(chunk * n_targets * sizeof(double))
         s.sw_buf = <double *> malloc(chunk * sizeof(double))
-        if s.rows_buf == NULL or s.local == NULL or s.y_buf == NULL or s.sw_buf == NULL:
+        if (s.rows_buf == NULL or s.local == NULL or s.in_block == NULL or s.y_buf == NULL
+                or s.sw_buf == NULL):
             return -1
         for r in range(chunk):
             s.local[r] = r
@@ -162,12 +166,12 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
 
 cdef void scratch_free(Scratch *s) noexcept nogil:
     free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
-    free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
+    free(s.rows_buf); free(s.local); free(s.in_block); free(s.y_buf); free(s.sw_buf)
     s.margins = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
     s.touched = NULL
     s.mark = NULL
     s.rows_buf = NULL
-    s.local = NULL
+    s.local = s.in_block = NULL
 
 
 # ---------------------------------------------------------------- step sizes
@@ -204,34 +208,57 @@ cdef void fold_scale(floating *W, double *A, double *state, Py_ssize_t size,
     state[STATE_SCALE] = 1.0
 
 
-cdef void plain_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t nb,
-                       floating *W, floating *b, Model *m, const SGDConfig *cfg, double eta,
-                       const double *dloss) noexcept nogil:
-    """Shrink by the L2 factor, then add each row's gradient step (O(nnz K) per row)."""
-    cdef Py_ssize_t r, k, nnz, K = m.K, d = src.n_features
-    cdef const floating *x
-    cdef const int *idx
-    cdef double c, bsum
+cdef inline void plain_shrink(floating *W, Model *m, const SGDConfig *cfg,
+                              double eta) noexcept nogil:
+    """The L2 shrink w <- (1 - eta alpha) w of a step: O(1) on `scale` (a rare O(K d) fold)."""
     cdef double *state = m.state
     if cfg.alpha > 0.0:
         state[STATE_SCALE] *= max(1.0 - eta * cfg.alpha, 0.0)
         if state[STATE_SCALE] < FOLD_BELOW:
-            fold_scale(W, m.A, state, K * d, cfg.average)
-    for r in range(nb):
-        get_row(src, rows[r], &x, &idx, &nnz)
-        for k in range(K):
-            if dloss[r * K + k] == 0.0:
-                continue
-            c = -eta * dloss[r * K + k] / state[STATE_SCALE]
-            row_axpy(x, idx, nnz, c, W + k * d)
-            if cfg.average and state[STATE_B] != 0.0:
-                row_axpy_double(x, idx, nnz, -state[STATE_B] * c, m.A + k * d)
+            fold_scale(W, m.A, state, m.K * m.d, cfg.average)
+
+
+cdef inline void plain_row(const floating *x, const int *idx, Py_ssize_t nnz, const double *dl,
+                           double eta, floating *W, Model *m, const SGDConfig *cfg) noexcept nogil:
+    """One row's gradient step on each output k with dl[k] != 0 (O(nnz K)), and the lazy
+    average's A -= B (the step)."""
+    cdef Py_ssize_t k, d = m.d
+    cdef double c
+    cdef double *state = m.state
+    for k in range(m.K):
+        if dl[k] == 0.0:
+            continue
+        c = -eta * dl[k] / state[STATE_SCALE]
+        row_axpy(x, idx, nnz, c, W + k * d)
+        if cfg.average and state[STATE_B] != 0.0:
+            row_axpy_double(x, idx, nnz, -state[STATE_B] * c, m.A + k * d)
+
+
+cdef inline void plain_intercept(floating *b, const double *dloss, Py_ssize_t nb,
+                                 Py_ssize_t K, double eta, const SGDConfig *cfg) noexcept nogil:
+    """b_k -= eta * (the batch's summed dloss_k)."""
+    cdef Py_ssize_t r, k
+    cdef double bsum
     if cfg.fit_intercept:
         for k in range(K):
             bsum = 0.0
             for r in range(nb):
                 bsum += dloss[r * K + k]
             b[k] = <floating> (b[k] - eta * bsum)
+
+
+cdef void plain_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t nb,
+                       floating *W, floating *b, Model *m, const SGDConfig *cfg, double eta,
+                       const double *dloss) noexcept nogil:
+    """Shrink by the L2 factor, then add each row's gradient step (O(nnz K) per row)."""
+    cdef Py_ssize_t r, nnz
+    cdef const floating *x
+    cdef const int *idx
+    plain_shrink(W, m, cfg, eta)
+    for r in range(nb):
+        get_row(src, rows[r], &x, &idx, &nnz)
+        plain_row(x, idx, nnz, dloss + r * m.K, eta, W, m, cfg)
+    plain_intercept(b, dloss, nb, m.K, eta, cfg)
 
 
 cdef inline void adagrad_row(const floating *x, double dl, floating *w, double *G, double *A,
@@ -245,6 +272,31 @@ cdef inline void adagrad_row(const floating *x, double dl, floating *w, double *
         fastml_adagrad_f32(x, dl, w, G, A, n, cfg.alpha, cfg.eta0, cfg.adagrad_eps, B)
 
 
+cdef inline void adagrad_dense_row(const floating *x, floating *W, Model *m,
+                                   const SGDConfig *cfg, const double *dl) noexcept nogil:
+    """AdaGrad's step for one dense row on the K outputs: vectorized, no gradient buffer."""
+    cdef Py_ssize_t k, d = m.d
+    cdef double B = m.state[STATE_B]
+    for k in range(m.K):
+        adagrad_row(x, dl[k], W + k * d, m.G + k * d,
+                    m.A + k * d if cfg.average else NULL, d, cfg, B)
+
+
+cdef inline void adagrad_intercept(floating *b, Model *m, const SGDConfig *cfg,
+                                   const double *dloss, Py_ssize_t nb) noexcept nogil:
+    """AdaGrad's step on the intercepts (no L2): the batch's summed dloss_k."""
+    cdef Py_ssize_t r, k, K = m.K
+    cdef double gsum
+    cdef float eps = <float> cfg.adagrad_eps
+    if cfg.fit_intercept:
+        for k in range(K):
+            gsum = 0.0
+            for r in range(nb):
+                gsum += dloss[r * K + k]
+            m.Gb[k] += gsum * gsum
+            b[k] = <floating> (b[k] - cfg.eta0 * gsum * fastml_adagrad_rate(m.Gb[k], eps))
+
+
 cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t nb,
                          floating *W, floating *b, Model *m, const SGDConfig *cfg,
                          const double *dloss, Scratch *s) noexcept nogil:
@@ -256,15 +308,13 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
     cdef Py_ssize_t r, k, j, q, nnz, n_touched = 0, off, K = m.K, d = src.n_features
     cdef const floating *x
     cdef const int *idx
-    cdef double g, delta, gsum, B = m.state[STATE_B]
+    cdef double g, delta, B = m.state[STATE_B]
     cdef double *G = m.G
     cdef double *A = m.A
     cdef float eps = <float> cfg.adagrad_eps
     if src.indices == NULL and nb == 1:     # one dense row: vectorized, no gradient buffer
         get_row(src, rows[0], &x, &idx, &nnz)
-        for k in range(K):
-            adagrad_row(x, dloss[k], W + k * d, G + k * d,
-                        A + k * d if cfg.average else NULL, d, cfg, B)
+        adagrad_dense_row(x, W, m, cfg, dloss)
     else:
         for r in range(nb):                 # the batch's gradient, and the coordinates it touches
             get_row(src, rows[r], &x, &idx, &nnz)
@@ -304,63 +354,97 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
                 W[off] = <floating> (W[off] + delta)
                 if cfg.average:
                     A[off] -= B * delta
-    if cfg.fit_intercept:
-        for k in range(K):
-            gsum = 0.0
-            for r in range(nb):
-                gsum += dloss[r * K + k]
-            m.Gb[k] += gsum * gsum
-            b[k] = <floating> (b[k] - cfg.eta0 * gsum * fastml_adagrad_rate(m.Gb[k], eps))
+    adagrad_intercept(b, m, cfg, dloss, nb)
 
 
 # ---------------------------------------------------------------- the epoch
+
+cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_ssize_t i,
+                         Py_ssize_t nb, const Targets *tg, const floating *W, const floating *b,
+                         Model *m, const SGDConfig *cfg, Scratch *s, double *dl) noexcept nogil:
+    """A step's first half for one row (targets and weight at index i of tg) of a batch of nb:
+    the margins at the current w, the row's loss into s.loss_sum, dl[k] = sw_i * dloss_k / nb
+    and the epoch's counts. Returns -1 when a margin is not finite (no step may be taken),
+    1 when the row steps (some dl[k] != 0), else 0."""
+    cdef Py_ssize_t k, K = m.K
+    cdef double row_w, bias
+    cdef double *margins = s.margins
+    cdef int step = 0
+    for k in range(K):
+        bias = b[k] if cfg.fit_intercept else 0.0
+        margins[k] = m.state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * m.d) + bias
+        if not isfinite(margins[k]):
+            return -1
+    s.loss_sum += tg.sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference,
+                                            margins, tg.Y + i * tg.n_targets, K, dl)
+    row_w = tg.sw[i] / nb
+    for k in range(K):
+        dl[k] *= row_w
+        if dl[k] != 0.0:
+            step = 1
+    if s.step_log != NULL:                  # the voted perceptron's record of its mistakes
+        for k in range(K):
+            s.step_log[s.log_pos * K + k] = dl[k] != 0.0
+        s.log_pos += 1
+    if step:
+        s.updates += 1
+        s.step_weight += tg.sw[i]
+    return step
+
 
 cdef Py_ssize_t run_batch(const RowSource *src, const Py_ssize_t *rows, const Py_ssize_t *ids,
                           Py_ssize_t nb, const Targets *tg, floating *W, floating *b, Model *m,
                           const SGDConfig *cfg, Scratch *s) noexcept nogil:
     """One step on a batch of nb rows: rows[r] locates row r in `src`, ids[r] its targets
     tg.Y[ids[r] * n_targets:] and weight tg.sw[ids[r]]. Returns -1, or the batch position r
-    of a row whose margin is not finite (the step size was too large); no step is then taken."""
-    cdef Py_ssize_t r, k, i, nnz, K = m.K, d = src.n_features
+    of a row whose margin is not finite (the step size was too large); no step is then taken.
+    (dense_row_step is this step for one dense row.)"""
+    cdef Py_ssize_t r, nnz
     cdef const floating *x
     cdef const int *idx
-    cdef double eta, row_w, bias
-    cdef double *state = m.state
-    cdef bint any_step = False, row_step
-    state[STATE_T] += 1.0
-    eta = step_size(cfg, state[STATE_T])
+    cdef double eta
+    cdef bint any_step = False
+    cdef int step
+    m.state[STATE_T] += 1.0
+    eta = step_size(cfg, m.state[STATE_T])
     for r in range(nb):                     # 1) margins and loss derivatives at the current w
-        i = ids[r]
         get_row(src, rows[r], &x, &idx, &nnz)
-        for k in range(K):
-            bias = b[k] if cfg.fit_intercept else 0.0
-            s.margins[k] = state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * d) + bias
-            if not isfinite(s.margins[k]):
-                return r
-        s.loss_sum += tg.sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference,
-                                                s.margins, tg.Y + i * tg.n_targets, K,
-                                                s.dloss + r * K)
-        row_w = tg.sw[i] / nb
-        row_step = False
-        for k in range(K):
-            s.dloss[r * K + k] *= row_w
-            if s.dloss[r * K + k] != 0.0:
-                row_step = True
-        if s.step_log != NULL:              # the voted perceptron's record of its mistakes
-            for k in range(K):
-                s.step_log[s.log_pos * K + k] = s.dloss[r * K + k] != 0.0
-            s.log_pos += 1
-        if row_step:
-            s.updates += 1
-            s.step_weight += tg.sw[i]
-            any_step = True
+        step = row_loss(x, idx, nnz, ids[r], nb, tg, W, b, m, cfg, s, s.dloss + r * m.K)
+        if step < 0:
+            return r
+        any_step = any_step or step
     if cfg.schedule == ETA_ADAGRAD:         # 2) the step
         adagrad_update(src, rows, nb, W, b, m, cfg, s.dloss, s)
     elif any_step or cfg.alpha > 0.0:
         plain_update(src, rows, nb, W, b, m, cfg, eta, s.dloss)
-    if cfg.average and state[STATE_T] > cfg.average_start:   # 3) the running average
-        average_step(b, m, cfg, K * d)
+    if cfg.average and m.state[STATE_T] > cfg.average_start:  # 3) the running average
+        average_step(b, m, cfg, m.K * m.d)
     return -1
+
+
+cdef inline bint dense_row_step(const floating *x, Py_ssize_t i, const Targets *tg, floating *W,
+                                floating *b, Model *m, const SGDConfig *cfg,
+                                Scratch *s) noexcept nogil:
+    """run_batch for one dense row x (targets and weight at index i), the usual SGD step:
+    the same arithmetic, with the row in hand instead of behind a RowSource. False when its
+    margin is not finite (no step taken)."""
+    cdef double eta
+    cdef int step
+    m.state[STATE_T] += 1.0
+    eta = step_size(cfg, m.state[STATE_T])
+    step = row_loss(x, <const int *> NULL, m.d, i, 1, tg, W, b, m, cfg, s, s.dloss)
+    if step < 0:
+        return False
+    if cfg.schedule == ETA_ADAGRAD:
+        adagrad_dense_row(x, W, m, cfg, s.dloss)
+        adagrad_intercept(b, m, cfg, s.dloss, 1)
+    elif step or cfg.alpha > 0.0:
+        plain_shrink(W, m, cfg, eta)
+        plain_row(x, <const int *> NULL, m.d, s.dloss, eta, W, m, cfg)
+        plain_intercept(b, s.dloss, 1, m.K, eta, cfg)
+    if cfg.average and m.state[STATE_T] > cfg.average_start:
+        average_step(b, m, cfg, m.K * m.d)
+    return True
 
 
 cdef inline void average_step(const floating *b, Model *m, const SGDConfig *cfg,
@@ -388,6 +472,14 @@ cdef inline void average_step(const floating *b, Model *m, const SGDConfig *cfg,
         m.Ab[j] = r * m.Ab[j] + b[j]
 
 
+cdef inline void prefetch_row(const floating *X, Py_ssize_t i, Py_ssize_t d,
+                              const Targets *tg) noexcept nogil:
+    """Ask for row i of X and its targets and weight ahead of their use."""
+    fastml_prefetch_range(X + i * d, d * sizeof(floating))
+    fastml_prefetch_range(tg.Y + i * tg.n_targets, tg.n_targets * sizeof(double))
+    fastml_prefetch_range(tg.sw + i, sizeof(double))
+
+
 cdef void gather_rows(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
                       Py_ssize_t n, Scratch *s, const floating *like) noexcept nogil:
     """Row r of the chunk buffers = row order[r] of X, Y and sw, for r < n: a tight copy
@@ -397,11 +489,8 @@ cdef void gather_rows(const RowSource *src, const Targets *tg, const Py_ssize_t 
     cdef const floating *data = <const floating *> src.data
     cdef floating *rows = <floating *> s.rows_buf
     for r in range(n):
-        if r + PREFETCH_AHEAD < n:
-            i = order[r + PREFETCH_AHEAD]
-            fastml_prefetch_range(data + i * d, d * sizeof(floating))
-            fastml_prefetch_range(tg.Y + i * n_targets, n_targets * sizeof(double))
-            fastml_prefetch_range(tg.sw + i, sizeof(double))
+        if r + GATHER_AHEAD < n:
+            prefetch_row(data, order[r + GATHER_AHEAD], d, tg)
         i = order[r]
         fastml_check_index(i, src.n_rows)
         memcpy(rows + r * d, data + i * d, d * sizeof(floating))
@@ -409,15 +498,83 @@ cdef void gather_rows(const RowSource *src, const Targets *tg, const Py_ssize_t 
         s.sw_buf[r] = tg.sw[i]
 
 
+cdef Py_ssize_t block_at(const Py_ssize_t *order, Py_ssize_t n_left, Py_ssize_t n_rows,
+                         Py_ssize_t *base) noexcept nogil:
+    """When order[0:n] names only rows of one block of shuffle="block" (the n = min(BLOCK,
+    n_rows - base) consecutive rows from base, a multiple of BLOCK), set *base and return n;
+    else 0 (another order: the test fails at once, on the first rows of another block)."""
+    cdef Py_ssize_t r, first = order[0] - order[0] % GATHER_ROWS, n
+    n = min(<Py_ssize_t> GATHER_ROWS, n_rows - first)
+    if n > n_left:
+        return 0
+    for r in range(n):
+        if order[r] < first or order[r] >= first + n:
+            return 0
+    base[0] = first
+    return n
+
+
+cdef void copy_block(const RowSource *src, const Targets *tg, Py_ssize_t base,
+                     const Py_ssize_t *order, Py_ssize_t n, Scratch *s,
+                     const floating *like) noexcept nogil:
+    """The chunk buffers = rows base..base+n of X, Y and sw, in one sequential copy each (read
+    at memory bandwidth, where rows fetched in the block's shuffled order wait on memory);
+    s.in_block[r] = order[r] - base, the r-th row's place in the copy. (`like` fixes the
+    dtype.)"""
+    cdef Py_ssize_t r, d = src.n_features, n_targets = tg.n_targets
+    memcpy(s.rows_buf, <const floating *> src.data + base * d, n * d * sizeof(floating))
+    memcpy(s.y_buf, tg.Y + base * n_targets, n * n_targets * sizeof(double))
+    memcpy(s.sw_buf, tg.sw + base, n * sizeof(double))
+    for r in range(n):
+        s.in_block[r] = order[r] - base
+        fastml_check_index(s.in_block[r], n)
+
+
+cdef Py_ssize_t run_chunk(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t n,
+                          const Targets *tg, floating *W, floating *b, Model *m,
+                          const SGDConfig *cfg, Scratch *s, const floating *next_X,
+                          const Targets *next_tg, const Py_ssize_t *next_rows,
+                          Py_ssize_t n_next) noexcept nogil:
+    """The steps on rows[0:n] of src (row rows[r]'s targets and weight at index rows[r] of
+    tg), in batches of cfg.batch_size. One dense row per step (plain SGD on dense X, the usual
+    case) steps straight on the row in memory: the row source's branch is taken once per chunk,
+    not per row. Meanwhile the rows next_rows[0:n_next] of next_X (the next chunk's) are
+    prefetched, one per step, so the next copy finds them in cache. Returns -1, or the
+    position r whose margin was not finite."""
+    cdef Py_ssize_t r, i, first = 0, nb, bad, d = src.n_features
+    cdef const floating *X = <const floating *> src.data
+    if src.indices == NULL and cfg.batch_size == 1:
+        for r in range(n):
+            if r < n_next:
+                prefetch_row(next_X, next_rows[r], d, next_tg)
+            i = rows[r]
+            fastml_check_index(i, src.n_rows)
+            if not dense_row_step(X + i * d, i, tg, W, b, m, cfg, s):
+                return r
+        return -1
+    while first < n:
+        nb = min(cfg.batch_size, n - first)
+        bad = run_batch(src, rows + first, rows + first, nb, tg, W, b, m, cfg, s)
+        if bad >= 0:
+            return first + bad
+        first += nb
+    return -1
+
+
 cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
                           Py_ssize_t n_order, floating *W, floating *b, Model *m,
                           const SGDConfig *cfg, Scratch *s) noexcept nogil:
     """The batches of one epoch, in `order`. Dense rows in a shuffled order are first copied,
-    a chunk of whole batches at a time, into s.rows_buf / y_buf / sw_buf (contiguous), then
-    stepped on there. Returns -1, or the position in `order` of the row whose margin stopped
-    being finite (the epoch stops there)."""
-    cdef Py_ssize_t batch = cfg.batch_size, first, c0, c1, nb, bad = -1
-    cdef Py_ssize_t chunk = max(1, GATHER_ROWS // batch) * batch
+    a chunk at a time, into s.rows_buf / y_buf / sw_buf (contiguous), then stepped on there:
+    - a block of shuffle="block" (one row per step): one sequential copy of its rows;
+    - otherwise whole batches of rows gathered in `order` by a tight copy loop, which keeps
+      many reads in flight where stepping straight on shuffled rows waits on memory;
+    and the next chunk's rows are prefetched during the steps (bench/README.md, branch sgd).
+    Returns -1, or the position in `order` of the row whose margin stopped being finite (the
+    epoch stops there)."""
+    cdef Py_ssize_t c0 = 0, c1, bad = -1, n_block, base = 0, n_next
+    cdef const floating *X = <const floating *> src.data
+    cdef Py_ssize_t chunk = max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size
     cdef RowSource gathered = src[0]
     cdef Targets gathered_tg = tg[0]
     gathered.data, gathered.indptr, gathered.indices = s.rows_buf, NULL, NULL
@@ -426,22 +583,23 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
     s.loss_sum = 0.0
     s.updates = 0
     s.step_weight = 0.0
-    c0 = 0
     while c0 < n_order and bad < 0:
         c1 = min(c0 + chunk, n_order)
-        if s.rows_buf != NULL:
+        n_block = (block_at(order + c0, n_order - c0, src.n_rows, &base)
+                   if s.rows_buf != NULL and cfg.batch_size == 1 else 0)
+        if n_block > 0:                     # one block of shuffle="block": one sequential copy
+            c1 = c0 + n_block
+            copy_block(src, tg, base, order + c0, n_block, s, W)
+        elif s.rows_buf != NULL:
             gather_rows(src, tg, order + c0, c1 - c0, s, W)
-        first = c0
-        while first < c1 and bad < 0:
-            nb = min(batch, c1 - first)
-            if s.rows_buf != NULL:
-                bad = run_batch(&gathered, s.local + (first - c0), s.local + (first - c0), nb,
-                                &gathered_tg, W, b, m, cfg, s)
-            else:
-                bad = run_batch(src, order + first, order + first, nb, tg, W, b, m, cfg, s)
-            if bad >= 0:
-                bad += first
-            first += nb
+        n_next = min(chunk, n_order - c1) if s.rows_buf != NULL else 0
+        if s.rows_buf != NULL:
+            bad = run_chunk(&gathered, s.in_block if n_block > 0 else s.local, c1 - c0,
+                            &gathered_tg, W, b, m, cfg, s, X, tg, order + c1, n_next)
+        else:
+            bad = run_chunk(src, order + c0, c1 - c0, tg, W, b, m, cfg, s, X, tg, order, 0)
+        if bad >= 0:
+            bad += c0
         c0 = c1
     return bad
 
@@ -492,7 +650,7 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
         raise ValueError("step_log must have shape (len(order), n_outputs)")
     tg.Y, tg.n_targets, tg.sw = &Y[0, 0] if Y.shape[0] else NULL, Y.shape[1], \
         &sample_weight[0] if sample_weight.shape[0] else NULL
-    m.K = K
+    m.K, m.d = K, n_features
     m.G = &G[0, 0] if G.shape[0] else NULL
     m.Gb = &Gb[0] if Gb.shape[0] else NULL
     m.A = &A[0, 0] if A.shape[0] else NULL
