@@ -216,6 +216,7 @@ def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
     cdef double *partials
     cdef double *scratch
     cdef ThreadScratch ts
+    cdef const floating *Wp
     row_source(X, W, &src)
     if (src.n_rows != n or sample_weight.shape[0] != n or b.shape[0] != K
             or grad.shape[0] != K or grad.shape[1] != d or grad_b.shape[0] != K):
@@ -225,6 +226,7 @@ def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
     grad_b[:] = 0.0
     if n == 0 or K == 0:
         return 0.0
+    Wp = &W[0, 0] if d > 0 else NULL        # no features: W has no element to point at
     C = chunk_rows(n, stride)
     n_chunks = (n + C - 1) // C
     T = max(1, min(n_threads, fastml_max_threads(), <int> n_chunks))
@@ -237,8 +239,8 @@ def loss_grad(X, const double[::1] y, const double[::1] sample_weight,
         for c in prange(n_chunks, nogil=True, num_threads=T, schedule="static"):
             ts = thread_scratch(scratch, threadid(), B, K)
             first = c * C
-            chunk_pass(&src, first, min(C, n - first), B, &y[0], &sample_weight[0], &W[0, 0],
-                       &b[0], &ls, &ts, partials + c * stride)
+            chunk_pass(&src, first, min(C, n - first), B, &y[0], &sample_weight[0], Wp, &b[0],
+                       &ls, &ts, partials + c * stride)
         for c in range(n_chunks):             # the fixed order: chunk 0, 1, ...
             total += partials[c * stride]
             for j in range(K):
