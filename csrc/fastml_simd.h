@@ -1,35 +1,135 @@
 /* Loops worth an AVX2 copy, built next to the baseline copy a portable x86-64 wheel gets:
  * GCC's target_clones compiles both and picks one when the module loads (glibc ifunc), so one
- * wheel runs everywhere and uses AVX2 where the CPU has it. Elsewhere: one plain copy. */
+ * wheel runs everywhere and uses AVX2 where the CPU has it. Elsewhere: one plain copy.
+ *
+ * Every sum below has one fixed order, written out in the C (lane arrays, 4-row groups): the
+ * compiler vectorizes across independent sums and never reassociates one (no -ffast-math), and
+ * neither copy contracts a*b+c into an FMA (the "avx2" target has no FMA), so the AVX2 and the
+ * baseline copy give the same bits. */
 #ifndef FASTML_SIMD_H
 #define FASTML_SIMD_H
 
 #include <stddef.h>
 #include <math.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && defined(__GLIBC__)
 #define FASTML_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define FASTML_CLONES
-/* x . w over n values, for the SGD loop's dense rows (per row: one call, no BLAS dispatch,
- * which costs more than the arithmetic at n ~ 100). Eight partial sums, lane l summing
- * x[j] w[j] for j = l mod 8 in order, then a fixed tree: the AVX2 and the baseline clone
- * do the same operations in the same order, so both give the same bits. float32 rows are
- * multiplied and summed in float64. */
-#define FASTML_DEFINE_DOT(NAME, T)                                                           \
-FASTML_CLONES static double NAME(const T *x, const T *w, ptrdiff_t n) {                      \
-    double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, s;                            \
-    ptrdiff_t j = 0;                                                                         \
-    int l;                                                                                   \
-    for (; j + 8 <= n; j += 8)                                                               \
-        for (l = 0; l < 8; l++) acc[l] += (double)x[j + l] * (double)w[j + l];               \
-    s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));   \
-    for (; j < n; j++) s += (double)x[j] * (double)w[j];                                     \
-    return s;                                                                                \
+#endif
+
+#if defined(__GNUC__)
+#define FASTML_INLINE __attribute__((always_inline)) inline
+#else
+#define FASTML_INLINE inline
+#endif
+
+/* Four doubles as one value: a GCC/clang vector (one AVX2 register, or two SSE2 ones in the
+ * baseline copy), or elsewhere (MSVC) a struct with the same elementwise arithmetic, so every
+ * build adds in the same order and gives the same bits. */
+#if defined(__GNUC__)
+/* the vector helpers are always inlined: no vector crosses a call, whatever the ABI says */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double fastml_v4d __attribute__((vector_size(32)));
+typedef float fastml_v4f __attribute__((vector_size(16)));
+#define FASTML_LANE(v, l) ((v)[l])
+
+static FASTML_INLINE fastml_v4d fastml_load4_f32(const float *p) {
+    fastml_v4f v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, fastml_v4d);
 }
 
-FASTML_DEFINE_DOT(fastml_dot_f64, double)
-FASTML_DEFINE_DOT(fastml_dot_f32, float)
+/* acc + x * y */
+static FASTML_INLINE fastml_v4d fastml_v4_madd(fastml_v4d acc, fastml_v4d x, fastml_v4d y) {
+    return acc + x * y;
+}
+
+static FASTML_INLINE fastml_v4d fastml_v4_add(fastml_v4d x, fastml_v4d y) { return x + y; }
+
+static FASTML_INLINE fastml_v4d fastml_v4_mul(fastml_v4d x, fastml_v4d y) { return x * y; }
+#else
+typedef struct { double v[4]; } fastml_v4d;
+#define FASTML_LANE(x, l) ((x).v[l])
+
+static FASTML_INLINE fastml_v4d fastml_load4_f32(const float *p) {
+    fastml_v4d r = {{p[0], p[1], p[2], p[3]}};
+    return r;
+}
+
+static FASTML_INLINE fastml_v4d fastml_v4_madd(fastml_v4d acc, fastml_v4d x, fastml_v4d y) {
+    int l;
+    for (l = 0; l < 4; l++) acc.v[l] += x.v[l] * y.v[l];
+    return acc;
+}
+
+static FASTML_INLINE fastml_v4d fastml_v4_add(fastml_v4d x, fastml_v4d y) {
+    int l;
+    for (l = 0; l < 4; l++) x.v[l] += y.v[l];
+    return x;
+}
+
+static FASTML_INLINE fastml_v4d fastml_v4_mul(fastml_v4d x, fastml_v4d y) {
+    int l;
+    for (l = 0; l < 4; l++) x.v[l] *= y.v[l];
+    return x;
+}
+#endif
+
+static FASTML_INLINE fastml_v4d fastml_load4_f64(const double *p) {
+    fastml_v4d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static FASTML_INLINE fastml_v4d fastml_v4_set1(double x) {
+    fastml_v4d v;
+    FASTML_LANE(v, 0) = FASTML_LANE(v, 1) = FASTML_LANE(v, 2) = FASTML_LANE(v, 3) = x;
+    return v;
+}
+
+/* The lanes of lo + hi added pairwise: ((0 + 2) + (1 + 3)). */
+static FASTML_INLINE double fastml_lanes_total(fastml_v4d lo, fastml_v4d hi) {
+    lo = fastml_v4_add(lo, hi);
+    return (FASTML_LANE(lo, 0) + FASTML_LANE(lo, 2)) + (FASTML_LANE(lo, 1) + FASTML_LANE(lo, 3));
+}
+
+/* x . w in float64 with 8 lane sums: lane l adds x[j] w[j] for j = l mod 8 in increasing j
+ * (two independent 4-double vectors lo, hi), then the rest of d in 4s into lo, the lanes as in
+ * fastml_lanes_total, and the last d mod 4 products one by one. The margins' four-row loop
+ * below adds in exactly this order. */
+#define FASTML_DEFINE_DOT(NAME, T, LOAD)                                                      \
+static FASTML_INLINE double NAME(const T *x, const T *w, ptrdiff_t d) {                      \
+    fastml_v4d lo = fastml_v4_set1(0.0), hi = lo;                                             \
+    double s;                                                                                 \
+    ptrdiff_t j = 0;                                                                          \
+    for (; j + 8 <= d; j += 8) {                                                              \
+        lo = fastml_v4_madd(lo, LOAD(x + j), LOAD(w + j));                                    \
+        hi = fastml_v4_madd(hi, LOAD(x + j + 4), LOAD(w + j + 4));                            \
+    }                                                                                         \
+    if (j + 4 <= d) {                                                                         \
+        lo = fastml_v4_madd(lo, LOAD(x + j), LOAD(w + j));                                    \
+        j += 4;                                                                               \
+    }                                                                                         \
+    s = fastml_lanes_total(lo, hi);                                                           \
+    for (; j < d; j++) s += (double)x[j] * (double)w[j];                                     \
+    return s;                                                                                 \
+}
+
+FASTML_DEFINE_DOT(fastml_dot_f64, double, fastml_load4_f64)
+FASTML_DEFINE_DOT(fastml_dot_f32, float, fastml_load4_f32)
+
+/* The SGD loop's dense rows (_rows.pxd): per row one call, no BLAS dispatch, which costs more
+ * than the arithmetic at n ~ 100. The dot is the one above (the batch margins' sum order),
+ * compiled again inside an AVX2 clone; float32 rows are multiplied and summed in float64. */
+FASTML_CLONES static double fastml_row_dot_f64(const double *x, const double *w, ptrdiff_t n) {
+    return fastml_dot_f64(x, w, n);
+}
+
+FASTML_CLONES static double fastml_row_dot_f32(const float *x, const float *w, ptrdiff_t n) {
+    return fastml_dot_f32(x, w, n);
+}
 
 /* w += c x over n values: each w[j] += (T)(c * x[j]), the rounding of the CSR rows' loop
  * (_rows.pxd's row_axpy), so a dense row and the same row in CSR take the same step. */
@@ -42,27 +142,140 @@ FASTML_CLONES static void NAME(double c, const T *x, T *w, ptrdiff_t n) {       
 FASTML_DEFINE_AXPY(fastml_axpy_f64, double)
 FASTML_DEFINE_AXPY(fastml_axpy_f32, float)
 
-#endif
+/* Software prefetch paced by the work: the batch kernel alternates between reading new rows
+ * (the margins) and arithmetic on rows already in L1 (the loss, R^T X); with the hardware
+ * prefetcher alone memory idles during the arithmetic, and the kernel took the time of the read
+ * plus the time of the arithmetic. Prefetching a whole block at once does not help either: a
+ * core has only a few dozen line requests in flight, so a burst of prefetches stalls. Instead
+ * every inner-loop iteration of both loops requests one or two lines of the rows ahead
+ * (8-16 KB past the rows being read), so requests leave at the pace the data is consumed and
+ * memory streams during the arithmetic too. */
+#define FASTML_PREFETCH_LEAD 8192
+#define FASTML_PREFETCH_AHEAD 16384
 
-/* g[0:d] += X^T r for a C-contiguous (n_rows, d) block X: the gradient accumulation of the
- * batch logistic kernel. Four rows per sweep of g, so g is loaded and stored a quarter as often,
- * and the j loop (independent g[j]) vectorizes without reordering any sum. */
-#define FASTML_DEFINE_XT_R(NAME, T)                                                          \
-FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, const T *X, const double *r,  \
-                               double *g) {                                                  \
-    ptrdiff_t i = 0, j;                                                                      \
-    for (; i + 4 <= n_rows; i += 4) {                                                        \
-        const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                   \
-        double r0 = r[i], r1 = r[i + 1], r2 = r[i + 2], r3 = r[i + 3];                       \
-        for (j = 0; j < d; j++)                                                              \
-            g[j] += r0 * x0[j] + r1 * x1[j] + r2 * x2[j] + r3 * x3[j];                       \
-    }                                                                                        \
-    for (; i < n_rows; i++)                                                                  \
-        for (j = 0; j < d; j++) g[j] += r[i] * X[i * d + j];                                 \
+typedef struct {
+    const char *next;      /* the next line to request */
+    const char *end;       /* the end of X: nothing past it is requested */
+    const char *limit;     /* min(end, the rows being read + FASTML_PREFETCH_AHEAD) */
+} fastml_prefetch_cursor;
+
+/* Start of a group of rows at `at`: the requests stay between FASTML_PREFETCH_LEAD and
+ * FASTML_PREFETCH_AHEAD bytes past the rows being read (nearer lines are on their way). */
+static FASTML_INLINE void fastml_cursor_at(fastml_prefetch_cursor *c, const void *at) {
+    const char *p = (const char *)at;
+    if (c->end - p <= FASTML_PREFETCH_LEAD) {
+        c->limit = c->next;             /* nothing left to request */
+        return;
+    }
+    if (c->next < p + FASTML_PREFETCH_LEAD) c->next = p + FASTML_PREFETCH_LEAD;
+    c->limit = c->end - p > FASTML_PREFETCH_AHEAD ? p + FASTML_PREFETCH_AHEAD : c->end;
 }
 
-FASTML_DEFINE_XT_R(fastml_xt_r_f64, double)
-FASTML_DEFINE_XT_R(fastml_xt_r_f32, float)
+static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c) {
+    if (c->next < c->limit) {
+        __builtin_prefetch(c->next, 0, 3);
+        c->next += 64;
+    }
+}
+
+/* M[i, k] = X[i] . W[k] + b[k] for a C-contiguous (n_rows, d) block X and weights W (K, d):
+ * the margins of the batch kernel, in float64 whatever the dtype of X. Four rows at a time (w
+ * loaded once for four); two paced prefetches per 8 columns of the first output. */
+#define FASTML_DEFINE_MARGINS(NAME, DOT, T, LOAD)                                             \
+FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
+                               const T *W, const T *b, double *M,                            \
+                               fastml_prefetch_cursor *c) {                                   \
+    ptrdiff_t i = 0, k, j, r;                                                                 \
+    for (; i + 4 <= n_rows; i += 4) {                                                         \
+        const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
+        fastml_cursor_at(c, x0);                                                              \
+        for (k = 0; k < K; k++) {                                                             \
+            const T *w = W + k * d;                                                           \
+            fastml_v4d lo0 = fastml_v4_set1(0.0), hi0 = lo0, lo1 = lo0, hi1 = lo0, lo2 = lo0, \
+                       hi2 = lo0, lo3 = lo0, hi3 = lo0, wlo, whi;                             \
+            double out[4];                                                                    \
+            for (j = 0; j + 8 <= d; j += 8) {                                                 \
+                if (k == 0) {                                                                 \
+                    fastml_cursor_step(c);                                                    \
+                    fastml_cursor_step(c);                                                    \
+                }                                                                             \
+                wlo = LOAD(w + j);                                                            \
+                whi = LOAD(w + j + 4);                                                        \
+                lo0 = fastml_v4_madd(lo0, LOAD(x0 + j), wlo);                                 \
+                hi0 = fastml_v4_madd(hi0, LOAD(x0 + j + 4), whi);                             \
+                lo1 = fastml_v4_madd(lo1, LOAD(x1 + j), wlo);                                 \
+                hi1 = fastml_v4_madd(hi1, LOAD(x1 + j + 4), whi);                             \
+                lo2 = fastml_v4_madd(lo2, LOAD(x2 + j), wlo);                                 \
+                hi2 = fastml_v4_madd(hi2, LOAD(x2 + j + 4), whi);                             \
+                lo3 = fastml_v4_madd(lo3, LOAD(x3 + j), wlo);                                 \
+                hi3 = fastml_v4_madd(hi3, LOAD(x3 + j + 4), whi);                             \
+            }                                                                                 \
+            if (j + 4 <= d) {                                                                 \
+                wlo = LOAD(w + j);                                                            \
+                lo0 = fastml_v4_madd(lo0, LOAD(x0 + j), wlo);                                 \
+                lo1 = fastml_v4_madd(lo1, LOAD(x1 + j), wlo);                                 \
+                lo2 = fastml_v4_madd(lo2, LOAD(x2 + j), wlo);                                 \
+                lo3 = fastml_v4_madd(lo3, LOAD(x3 + j), wlo);                                 \
+                j += 4;                                                                       \
+            }                                                                                 \
+            out[0] = fastml_lanes_total(lo0, hi0);                                            \
+            out[1] = fastml_lanes_total(lo1, hi1);                                            \
+            out[2] = fastml_lanes_total(lo2, hi2);                                            \
+            out[3] = fastml_lanes_total(lo3, hi3);                                            \
+            for (; j < d; j++)                                                                \
+                for (r = 0; r < 4; r++) out[r] += (double)X[(i + r) * d + j] * (double)w[j]; \
+            for (r = 0; r < 4; r++) M[(i + r) * K + k] = out[r] + (double)b[k];               \
+        }                                                                                     \
+    }                                                                                         \
+    for (; i < n_rows; i++)                                                                   \
+        for (k = 0; k < K; k++)                                                               \
+            M[i * K + k] = DOT(X + i * d, W + k * d, d) + (double)b[k];                      \
+}
+
+/* G[k, 0:d] += sum_i R[i, k] X[i, 0:d] for k < K, over a C-contiguous (n_rows, d) block X and
+ * its residuals R (n_rows, K): the gradient accumulation of the batch kernel, while the block
+ * is in L1. Four rows per sweep of G[k], so G is loaded and stored a quarter as often; the
+ * columns are independent sums, 4 per vector. The order per G[k, j]: groups of 4 rows from
+ * the block's first row, ((r0 x0 + r1 x1) + r2 x2) + r3 x3 added to G; the last 1-3 rows one
+ * by one. Blocks start at multiples of 4 rows of their chunk, so a chunk's sums do not depend
+ * on how it is cut into blocks. One paced prefetch per 4 columns of the first output. */
+#define FASTML_DEFINE_XT_R(NAME, T, LOAD)                                                     \
+FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
+                               const double *R, double *G, fastml_prefetch_cursor *c) {      \
+    ptrdiff_t i = 0, j, k;                                                                    \
+    for (; i + 4 <= n_rows; i += 4) {                                                         \
+        const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
+        fastml_cursor_at(c, x0);                                                              \
+        for (k = 0; k < K; k++) {                                                             \
+            double r0 = R[i * K + k], r1 = R[(i + 1) * K + k], r2 = R[(i + 2) * K + k],       \
+                   r3 = R[(i + 3) * K + k], *g = G + k * d;                                   \
+            fastml_v4d v0 = fastml_v4_set1(r0), v1 = fastml_v4_set1(r1),                      \
+                       v2 = fastml_v4_set1(r2), v3 = fastml_v4_set1(r3), gv;                  \
+            for (j = 0; j + 4 <= d; j += 4) {                                                 \
+                if (k == 0) fastml_cursor_step(c);                                            \
+                gv = fastml_load4_f64(g + j);                                                 \
+                gv = fastml_v4_add(gv, fastml_v4_madd(fastml_v4_madd(fastml_v4_madd(          \
+                         fastml_v4_mul(v0, LOAD(x0 + j)),                                     \
+                         v1, LOAD(x1 + j)), v2, LOAD(x2 + j)), v3, LOAD(x3 + j)));            \
+                memcpy(g + j, &gv, sizeof gv);                                                \
+            }                                                                                 \
+            for (; j < d; j++)                                                                \
+                g[j] += r0 * (double)x0[j] + r1 * (double)x1[j] + r2 * (double)x2[j]          \
+                        + r3 * (double)x3[j];                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    for (; i < n_rows; i++)                                                                   \
+        for (k = 0; k < K; k++) {                                                             \
+            double rk = R[i * K + k], *g = G + k * d;                                         \
+            for (j = 0; j < d; j++) g[j] += rk * (double)X[i * d + j];                        \
+        }                                                                                     \
+}
+
+FASTML_DEFINE_XT_R(fastml_xt_r_f64, double, fastml_load4_f64)
+FASTML_DEFINE_XT_R(fastml_xt_r_f32, float, fastml_load4_f32)
+
+FASTML_DEFINE_MARGINS(fastml_margins_f64, fastml_dot_f64, double, fastml_load4_f64)
+FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32, float, fastml_load4_f32)
 
 /* x . w over n values, for the SGD loop's dense rows (per row: one call, no BLAS dispatch,
  * which costs more than the arithmetic at n ~ 100). Eight partial sums, lane l summing

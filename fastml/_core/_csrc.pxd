@@ -19,17 +19,36 @@ cdef extern from "fastml_rng.h" nogil:
     uint64_t fastml_rng_below(fastml_rng *r, uint64_t n) noexcept
     double fastml_rng_uniform(fastml_rng *r) noexcept
 
-# g += X^T r over a block of rows, a row's dot and axpy: AVX2 and baseline clones
-# (csrc/fastml_simd.h).
+# AVX2 and baseline clones (csrc/fastml_simd.h): the batch kernel's block loops (G += R^T X,
+# M = X W^T + b) and the SGD step's dot and axpy; csrc/fastml_batch.h: the logistic loss
+# vectorized across rows.
 cdef extern from "fastml_simd.h" nogil:
-    void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, const double *X, const double *r,
-                         double *g) noexcept
-    void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, const float *X, const double *r,
-                         double *g) noexcept
-    double fastml_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
-    double fastml_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
+    ctypedef struct fastml_prefetch_cursor:
+        const char *next
+        const char *end
+        const char *limit
+    void fastml_xt_r_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
+                         const double *R, double *G, fastml_prefetch_cursor *c) noexcept
+    void fastml_xt_r_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
+                         const double *R, double *G, fastml_prefetch_cursor *c) noexcept
+    void fastml_margins_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
+                            const double *W, const double *b, double *M,
+                            fastml_prefetch_cursor *c) noexcept
+    void fastml_margins_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
+                            const float *W, const float *b, double *M,
+                            fastml_prefetch_cursor *c) noexcept
+    double fastml_row_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
+    double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
     void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
     void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
+
+cdef extern from "fastml_batch.h" nogil:
+    double fastml_logistic_block(Py_ssize_t n_rows, const double *M, const double *y,
+                                 const double *sw, double positive, double *R,
+                                 double *L) noexcept
+    double fastml_softmax_block(Py_ssize_t n_rows, Py_ssize_t K, const double *M,
+                                const double *y, const double *sw, int offset, int reference,
+                                double *R, double *L, double *E, double *S) noexcept
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:

@@ -1,5 +1,7 @@
 # The losses of the linear models as inline functions of the margins, shared by the SGD loop
 # (_sgd_fast.pyx) and the batch gradient kernel (_batch_fast.pyx): one definition of each loss.
+# The batch kernel's dense logistic path evaluates the same formulas vectorized across rows
+# (csrc/fastml_batch.h; equal to these to a few ulps, not bit for bit).
 #   LOG         softmax cross-entropy; binary = logistic: loss log(1+e^m) - y m, d/dm = p - y
 #               (004's cross-entropy gradient); with `reference`, label 0 has margin 0 (002)
 #   HINGE       max(0, 1 - t m) per output (t = +1 for the output's class, else -1) (001, 003)

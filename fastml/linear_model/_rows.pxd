@@ -3,8 +3,8 @@
 # `get_row` gives row i as (values, column indices, nnz), indices == NULL meaning a dense row
 # of nnz = n_features values.
 from cython cimport floating
-from .._core._csrc cimport (fastml_check_index, fastml_dot_f64, fastml_dot_f32, fastml_axpy_f64,
-                            fastml_axpy_f32)
+from .._core._csrc cimport (fastml_check_index, fastml_row_dot_f64, fastml_row_dot_f32,
+                            fastml_axpy_f64, fastml_axpy_f32)
 
 
 ctypedef struct RowSource:
@@ -71,9 +71,9 @@ cdef inline double row_dot(const floating *x, const int *idx, Py_ssize_t nnz,
     cdef double s = 0.0
     if idx == NULL:
         if floating is double:
-            return fastml_dot_f64(x, w, nnz)
+            return fastml_row_dot_f64(x, w, nnz)
         else:
-            return fastml_dot_f32(x, w, nnz)
+            return fastml_row_dot_f32(x, w, nnz)
     for j in range(nnz):
         s += x[j] * w[idx[j]]
     return s

@@ -1,0 +1,130 @@
+/* The logistic loss of the batch kernel (_batch_fast.pyx) over a block of margins, written so
+ * the compiler vectorizes it across rows: one libm exp and log per row (scalar calls, ~40 ns a
+ * row) cost more than reading the row, so here exp is fastml_exp_neg (fastml_kernel_rows.h,
+ * within 2 ulp) and log a series, both plain arithmetic. The formulas are those of
+ * fastml_math.h / _loss.pxd (one exponential e = e^-|m| per binary row; the softmax shifted by
+ * its largest margin); the results agree with them to a few ulps, not bit for bit.
+ *
+ * Each function writes R[i, k] = sw_i * d loss_i / d m_ik and L[i] = sw_i * loss_i, and returns
+ * sum_i L[i] added in row order. */
+#ifndef FASTML_BATCH_H
+#define FASTML_BATCH_H
+
+#include <stdint.h>
+#include <string.h>
+#include "fastml_simd.h"
+#include "fastml_kernel_rows.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) \
+    && defined(__GLIBC__)
+/* no-trapping-math: the selects below become blends (no signalling NaN reaches them) */
+#define FASTML_LOSS_CLONES \
+    __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
+#else
+#define FASTML_LOSS_CLONES
+#endif
+
+/* log((1 + s) / (1 - s)) = 2 atanh(s) for 0 <= s <= 1/3 by its series 2 s sum_n s^2n / (2n+1)
+ * to n = 15: the first term left out is below 2e-17 of the sum. */
+static FASTML_INLINE double fastml_log_ratio(double s) {
+    double s2 = s * s, p = 1.0 / 31.0;
+    p = p * s2 + 1.0 / 29.0;
+    p = p * s2 + 1.0 / 27.0;
+    p = p * s2 + 1.0 / 25.0;
+    p = p * s2 + 1.0 / 23.0;
+    p = p * s2 + 1.0 / 21.0;
+    p = p * s2 + 1.0 / 19.0;
+    p = p * s2 + 1.0 / 17.0;
+    p = p * s2 + 1.0 / 15.0;
+    p = p * s2 + 1.0 / 13.0;
+    p = p * s2 + 1.0 / 11.0;
+    p = p * s2 + 1.0 / 9.0;
+    p = p * s2 + 1.0 / 7.0;
+    p = p * s2 + 1.0 / 5.0;
+    p = p * s2 + 1.0 / 3.0;
+    p = p * s2 + 1.0;
+    return 2.0 * s * p;
+}
+
+/* log(1 + e) for 0 <= e <= 1: (1 + s) / (1 - s) = 1 + e at s = e / (2 + e) <= 1/3, with no
+ * cancellation at small e (unlike log(1 + e)). */
+static FASTML_INLINE double fastml_log1p_unit_series(double e) {
+    return fastml_log_ratio(e / (2.0 + e));
+}
+
+/* log(z) for 1 <= z < 2^1023: z = 2^k f with 1 <= f < 2, log z = k ln 2 + log f and
+ * log f = 2 atanh((f - 1) / (f + 1)) (f - 1 exact). k comes from the exponent bits as a
+ * double (2^52 + k + 1023 written into a double's mantissa), which AVX2 can do. */
+static FASTML_INLINE double fastml_log_ge1(double z) {
+    const double ln2_hi = 0.693147180369123816490, ln2_lo = 1.90821492927058770002e-10;
+    uint64_t bits, fbits, kbits;
+    double f, kd;
+    memcpy(&bits, &z, sizeof bits);
+    fbits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    kbits = (bits >> 52) | 0x4330000000000000ULL;
+    memcpy(&f, &fbits, sizeof f);
+    memcpy(&kd, &kbits, sizeof kd);
+    kd -= 4503599627371519.0;                 /* 2^52 + 1023 */
+    return kd * ln2_hi + (kd * ln2_lo + fastml_log_ratio((f - 1.0) / (f + 1.0)));
+}
+
+/* e^x for x <= 0 (fastml_exp_neg), NaN for NaN (which fastml_exp_neg maps to 0) */
+static FASTML_INLINE double fastml_exp_nonpositive(double x) {
+    return x == x ? fastml_exp_neg(x) : x;
+}
+
+/* Binary logistic loss (one output, class code `positive` is the output's class, the other
+ * has margin 0): loss = max(m, 0) + log(1 + e) - t m, d/dm = sigma(m) - t, e = e^-|m|.
+ * A NaN margin gives a NaN loss and derivative, as with libm's exp. */
+FASTML_LOSS_CLONES static double fastml_logistic_block(ptrdiff_t n_rows, const double *M,
+                                                       const double *y, const double *sw,
+                                                       double positive, double *R, double *L) {
+    ptrdiff_t i;
+    double total = 0.0;
+    for (i = 0; i < n_rows; i++) {
+        double m = M[i], t = y[i] == positive ? 1.0 : 0.0;
+        double e = fastml_exp_nonpositive(-fabs(m)), inv = 1.0 / (1.0 + e);
+        double dl = (m >= 0.0 ? inv : e * inv) - t;
+        R[i] = sw[i] * dl;
+        L[i] = sw[i] * ((m > 0.0 ? m : 0.0) + fastml_log1p_unit_series(e) - t * m);
+    }
+    for (i = 0; i < n_rows; i++) total += L[i];
+    return total;
+}
+
+/* Softmax cross-entropy over K outputs per row (output k stands for class code k + offset;
+ * with `reference`, class code 0 has the fixed margin 0): loss = log(sum_k e^(m_k - mx)) + mx
+ * - m_label, d/dm_k = p_k - [k is the label]. E (n_rows, K) and S (n_rows) are scratch; the
+ * exps and logs run as flat vectorized loops, the per-row maxima and sums in order of k. */
+FASTML_LOSS_CLONES static double fastml_softmax_block(ptrdiff_t n_rows, ptrdiff_t K,
+                                                      const double *M, const double *y,
+                                                      const double *sw, int offset,
+                                                      int reference, double *R, double *L,
+                                                      double *E, double *S) {
+    ptrdiff_t i, k;
+    double total = 0.0;
+    for (i = 0; i < n_rows; i++) {               /* E <- m_ik - mx_i, S <- mx_i */
+        double mx = reference ? 0.0 : M[i * K];
+        for (k = 0; k < K; k++) mx = M[i * K + k] > mx ? M[i * K + k] : mx;
+        for (k = 0; k < K; k++) E[i * K + k] = M[i * K + k] - mx;
+        S[i] = mx;
+    }
+    for (i = 0; i < n_rows * K; i++) E[i] = fastml_exp_nonpositive(E[i]);
+    for (i = 0; i < n_rows; i++) {               /* L <- mx_i - m_label; S <- sum of exps */
+        double mx = S[i], z = reference ? fastml_exp_nonpositive(-mx) : 0.0;
+        ptrdiff_t label = (ptrdiff_t)y[i] - offset;
+        for (k = 0; k < K; k++) z += E[i * K + k];
+        L[i] = mx - (label >= 0 && label < K ? M[i * K + label] : 0.0);
+        S[i] = z;
+    }
+    for (i = 0; i < n_rows; i++) L[i] = sw[i] * (fastml_log_ge1(S[i]) + L[i]);
+    for (i = 0; i < n_rows; i++) {
+        ptrdiff_t label = (ptrdiff_t)y[i] - offset;
+        for (k = 0; k < K; k++)
+            R[i * K + k] = sw[i] * (E[i * K + k] / S[i] - (k == label ? 1.0 : 0.0));
+    }
+    for (i = 0; i < n_rows; i++) total += L[i];
+    return total;
+}
+
+#endif

@@ -1,0 +1,134 @@
+"""The fused batch kernel (_batch_fast.loss_grad: margins, loss, R^T X per block of rows in
+L1, csrc/fastml_simd.h and csrc/fastml_batch.h) against a numpy reference, and its fixed
+summation order: the same bits for any thread count."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from fastml.linear_model import _batch_fast as _batch
+from fastml.linear_model._sgd import LOSSES
+
+from _reference import logistic_loss_grad
+from test_properties import BUDGET
+
+
+def problem(n, d, n_classes, reference, dtype, seed=0, scale=1.0):
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(n, d)) * scale).astype(dtype)
+    K = n_classes - 1 if reference else n_classes
+    W = rng.normal(size=(K, d)).astype(dtype)
+    b = rng.normal(size=K).astype(dtype)
+    codes = rng.integers(0, n_classes, size=n)
+    sw = rng.uniform(0.5, 2.0, size=n)
+    return X, codes, sw, W, b
+
+
+def kernel(X, codes, sw, W, b, reference, threads=1, loss="log"):
+    K, d = W.shape
+    gW, gb = np.full((K, d), np.nan), np.full(K, np.nan)
+    total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb, LOSSES[loss],
+                             1 if reference else 0, reference, threads)
+    return total, gW, gb
+
+
+def reference_of(X, codes, sw, W, b, reference):
+    """The numpy reference in float64 on the same (float32-rounded) values."""
+    dense = X.toarray() if sp.issparse(X) else X
+    return logistic_loss_grad(dense.astype(np.float64), codes, sw, W.astype(np.float64),
+                              b.astype(np.float64), reference)
+
+
+def assert_matches(got, expected, rtol=1e-12):
+    loss, gW, gb = got
+    loss_ref, gW_ref, gb_ref = expected
+    scale = max(1.0, float(np.max(np.abs(np.concatenate([gW_ref.ravel(), gb_ref])))))
+    np.testing.assert_allclose(loss, loss_ref, rtol=rtol)
+    np.testing.assert_allclose(gW, gW_ref, rtol=rtol, atol=rtol * scale)
+    np.testing.assert_allclose(gb, gb_ref, rtol=rtol, atol=rtol * scale)
+
+
+# n = 4099: several chunks (2,048-row minimum), rows not a multiple of the block (8 rows of
+# 100 float64 features) nor of 4 (the R^T X row groups); d = 100, 13 (the 8-lane dot's 4-wide
+# and 1-wide tails) and 3 (no full lane group at all).
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False), (4, True)])
+@pytest.mark.parametrize("n,d", [(4099, 100), (4099, 13), (1003, 3), (3, 13)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fused_kernel_matches_numpy(dtype, n_classes, reference, n, d, sparse):
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, dtype, seed=n + d)
+    Xin = sp.csr_matrix(X) if sparse else X
+    assert_matches(kernel(Xin, codes, sw, W, b, reference),
+                   reference_of(X, codes, sw, W, b, reference))
+
+
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (5, False)])
+def test_large_margins_stay_exact(n_classes, reference):
+    """|m| up to ~1e3: the series log and the vectorized exp at the ends of their ranges."""
+    X, codes, sw, W, b = problem(2000, 10, n_classes, reference, np.float64, scale=40.0)
+    got = kernel(X, codes, sw, W, b, reference)
+    assert np.isfinite(got[0])
+    assert_matches(got, reference_of(X, codes, sw, W, b, reference), rtol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_same_bits_for_any_thread_count(dtype, n_classes, reference, sparse):
+    """The chunks (and so the order of every sum) depend on the shapes only."""
+    X, codes, sw, W, b = problem(20011, 30, n_classes, reference, dtype, seed=5)
+    Xin = sp.csr_matrix(X) if sparse else X
+    loss1, gW1, gb1 = kernel(Xin, codes, sw, W, b, reference, threads=1)
+    for threads in (2, 3, 8):
+        loss, gW, gb = kernel(Xin, codes, sw, W, b, reference, threads=threads)
+        assert loss == loss1
+        np.testing.assert_array_equal(gW, gW1)
+        np.testing.assert_array_equal(gb, gb1)
+
+
+def test_zero_sample_weight_rows_do_not_count():
+    X, codes, sw, W, b = problem(1001, 9, 3, False, np.float64, seed=2)
+    sw[::3] = 0.0
+    keep = sw > 0
+    got = kernel(X, codes, sw, W, b, False)
+    assert_matches(got, reference_of(X[keep], codes[keep], sw[keep], W, b, False))
+
+
+@pytest.mark.parametrize("loss", ["hinge", "perceptron"])
+def test_generic_losses_go_through_the_fused_blocks(loss):
+    """Hinge and perceptron use the shared per-row definitions on the fused margins."""
+    X, codes, sw, W, b = problem(1003, 11, 3, False, np.float64, seed=4)
+    total, gW, gb = kernel(X, codes, sw, W, b, False, loss=loss)
+    T = np.where(codes[:, None] == np.arange(3), 1.0, -1.0)
+    Z = T * (X @ W.T + b)
+    active = Z < 1.0 if loss == "hinge" else Z <= 0.0
+    per = np.where(active, (1.0 if loss == "hinge" else 0.0) - Z, 0.0)
+    R = np.where(active, -T, 0.0) * sw[:, None]
+    np.testing.assert_allclose(total, np.sum(sw[:, None] * per), rtol=1e-12)
+    np.testing.assert_allclose(gW, R.T @ X, rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(gb, R.sum(axis=0), rtol=1e-12, atol=1e-11)
+
+
+def test_nan_weights_give_nan():
+    X, codes, sw, W, b = problem(100, 8, 2, True, np.float64)
+    W[0, 3] = np.nan
+    total, gW, gb = kernel(X, codes, sw, W, b, True)
+    assert np.isnan(total) and np.isnan(gW).all() and np.isnan(gb).all()
+
+
+@settings(BUDGET, max_examples=40)
+@given(n=st.integers(1, 300), d=st.integers(0, 40), n_classes=st.integers(2, 5),
+       reference=st.booleans(), float32=st.booleans(), sparse=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_property_kernel_matches_numpy_and_threads_agree(n, d, n_classes, reference, float32,
+                                                         sparse, seed):
+    reference = reference or n_classes == 2
+    X, codes, sw, W, b = problem(n, d, n_classes, reference,
+                                 np.float32 if float32 else np.float64, seed=seed)
+    Xin = sp.csr_matrix(X) if sparse else X
+    got = kernel(Xin, codes, sw, W, b, reference)
+    assert_matches(got, reference_of(X, codes, sw, W, b, reference), rtol=1e-11)
+    again = kernel(Xin, codes, sw, W, b, reference, threads=2)
+    assert got[0] == again[0]
+    np.testing.assert_array_equal(got[1], again[1])
+    np.testing.assert_array_equal(got[2], again[2])
