@@ -1,6 +1,6 @@
 /* The logistic loss of the batch kernel (_batch_fast.pyx) over a block of margins, written so
  * the compiler vectorizes it across rows: one libm exp and log per row (scalar calls, ~40 ns a
- * row) cost more than reading the row, so here exp is fastml_exp_neg (fastml_kernel_rows.h,
+ * row) cost more than reading the row, so here exp is fastml_exp_neg (fastml_vexp.h,
  * within 2 ulp) and log a series, both plain arithmetic. The formulas are those of
  * fastml_math.h / _loss.pxd (one exponential e = e^-|m| per binary row; the softmax shifted by
  * its largest margin); the results agree with them to a few ulps, not bit for bit.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "fastml_simd.h"
-#include "fastml_kernel_rows.h"
+#include "fastml_vexp.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) \
     && defined(__GLIBC__)

@@ -277,35 +277,4 @@ FASTML_DEFINE_XT_R(fastml_xt_r_f32, float, fastml_load4_f32)
 FASTML_DEFINE_MARGINS(fastml_margins_f64, fastml_dot_f64, double, fastml_load4_f64)
 FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32, float, fastml_load4_f32)
 
-/* x . w over n values, for the SGD loop's dense rows (per row: one call, no BLAS dispatch,
- * which costs more than the arithmetic at n ~ 100). Eight partial sums, lane l summing
- * x[j] w[j] for j = l mod 8 in order, then a fixed tree: the AVX2 and the baseline clone
- * do the same operations in the same order, so both give the same bits. float32 rows are
- * multiplied and summed in float64. */
-#define FASTML_DEFINE_DOT(NAME, T)                                                           \
-FASTML_CLONES static double NAME(const T *x, const T *w, ptrdiff_t n) {                      \
-    double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, s;                            \
-    ptrdiff_t j = 0;                                                                         \
-    int l;                                                                                   \
-    for (; j + 8 <= n; j += 8)                                                               \
-        for (l = 0; l < 8; l++) acc[l] += (double)x[j + l] * (double)w[j + l];               \
-    s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));   \
-    for (; j < n; j++) s += (double)x[j] * (double)w[j];                                     \
-    return s;                                                                                \
-}
-
-FASTML_DEFINE_DOT(fastml_dot_f64, double)
-FASTML_DEFINE_DOT(fastml_dot_f32, float)
-
-/* w += c x over n values: each w[j] += (T)(c * x[j]), the rounding of the CSR rows' loop
- * (_rows.pxd's row_axpy), so a dense row and the same row in CSR take the same step. */
-#define FASTML_DEFINE_AXPY(NAME, T)                                                          \
-FASTML_CLONES static void NAME(double c, const T *x, T *w, ptrdiff_t n) {                    \
-    ptrdiff_t j;                                                                             \
-    for (j = 0; j < n; j++) w[j] += (T)(c * (double)x[j]);                                   \
-}
-
-FASTML_DEFINE_AXPY(fastml_axpy_f64, double)
-FASTML_DEFINE_AXPY(fastml_axpy_f32, float)
-
 #endif

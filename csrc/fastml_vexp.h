@@ -72,6 +72,19 @@ static FASTML_ALWAYS_INLINE double fastml_pow2i(int64_t n) {   /* 2^n, -1022 <= 
     return s;
 }
 
+/* exp(x) for x <= 0 in straight-line code that GCC vectorizes across a loop (the batch
+ * logistic loss, csrc/fastml_batch.h): fastml_exp_reduced's arithmetic, with exp(x) = 0 below
+ * -708 (e^-708 ~ 3e-308) instead of fastml_exp_full's subnormal tail, which needs branches. */
+static FASTML_ALWAYS_INLINE double fastml_exp_neg(double x) {
+    double xc = x > FASTML_EXP_FAST_LO ? x : FASTML_EXP_FAST_LO, t, e, scale;
+    uint64_t bits;
+    e = fastml_exp_reduced(xc, &t);
+    memcpy(&bits, &t, sizeof bits);
+    bits = (bits + 1023) << 52;                     /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
+    memcpy(&scale, &bits, sizeof scale);
+    return (x > FASTML_EXP_FAST_LO ? e : 0.0) * scale;
+}
+
 /* exp(x) over the whole double range (the slow lanes of the vector loops, and the tests). */
 static inline double fastml_exp_full(double x) {
     double t, e, s1, s2;
