@@ -168,24 +168,28 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     cdef const int *y = b.yc
     cdef Py_ssize_t e = missing_start(val, start, end), p, q, g_end, nxt_end
     cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
-    cdef int c, K = b.K, g_class, nxt_class
+    cdef int c, K = b.K, crit = b.criterion, g_class, nxt_class
+    cdef const double *nlogn = b.nlogn  # locals: a store to the counts cannot reload them
+    cdef count_t *left = s.left
+    cdef count_t *right = s.right
+    cdef count_t *miss = s.miss
     cdef double t, cost
     if e - start < 2 or val[start] == val[e - 1]:
         return 0
     for c in range(K):
-        s.left[c] = 0
-        s.miss[c] = 0
+        left[c] = 0
+        miss[c] = 0
     for p in range(e, end):
-        s.miss[y[idx[p]]] += 1
+        miss[y[idx[p]]] += 1
     for c in range(K):
-        s.right[c] = b.node_counts[c] - s.miss[c]
+        right[c] = b.node_counts[c] - miss[c]
     p = start
     g_end = scan_run(b, idx, val, p, e, &g_class)
     while True:
         for q in range(p, g_end):
             c = y[idx[q]]
-            s.left[c] += 1
-            s.right[c] -= 1
+            left[c] += 1
+            right[c] -= 1
         if g_end == e:
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
@@ -199,16 +203,17 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
             t = split_point(val[g_end - 1], val[g_end])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
-                    cost = class_term(b, s.left, n_left) + class_term(b, s.right, n_right)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, t, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = class_term(b, s.left, n_left) + \
-                        class_term2(b, s.right, s.miss, n_right + n_miss)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term2(crit, K, nlogn, right, miss, n_right + n_miss)
                     consider(best, cost, f, t, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = class_term2(b, s.left, s.miss, n_left + n_miss) + \
-                        class_term(b, s.right, n_right)
+                    cost = counts_term2(crit, K, nlogn, left, miss, n_left + n_miss) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, t, 1, 2)
         p = g_end
         g_end = nxt_end
