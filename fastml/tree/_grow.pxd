@@ -64,8 +64,15 @@ cdef inline double counts_term2(int criterion, int K, const double *nlogn, const
     return n - s / n
 
 
-cdef inline double sse_term(double s, double n) noexcept nogil:
-    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
+ctypedef fused rows_t:   # a child's size: rows (exact builder) or summed weights (histograms)
+    count_t
+    double
+
+
+cdef inline double sse_term(double s, rows_t n) noexcept nogil:
+    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes).
+    Compiled for the caller's type of n: an integer test of n == 0 keeps the exact sweep's
+    loop as short as when it had its own copy."""
     return 0.0 if n == 0 else -s * s / n
 
 
