@@ -148,7 +148,26 @@ def take_rows(columns, rows):
     return {name: col[rows] for name, col in columns.items()}
 
 
-class TabularModel(BaseEstimator):
+class _WrappedModel(BaseEstimator):
+    """What a model saved by `fastml fit` answers through its estimator, once its
+    `transform` has turned table columns into the estimator's input."""
+
+    @property
+    def _estimator_type(self):
+        return getattr(self.estimator, "_estimator_type", None)
+
+    def predict(self, columns):
+        return self.estimator.predict(self.transform(columns))
+
+    def predict_proba(self, columns):
+        return self.estimator.predict_proba(self.transform(columns))
+
+    @property
+    def classes_(self):
+        return self.estimator.classes_
+
+
+class TabularModel(_WrappedModel):
     """A fastml estimator together with the way table columns become its input — what
     `fastml fit --out` saves, so `fastml predict` can read the same kind of file.
 
@@ -170,10 +189,6 @@ class TabularModel(BaseEstimator):
         model.feature_names_, model.native_categorical_, model.categories_ = \
             list(feature_names), True, {}
         return model
-
-    @property
-    def _estimator_type(self):
-        return getattr(self.estimator, "_estimator_type", None)
 
     def fit(self, columns, y):
         self.feature_names_ = list(columns)
@@ -215,15 +230,6 @@ class TabularModel(BaseEstimator):
                 parts.append(col[:, None])
         return np.hstack(parts)
 
-    def predict(self, columns):
-        return self.estimator.predict(self.transform(columns))
-
-    def predict_proba(self, columns):
-        return self.estimator.predict_proba(self.transform(columns))
-
-    @property
-    def classes_(self):
-        return self.estimator.classes_
 
 
 def _vocabulary(column):
@@ -239,7 +245,7 @@ def _frame(columns):
     return pd.DataFrame(columns)
 
 
-class HashedModel(BaseEstimator):
+class HashedModel(_WrappedModel):
     """A fastml estimator fed through the hashing trick (003's click data): what
     `fastml fit --hash BITS` saves, so `fastml predict` hashes new rows the same way.
 
@@ -273,10 +279,6 @@ class HashedModel(BaseEstimator):
         self.n_features = n_features
         self.target = target
 
-    @property
-    def _estimator_type(self):
-        return getattr(self.estimator, "_estimator_type", None)
-
     def fit(self, columns, y):
         """Hash the table `columns` ({name: 1-D array} or a DataFrame) and fit the
         estimator on it; returns self."""
@@ -306,16 +308,6 @@ class HashedModel(BaseEstimator):
     def input_names(self):
         """The hashed matrix has no column names."""
         return None
-
-    def predict(self, columns):
-        return self.estimator.predict(self.transform(columns))
-
-    def predict_proba(self, columns):
-        return self.estimator.predict_proba(self.transform(columns))
-
-    @property
-    def classes_(self):
-        return self.estimator.classes_
 
 
 def _records(columns):

@@ -37,8 +37,12 @@
 # does not depend on the order the features are searched in, so large nodes search them in
 # parallel OpenMP threads (n_threads) and partition their sorted lists in parallel too, and
 # grow the same tree for any n_threads.
+#
+# What does not depend on the sorted lists -- the impurity terms, the split record and its tie
+# rule, a node's creation and base cases, the children table, the growth loop -- is shared
+# with the histogram builder (_hist_fast.pyx) in _grow.pxd; this file is the sorted sweep.
 from libc.math cimport log2, isnan, NAN, INFINITY
-from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memcpy, memset
 from libc.stdint cimport uint64_t
 from libc.limits cimport INT_MAX
@@ -47,18 +51,12 @@ import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below, fastml_check_index
+from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_check_index
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL,
-                          buffer_init, buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
-                          tree_from_buffer)
+from ._tree_fast cimport TreeBuffer, buffer_init
+from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
 from ..info import GAIN_TIE
-
-cdef enum:
-    CRIT_ENTROPY = 0
-    CRIT_GINI = 1
-    CRIT_SSE = 2
 
 # The criterion codes build_tree takes, by the estimators' names for them.
 CRITERIA = {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}
@@ -71,21 +69,10 @@ cdef double TIE = GAIN_TIE
 # Nodes with fewer rows are searched and partitioned by one thread: below this, waking the
 # threads costs more than the work they share.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 2048
-# First capacity of the stack of nodes waiting to be split (it doubles when full): depth-first
-# growth keeps about depth x children nodes on it, so it rarely grows.
-cdef int FIRST_STACK = 256
 
 
-ctypedef struct Split:
-    int feature          # -1: no valid split
-    double threshold
-    int missing_left     # real splits: missing rows go left (1) or right (0)
-    int n_children       # children the split makes: 2, or the levels present at the node
-    double cost          # sum over children of n_child * impurity(child)
-    double limit         # first_within: the first candidate whose cost is <= limit wins
-    int first_within     # 0: keep the (first) smallest cost
-    int ordering         # binary categorical: the level order of the partition (threshold
-                         # is then the number of levels, in that order, that go left)
+# Split (a candidate split and the tie rule's state) and Item (a node waiting to be split)
+# are _grow.pxd's, shared with the histogram builder.
 
 
 ctypedef struct LevelKey:      # a level present at the node, as sweep_binary orders them
@@ -93,15 +80,6 @@ ctypedef struct LevelKey:      # a level present at the node, as sweep_binary or
     count_t num, den          # classification: its rows of the ordering's class, all its rows
     int slot                  # its row in the per-level statistics (gcounts, gsum)
     int level                 # its code
-
-
-ctypedef struct Item:          # a node waiting to be split (its range and its best split)
-    index_t node
-    Py_ssize_t start, end
-    index_t depth
-    double gain
-    double priority      # best-first order: n_node * gain, the total reduction of impurity
-    Split split
 
 
 ctypedef struct Scratch:       # what one thread writes while it searches / partitions
@@ -141,6 +119,7 @@ ctypedef struct Builder:
     Split *found              # the best split of each of them
     int *child_of_level
     int *level_seen
+    count_t *child_size       # (max_levels + 2) rows of each child of the split being applied
     int *features
     int max_levels
     fastml_rng rng
@@ -150,64 +129,26 @@ ctypedef struct Builder:
 # ---------------------------------------------------------------- impurity from counts
 
 cdef inline double class_term(Builder *b, const count_t *counts, count_t n) noexcept nogil:
-    """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
-    cdef int c
-    cdef double s = 0.0
-    if b.criterion == CRIT_ENTROPY:
-        s = b.nlogn[n]
-        for c in range(b.K):
-            s -= b.nlogn[counts[c]]
-        return s
-    if n == 0:
-        return 0.0
-    for c in range(b.K):
-        s += <double> counts[c] * counts[c]
-    return n - s / n
+    """n * impurity of a child with these class counts (_grow.counts_term)."""
+    return counts_term(b.criterion, b.K, b.nlogn, counts, n)
 
 
-cdef inline double class_term2(Builder *b, const count_t *a, const count_t *extra, count_t n) noexcept nogil:
+cdef inline double class_term2(Builder *b, const count_t *a, const count_t *extra,
+                               count_t n) noexcept nogil:
     """class_term of the counts a + extra (a child that also receives the missing rows)."""
-    cdef int c
-    cdef double s = 0.0
-    if b.criterion == CRIT_ENTROPY:
-        s = b.nlogn[n]
-        for c in range(b.K):
-            s -= b.nlogn[a[c] + extra[c]]
-        return s
-    if n == 0:
-        return 0.0
-    for c in range(b.K):
-        s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
-    return n - s / n
-
-
-cdef inline double sse_term(double s, count_t n) noexcept nogil:
-    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
-    return 0.0 if n == 0 else -s * s / n
-
-
-cdef inline double split_point(double lo, double hi) noexcept nogil:
-    """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side."""
-    cdef double t = lo + (hi - lo) / 2.0
-    if not (lo < t and t <= hi):
-        t = hi
-    return t
+    return counts_term2(b.criterion, b.K, b.nlogn, a, extra, n)
 
 
 # ---------------------------------------------------------------- split search
 
 cdef inline int consider(Split *best, double cost, int feature, double threshold,
                          int missing_left, int n_children) noexcept nogil:
-    """Record the candidate if it is the first one within best.limit (first_within), or the
-    first one of the smallest cost so far; 1 if it was recorded."""
-    if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
-        best.feature = feature
-        best.threshold = threshold
-        best.missing_left = missing_left
-        best.n_children = n_children
-        best.cost = cost
-        return 1
-    return 0
+    """Record the candidate, cutting at threshold, if the tie rule takes it (_grow.takes); 1 if
+    it was recorded."""
+    if not takes(best, cost, feature, missing_left, n_children):
+        return 0
+    best.threshold = threshold
+    return 1
 
 
 cdef Py_ssize_t missing_start(const double *val, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -227,24 +168,28 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     cdef const int *y = b.yc
     cdef Py_ssize_t e = missing_start(val, start, end), p, q, g_end, nxt_end
     cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
-    cdef int c, K = b.K, g_class, nxt_class
+    cdef int c, K = b.K, crit = b.criterion, g_class, nxt_class
+    cdef const double *nlogn = b.nlogn  # locals: a store to the counts cannot reload them
+    cdef count_t *left = s.left
+    cdef count_t *right = s.right
+    cdef count_t *miss = s.miss
     cdef double t, cost
     if e - start < 2 or val[start] == val[e - 1]:
         return 0
     for c in range(K):
-        s.left[c] = 0
-        s.miss[c] = 0
+        left[c] = 0
+        miss[c] = 0
     for p in range(e, end):
-        s.miss[y[idx[p]]] += 1
+        miss[y[idx[p]]] += 1
     for c in range(K):
-        s.right[c] = b.node_counts[c] - s.miss[c]
+        right[c] = b.node_counts[c] - miss[c]
     p = start
     g_end = scan_run(b, idx, val, p, e, &g_class)
     while True:
         for q in range(p, g_end):
             c = y[idx[q]]
-            s.left[c] += 1
-            s.right[c] -= 1
+            left[c] += 1
+            right[c] -= 1
         if g_end == e:
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
@@ -258,16 +203,17 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
             t = split_point(val[g_end - 1], val[g_end])
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
-                    cost = class_term(b, s.left, n_left) + class_term(b, s.right, n_right)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, t, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = class_term(b, s.left, n_left) + \
-                        class_term2(b, s.right, s.miss, n_right + n_miss)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term2(crit, K, nlogn, right, miss, n_right + n_miss)
                     consider(best, cost, f, t, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = class_term2(b, s.left, s.miss, n_left + n_miss) + \
-                        class_term(b, s.right, n_right)
+                    cost = counts_term2(crit, K, nlogn, left, miss, n_left + n_miss) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, t, 1, 2)
         p = g_end
         g_end = nxt_end
@@ -621,13 +567,6 @@ cdef inline int takes_two_values(Builder *b, int f, Py_ssize_t start,
     return e > start and val[start] != val[e - 1]
 
 
-cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
-    split.feature = -1
-    split.cost = INFINITY
-    split.limit = limit
-    split.first_within = first_within
-
-
 cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
                      double mean) noexcept nogil:
     """The best split over (a random subset of max_features of) the features: the first
@@ -635,19 +574,14 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
     tolerance of the smallest cost. Two passes make that independent of the thread count: each
     feature's smallest cost (in parallel on large nodes), then the first feature that comes
     within the tolerance of the overall smallest is swept again for its first such candidate."""
-    cdef int i, j, f, n_cand = 0, tmp, pick = -1, nt = b.n_threads
-    cdef double tol = TIE * (end - start), least = INFINITY
+    cdef int i, f, n_cand = 0, pick, nt = b.n_threads
+    cdef double limit
     for i in range(b.d):
         b.features[i] = i
     for i in range(b.d):  # the candidates: the first max_features features that vary here
         if n_cand >= b.max_features:
             break
-        if b.max_features < b.d:  # draw the next feature without replacement
-            j = i + <int> fastml_rng_below(&b.rng, b.d - i)
-            tmp = b.features[i]
-            b.features[i] = b.features[j]
-            b.features[j] = tmp
-        f = b.features[i]
+        f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if takes_two_values(b, f, start, end):  # constant ones do not count
             b.candidates[n_cand] = f
             n_cand += 1
@@ -661,14 +595,8 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
         for i in range(n_cand):
             clear_split(&b.found[i], INFINITY, 0)
             sweep(b, b.scratch, b.candidates[i], start, end, &b.found[i], mean)
-    for i in range(n_cand):
-        if b.found[i].feature >= 0 and b.found[i].cost < least:
-            least = b.found[i].cost
-    for i in range(n_cand):
-        if b.found[i].feature >= 0 and b.found[i].cost <= least + tol:
-            pick = i
-            break
-    clear_split(best, least + tol, 1)
+    pick = first_within(b.found, n_cand, TIE * (end - start), &limit)
+    clear_split(best, limit, 1)
     if pick >= 0:
         sweep(b, b.scratch, b.candidates[pick], start, end, best, mean)
 
@@ -682,7 +610,6 @@ cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, P
     cdef Py_ssize_t p, n = end - start
     cdef int c, pure = 1
     cdef double s = 0.0, ss = 0.0, d, first
-    cdef double *value = t.value + <Py_ssize_t> node * t.n_values
     if b.criterion == CRIT_SSE:
         first = b.yr[idx[start]]
         for p in range(start, end):
@@ -693,7 +620,7 @@ cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, P
         for p in range(start, end):
             d = b.yr[idx[p]] - mean[0]
             ss += d * d
-        value[0] = mean[0]
+        t.value[<Py_ssize_t> node * t.n_values] = mean[0]
         t.nodes[node].impurity = ss / n
         parent_term[0] = 0.0  # sse_term of the centred node sum, which is 0
         return pure
@@ -702,41 +629,23 @@ cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, P
     for p in range(start, end):
         fastml_check_index(b.yc[idx[p]], b.K)
         b.node_counts[b.yc[idx[p]]] += 1
-    for c in range(b.K):
-        value[c] = <double> b.node_counts[c]
-        if b.node_counts[c] != 0 and b.node_counts[c] != n:
-            pure = 0
-    parent_term[0] = class_term(b, b.node_counts, n)
-    t.nodes[node].impurity = parent_term[0] / n
     mean[0] = 0.0
-    return pure
+    return class_value(t, node, b.criterion, b.K, b.nlogn, b.node_counts, n, parent_term)
 
 
 cdef int make_node(Builder *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
                    index_t depth) noexcept nogil:
     """Create the node for rows [start, end); return 1 if it should be split (item filled),
     0 if it is a leaf, -1 when memory runs out."""
-    cdef Py_ssize_t n = end - start
     cdef double parent_term, mean
-    cdef index_t node = buffer_add_leaf(t, depth, n)
     cdef int pure
-    if node < 0:
+    if open_node(t, item, start, end, end - start, depth) < 0:
         return -1
-    pure = node_stats(b, t, node, start, end, &parent_term, &mean)
-    item.node = node
-    item.start = start
-    item.end = end
-    item.depth = depth
-    if pure or depth >= b.max_depth or n < b.min_samples_split or n < 2 * b.min_samples_leaf:
+    pure = node_stats(b, t, item.node, start, end, &parent_term, &mean)
+    if base_case(pure, depth, end - start, b.max_depth, b.min_samples_split, b.min_samples_leaf):
         return 0
     find_split(b, start, end, &item.split, mean)
-    if item.split.feature < 0:
-        return 0  # base case two: no attribute takes two values here
-    item.gain = (parent_term - item.split.cost) / n
-    if item.gain < 0.0:
-        item.gain = 0.0  # round-off: a split never increases impurity
-    item.priority = item.gain * n
-    return 1
+    return set_gain(item, parent_term)
 
 
 # ---------------------------------------------------------------- applying a split
@@ -757,10 +666,8 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
             v = 0 if val[p] < thr else 1
             b.side[idx[p]] = v
             child_size[v] += 1
-        if e < item.end:
-            miss_side = 1 if not item.split.missing_left else 0
-        else:  # no missing rows here: at predict time they take the majority path
-            miss_side = 0 if child_size[0] >= child_size[1] else 1
+        miss_side = missing_side(e < item.end, item.split.missing_left, child_size[0],
+                                 child_size[1])
         for p in range(e, item.end):
             b.side[idx[p]] = miss_side
             child_size[miss_side] += 1
@@ -829,114 +736,39 @@ cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const count_t 
             partition_feature(b, b.scratch, f, start, end, child_size, k)
 
 
-cdef int split_node(Builder *b, TreeBuffer *t, Item *item, Item **stack, int *n_stack, int *cap,
-                    count_t *child_size) noexcept nogil:
-    """Turn item's node into an internal node, partition its rows and create the children
-    (pushed on the stack in reverse, so the first child is grown next). Returns the number
-    of children, or -1 when memory runs out."""
-    cdef index_t node = item.node, first_child, start, L
-    cdef int f = item.split.feature, k, c, v, r
-    cdef Py_ssize_t lo
-    cdef Item child_item
-    cdef Node *split
-    k = assign_sides(b, t, item, child_size)
-    partition(b, item.start, item.end, child_size, k)
-    L = b.n_levels[f] if b.is_cat[f] else 2
-    if t.n_children + L > t.cap_children and \
-            buffer_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
-        return -1
-    split = &t.nodes[node]
-    split.kind = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
-    split.feature = f
-    split.threshold = NAN if b.is_cat[f] else item.split.threshold  # binary: a level count
-    split.gain = item.gain
-    split.child_start = start = t.n_children
-    split.n_child = L
-    t.n_children += L
-    first_child = t.n_nodes
-    lo = item.start
-    for c in range(k):
-        child_item.split.feature = -1
-        r = make_node(b, t, &child_item, lo, lo + child_size[c], item.depth + 1)
-        if r < 0:
-            return -1
-        if r == 1:
-            if n_stack[0] == cap[0]:
-                if grow_array(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
-                    return -1
-                cap[0] *= 2
-            stack[0][n_stack[0]] = child_item
-            n_stack[0] += 1
-        lo += child_size[c]
-    # make_node may have moved t.nodes (it grows the buffer): index it afresh from here on.
-    # Children table: threshold nodes [left, right]; categorical nodes one entry per level.
-    if b.is_cat[f]:
-        for v in range(L):
-            t.children[start + v] = first_child + b.child_of_level[v]
-            t.seen[start + v] = b.level_seen[v]
-        t.nodes[node].missing_child = first_child + b.child_of_level[L]
-    else:
-        t.children[start] = first_child
-        t.children[start + 1] = first_child + 1
-        t.seen[start] = 1
-        t.seen[start + 1] = 1
-        t.nodes[node].missing_child = first_child + b.child_of_level[0]
-    return k
+cdef int make_child(void *builder, TreeBuffer *t, const Item *parent, int c, Py_ssize_t *lo,
+                    Item *child) noexcept nogil:
+    """Child c of the split being applied: its rows start at lo (_grow.add_children's child_fn)."""
+    cdef Builder *b = <Builder *> builder
+    cdef Py_ssize_t start = lo[0]
+    lo[0] += b.child_size[c]
+    return make_node(b, t, child, start, lo[0], parent.depth + 1)
 
 
-cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
-    cdef Item tmp
-    hi -= 1
-    while lo < hi:
-        tmp = stack[lo]
-        stack[lo] = stack[hi]
-        stack[hi] = tmp
-        lo += 1
-        hi -= 1
+cdef int split_node(void *builder, TreeBuffer *t, Item *item, Frontier *fr) noexcept nogil:
+    """Turn item's node into an internal node: partition its rows by child, then create the
+    children (_grow.grow_frontier's split_fn). Returns the number of children, or -1 when
+    memory runs out."""
+    cdef Builder *b = <Builder *> builder
+    cdef int f = item.split.feature
+    cdef int k = assign_sides(b, t, item, b.child_size)
+    partition(b, item.start, item.end, b.child_size, k)
+    return add_children(b, t, item, fr, k, b.is_cat[f], b.n_levels[f], b.child_of_level,
+                        b.level_seen, make_child)
+
+
+cdef void keep_nothing(void *builder, Item *item) noexcept nogil:
+    """A node left a leaf by the leaf budget holds nothing of the exact builder's."""
+    pass
 
 
 cdef int grow_tree(Builder *b, TreeBuffer *t) noexcept nogil:
-    """Depth-first growth (best-first by gain when max_leaf_nodes is set)."""
-    cdef int cap = FIRST_STACK
-    cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
-    cdef count_t *child_size = <count_t *> malloc((b.max_levels + 2) * sizeof(count_t))
-    cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
-    cdef Item item
-    if stack == NULL or child_size == NULL:
-        free(stack); free(child_size)
-        return -1
-    item.split.feature = -1
-    r = make_node(b, t, &item, 0, b.m, 0)
-    if r < 0:
-        n_stack = -1
-    elif r == 1:
-        stack[0] = item
-        n_stack = 1
-    while n_stack > 0:
-        pick = n_stack - 1
-        if b.max_leaf_nodes > 0:
-            for i in range(n_stack):  # best-first: the frontier node with the largest gain
-                if stack[i].priority > stack[pick].priority + TIE:
-                    pick = i
-            item = stack[pick]
-            stack[pick] = stack[n_stack - 1]
-            n_stack -= 1
-            if n_leaves + item.split.n_children - 1 > b.max_leaf_nodes:
-                continue  # no budget for this split: the node stays a leaf
-        else:
-            item = stack[n_stack - 1]
-            n_stack -= 1
-        before = n_stack
-        k = split_node(b, t, &item, &stack, &n_stack, &cap, child_size)
-        if k < 0:
-            n_stack = -1
-            break
-        n_leaves += k - 1
-        reverse(stack, before, n_stack)
-        if b.max_leaf_nodes > 0 and n_leaves >= b.max_leaf_nodes:
-            break
-    free(stack); free(child_size)
-    return -1 if n_stack < 0 else 0
+    """Depth-first growth (best-first by gain when max_leaf_nodes is set): _grow.grow_frontier
+    from the root."""
+    cdef Item root
+    root.split.feature = -1
+    return grow_frontier(b, t, &root, make_node(b, t, &root, 0, b.m, 0), b.max_leaf_nodes, TIE,
+                         split_node, keep_nothing)
 
 
 # ---------------------------------------------------------------- scratch memory and entry point
@@ -984,13 +816,15 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     b.found = <Split *> malloc(b.d * sizeof(Split))
     b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
     b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
+    b.child_size = <count_t *> malloc((b.max_levels + 2) * sizeof(count_t))
     b.features = <int *> malloc(b.d * sizeof(int))
     b.scratch = <Scratch *> calloc(b.n_threads, sizeof(Scratch))
     if b.scratch == NULL or scratch_init(b.scratch, b.n_threads, b.m, b.K, b.max_levels) < 0:
         return -1
     if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
             b.node_counts == NULL or b.candidates == NULL or b.found == NULL or
-            b.child_of_level == NULL or b.level_seen == NULL or b.features == NULL):
+            b.child_of_level == NULL or b.level_seen == NULL or b.child_size == NULL or
+            b.features == NULL):
         return -1
     return 0
 
@@ -998,7 +832,7 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
 cdef void builder_free(Builder *b) noexcept nogil:
     free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
     free(b.candidates); free(b.found); free(b.child_of_level); free(b.level_seen)
-    free(b.features)
+    free(b.child_size); free(b.features)
     if b.scratch != NULL:
         scratch_free(b.scratch, b.n_threads)
     free(b.scratch)
@@ -1087,9 +921,4 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
             fill_sorted_lists(&b, Xf, order, counts)
             status = grow_tree(&b, &t)
         builder_free(&b)
-    try:
-        if status < 0:
-            raise MemoryError("not enough memory to grow the tree")
-        return tree_from_buffer(&t)
-    finally:
-        buffer_free(&t)
+    return finish_tree(&t, status)

@@ -2,7 +2,8 @@
 # of _builder_fast.pyx. It grows the same trees (the Node arrays of _tree_fast.pxd) by the same
 # rules -- IG* threshold splits (000), 001's "only cuts between different class mixes", ID3's
 # multiway split on categorical codes, learned missing sides, the limits, info.GAIN_TIE ties --
-# but it searches bins instead of sorted values.
+# but it searches bins instead of sorted values. The code of those rules that does not depend
+# on how a node's rows are stored is _grow.pxd's, shared with the exact builder.
 #
 # What it computes:
 #   1. Binning, once per fit (a forest shares it): each real column becomes uint8 bin codes,
@@ -46,25 +47,18 @@ import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_rng_below, fastml_check_index
+from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_check_index
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport (Node, TreeBuffer, KIND_THRESHOLD, KIND_CATEGORICAL, buffer_init,
-                          buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
-                          tree_from_buffer)
+from ._tree_fast cimport TreeBuffer, buffer_init
+from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
 from ..info import GAIN_TIE
-from ._builder_fast import CRITERIA
+from ._builder_fast import CRITERIA  # the criterion codes, by name (the doctest below)
 
 cdef enum:
-    CRIT_ENTROPY = 0
-    CRIT_GINI = 1
-    CRIT_SSE = 2
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
     MISSING = 255        # the bin code of NaN (and of a missing categorical level)
     EDGES = 255          # edges stored per feature (padded with +inf)
-
-if CRITERIA != {"entropy": CRIT_ENTROPY, "gini": CRIT_GINI, "squared_error": CRIT_SSE}:
-    raise ImportError("_hist_fast's criterion codes differ from _builder_fast's")
 
 # The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
 MAX_BINS = 255
@@ -83,19 +77,9 @@ cdef Py_ssize_t PARALLEL_MIN_ROWS = 4096
 # The memory the kept node histograms may take (best-first growth can keep many frontier
 # nodes); past it a node searches from its rows, as a small node does.
 cdef Py_ssize_t HIST_BUDGET = 256 << 20
-cdef int FIRST_STACK = 256
 
 
 # ---------------------------------------------------------------- binning
-
-cdef inline double split_point(double lo, double hi) noexcept nogil:
-    """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side
-    (the exact splitter's rule, so both give the same thresholds)."""
-    cdef double t = lo + (hi - lo) / 2.0
-    if not (lo < t and t <= hi):
-        t = hi
-    return t
-
 
 cdef int distinct_values(const double *col, Py_ssize_t n, Py_ssize_t stride, int max_bins,
                          double *out) noexcept nogil:
@@ -298,28 +282,7 @@ cdef void quantiles(const double[:, ::1] sample, const Py_ssize_t[::1] features,
 
 # ---------------------------------------------------------------- the builder's state
 
-ctypedef struct Split:
-    int feature          # -1: no valid split
-    int cut              # threshold splits: the last bin of the left child
-    int cut_next         # and the first bin of the right one (at this node)
-    double threshold     # set from them once the split is chosen (set_threshold)
-    int missing_left     # real splits: missing rows go left (1) or right (0)
-    int n_children       # 2, or the levels present at the node
-    double cost          # sum over children of n_child * impurity(child)
-    double limit         # first_within: the first candidate whose cost is <= limit wins
-    int first_within     # 0: keep the (first) smallest cost
-
-
-ctypedef struct Item:          # a node waiting to be split
-    index_t node
-    Py_ssize_t start, end     # its rows: positions [start, end) of the node-ordered arrays
-    count_t n                 # their total weight (n_node_samples)
-    index_t depth
-    double gain
-    double priority
-    Split split
-    char *hist                # its histograms of every feature (subtraction), or NULL
-
+# Split and Item (a node waiting to be split, with its histograms) are _grow.pxd's.
 
 ctypedef struct HB:
     # data
@@ -362,6 +325,7 @@ ctypedef struct HB:
     int *level_seen
     count_t *child_w
     Py_ssize_t *child_rows
+    char **child_hist              # (max_levels + 2) the histograms each child of a split gets
     Py_ssize_t *offset
     int max_levels
     # the pool of node histograms
@@ -371,65 +335,15 @@ ctypedef struct HB:
     fastml_rng rng
 
 
-# ---------------------------------------------------------------- impurity from counts
-
-cdef inline double class_term(HB *b, const count_t *counts, count_t n) noexcept nogil:
-    """n * impurity of a child with these class counts (entropy in bits, or Gini)."""
-    cdef int c, K = b.K
-    cdef double s = 0.0
-    cdef const double *nlogn = b.nlogn
-    if b.criterion == CRIT_ENTROPY:
-        s = nlogn[n]
-        for c in range(K):
-            s -= nlogn[counts[c]]
-        return s
-    if n == 0:
-        return 0.0
-    for c in range(b.K):
-        s += <double> counts[c] * counts[c]
-    return n - s / n
-
-
-cdef inline double class_term2(HB *b, const count_t *a, const count_t *extra,
-                               count_t n) noexcept nogil:
-    """class_term of the counts a + extra (a child that also receives the missing rows)."""
-    cdef int c
-    cdef double s = 0.0
-    if b.criterion == CRIT_ENTROPY:
-        s = b.nlogn[n]
-        for c in range(b.K):
-            s -= b.nlogn[a[c] + extra[c]]
-        return s
-    if n == 0:
-        return 0.0
-    for c in range(b.K):
-        s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
-    return n - s / n
-
-
-cdef inline double sse_term(double s, double n) noexcept nogil:
-    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes)."""
-    return 0.0 if n == 0 else -s * s / n
-
+# ---------------------------------------------------------------- a candidate split
 
 cdef inline void consider(Split *best, double cost, int feature, int cut, int cut_next,
                           int missing_left, int n_children) noexcept nogil:
-    """The exact splitter's rule: the first candidate within best.limit (first_within), or the
-    first one of the smallest cost so far."""
-    if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
-        best.feature = feature
+    """Record the candidate, cutting between bins cut and cut_next, if the tie rule takes it
+    (_grow.takes: the exact splitter's rule)."""
+    if takes(best, cost, feature, missing_left, n_children):
         best.cut = cut
         best.cut_next = cut_next
-        best.missing_left = missing_left
-        best.n_children = n_children
-        best.cost = cost
-
-
-cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
-    split.feature = -1
-    split.cost = INFINITY
-    split.limit = limit
-    split.first_within = first_within
 
 
 # ---------------------------------------------------------------- building histograms
@@ -571,8 +485,9 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
     cdef const int32_t *hc = <const int32_t *> h
     cdef const double *lo = b.lo + f * SLOTS
     cdef const double *hi = b.hi + f * SLOTS
-    cdef int K = b.K, c, i, g, nxt, g_class, nxt_class
+    cdef int K = b.K, crit = b.criterion, c, i, g, nxt, g_class, nxt_class
     cdef int32_t g_w, nxt_w
+    cdef const double *nlogn = b.nlogn
     cdef count_t n_miss = 0, n_all = 0, n_left = 0, n_right, leaf = b.min_samples_leaf
     cdef double t, cost
     cdef count_t *left = b.left
@@ -605,16 +520,17 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
                 n_right - nxt_w < leaf + n_miss):
             if n_miss == 0:
                 if n_left >= leaf and n_right >= leaf:
-                    cost = class_term(b, left, n_left) + class_term(b, right, n_right)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, g, nxt, 0, 2)
             else:
                 if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = class_term(b, left, n_left) + \
-                        class_term2(b, right, miss, n_right + n_miss)
+                    cost = counts_term(crit, K, nlogn, left, n_left) + \
+                        counts_term2(crit, K, nlogn, right, miss, n_right + n_miss)
                     consider(best, cost, f, g, nxt, 0, 2)
                 if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = class_term2(b, left, miss, n_left + n_miss) + \
-                        class_term(b, right, n_right)
+                    cost = counts_term2(crit, K, nlogn, left, miss, n_left + n_miss) + \
+                        counts_term(crit, K, nlogn, right, n_right)
                     consider(best, cost, f, g, nxt, 1, 2)
         g = nxt
         g_class = nxt_class
@@ -704,9 +620,9 @@ cdef int scan_categorical(HB *b, int f, const char *h, const uint8_t *present, i
             if n_child < b.min_samples_leaf:
                 return 1
             if v == big:
-                cost += class_term2(b, b.left, b.miss, <count_t> n_child)
+                cost += counts_term2(b.criterion, K, b.nlogn, b.left, b.miss, <count_t> n_child)
             else:
-                cost += class_term(b, b.left, <count_t> n_child)
+                cost += counts_term(b.criterion, K, b.nlogn, b.left, <count_t> n_child)
     consider(best, cost, f, -1, -1, 0, n_present)
     return 1
 
@@ -726,8 +642,8 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
     (draw order) that take two values here; each one's smallest cost, then the first feature
     within the tie tolerance of the least is searched again for its first such candidate.
     From the node's histograms if it has them, else from scratch histograms of its rows."""
-    cdef int i, j, f, n_cand = 0, tmp, pick = -1, k
-    cdef double tol = TIE * item.n, least = INFINITY
+    cdef int i, f, n_cand = 0, pick, k
+    cdef double limit
     cdef uint8_t present[SLOTS]
     cdef char *h
     cdef uint64_t *bits
@@ -736,12 +652,7 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
     for i in range(b.d):
         if n_cand >= b.max_features:
             break
-        if b.max_features < b.d:  # draw the next feature without replacement
-            j = i + <int> fastml_rng_below(&b.rng, b.d - i)
-            tmp = b.features[i]
-            b.features[i] = b.features[j]
-            b.features[j] = tmp
-        f = b.features[i]
+        f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if item.hist != NULL:
             k = present_from_hist(b, f, item.hist + f * b.fstride, present)
         else:
@@ -756,14 +667,8 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
             clear_split(&b.found[n_cand], INFINITY, 0)
             scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand])
             n_cand += 1
-    for i in range(n_cand):
-        if b.found[i].feature >= 0 and b.found[i].cost < least:
-            least = b.found[i].cost
-    for i in range(n_cand):
-        if b.found[i].feature >= 0 and b.found[i].cost <= least + tol:
-            pick = i
-            break
-    clear_split(&item.split, least + tol, 1)
+    pick = first_within(b.found, n_cand, TIE * item.n, &limit)
+    clear_split(&item.split, limit, 1)
     if pick >= 0:
         f = b.candidates[pick]
         h = node_hist(b, item, pick, f)
@@ -843,14 +748,8 @@ cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssi
     for p in range(start, end):
         fastml_check_index(b.lab[p], b.K)
         b.node_counts[b.lab[p]] += b.wgt[p]
-    for c in range(b.K):
-        value[c] = <double> b.node_counts[c]
-        if b.node_counts[c] != 0 and b.node_counts[c] != n:
-            pure = 0
-    parent_term[0] = class_term(b, b.node_counts, n)
-    t.nodes[node].impurity = parent_term[0] / n
     mean[0] = 0.0
-    return pure
+    return class_value(t, node, b.criterion, b.K, b.nlogn, b.node_counts, n, parent_term)
 
 
 cdef int make_node(HB *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
@@ -858,27 +757,15 @@ cdef int make_node(HB *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_
     """Create the node for rows [start, end) of weight n; return 1 if it should be split
     (item filled, item.hist = hist), 0 if it is a leaf, -1 when memory runs out."""
     cdef double parent_term, mean
-    cdef index_t node = buffer_add_leaf(t, depth, n)
     cdef int pure
     item.hist = hist
-    if node < 0:
+    if open_node(t, item, start, end, n, depth) < 0:
         return -1
-    pure = node_stats(b, t, node, start, end, n, &parent_term, &mean)
-    item.node = node
-    item.start = start
-    item.end = end
-    item.n = n
-    item.depth = depth
-    if pure or depth >= b.max_depth or n < b.min_samples_split or n < 2 * b.min_samples_leaf:
+    pure = node_stats(b, t, item.node, start, end, n, &parent_term, &mean)
+    if base_case(pure, depth, n, b.max_depth, b.min_samples_split, b.min_samples_leaf):
         return 0
     find_split(b, item, mean)
-    if item.split.feature < 0:
-        return 0  # base case two: no attribute takes two values here
-    item.gain = (parent_term - item.split.cost) / n
-    if item.gain < 0.0:
-        item.gain = 0.0  # round-off: a split never increases impurity
-    item.priority = item.gain * n
-    return 1
+    return set_gain(item, parent_term)
 
 
 cdef int assign_sides(HB *b, Item *item) noexcept nogil:
@@ -903,10 +790,8 @@ cdef int assign_sides(HB *b, Item *item) noexcept nogil:
                 b.side[p] = v > cut
                 b.child_w[v > cut] += b.wgt[p]
                 b.child_rows[v > cut] += 1
-        if n_miss_rows > 0:
-            miss_side = 1 if not item.split.missing_left else 0
-        else:  # no missing rows here: at predict time they take the majority path
-            miss_side = 0 if b.child_w[0] >= b.child_w[1] else 1
+        miss_side = missing_side(n_miss_rows > 0, item.split.missing_left, b.child_w[0],
+                                 b.child_w[1])
         b.child_w[miss_side] += w_miss
         b.child_rows[miss_side] += n_miss_rows
         b.child_of_level[0] = miss_side
@@ -1069,130 +954,54 @@ cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
     return 0
 
 
-cdef int split_node(HB *b, TreeBuffer *t, Item *item, Item **stack, int *n_stack, int *cap,
-                    char **hists) noexcept nogil:
-    """Turn item's node into an internal node, partition its rows and create the children
-    (pushed on the stack in reverse, so the first child is grown next): the exact builder's
-    split_node. Returns the number of children, or -1 when memory runs out."""
-    cdef index_t node = item.node, first_child, start, L
-    cdef int f = item.split.feature, k, c, v, r
-    cdef Py_ssize_t lo
-    cdef Item child_item
-    cdef Node *split
-    k = assign_sides(b, item)
+cdef int make_child(void *builder, TreeBuffer *t, const Item *parent, int c, Py_ssize_t *lo,
+                    Item *child) noexcept nogil:
+    """Child c of the split being applied, its rows starting at lo (_grow.add_children's
+    child_fn), with the histograms child_hists gave it if it will be split and is large
+    enough to hand them down; a leaf or a small child gives them back."""
+    cdef HB *b = <HB *> builder
+    cdef Py_ssize_t start = lo[0]
+    cdef int r
+    lo[0] += b.child_rows[c]
+    r = make_node(b, t, child, start, lo[0], b.child_w[c], parent.depth + 1, b.child_hist[c])
+    b.child_hist[c] = NULL
+    if r != 1 or not b.node_hists or b.child_rows[c] < HIST_MIN_ROWS:
+        hist_release(b, child.hist)
+        child.hist = NULL
+    return r
+
+
+cdef int split_node(void *builder, TreeBuffer *t, Item *item, Frontier *fr) noexcept nogil:
+    """Turn item's node into an internal node: partition its rows by child, give the
+    children their histograms, then create them (_grow.grow_frontier's split_fn). Returns
+    the number of children, or -1 when memory runs out."""
+    cdef HB *b = <HB *> builder
+    cdef int f = item.split.feature
+    cdef int k = assign_sides(b, item)
     partition(b, item, k)
-    child_hists(b, item, k, hists)
-    L = b.n_levels[f] if b.is_cat[f] else 2
-    if t.n_children + L > t.cap_children and \
-            buffer_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
-        return -1
-    split = &t.nodes[node]
-    split.kind = KIND_CATEGORICAL if b.is_cat[f] else KIND_THRESHOLD
-    split.feature = f
-    split.threshold = item.split.threshold
-    split.gain = item.gain
-    split.child_start = start = t.n_children
-    split.n_child = L
-    t.n_children += L
-    first_child = t.n_nodes
-    lo = item.start
-    for c in range(k):
-        child_item.split.feature = -1
-        r = make_node(b, t, &child_item, lo, lo + b.child_rows[c], b.child_w[c],
-                      item.depth + 1, hists[c])
-        hists[c] = NULL
-        if r < 0:
-            hist_release(b, child_item.hist)
-            return -1
-        if r == 1 and b.node_hists and b.child_rows[c] >= HIST_MIN_ROWS:
-            pass  # it keeps its histograms for its own children
-        else:
-            hist_release(b, child_item.hist)
-            child_item.hist = NULL
-        if r == 1:
-            if n_stack[0] == cap[0]:
-                if grow_array(<void **> stack, 2 * cap[0], sizeof(Item)) < 0:
-                    hist_release(b, child_item.hist)
-                    return -1
-                cap[0] *= 2
-            stack[0][n_stack[0]] = child_item
-            n_stack[0] += 1
-        lo += b.child_rows[c]
-    # make_node may have moved t.nodes (it grows the buffer): index it afresh from here on
-    if b.is_cat[f]:
-        for v in range(L):
-            t.children[start + v] = first_child + b.child_of_level[v]
-            t.seen[start + v] = b.level_seen[v]
-        t.nodes[node].missing_child = first_child + b.child_of_level[L]
-    else:
-        t.children[start] = first_child
-        t.children[start + 1] = first_child + 1
-        t.seen[start] = 1
-        t.seen[start + 1] = 1
-        t.nodes[node].missing_child = first_child + b.child_of_level[0]
-    return k
+    child_hists(b, item, k, b.child_hist)
+    return add_children(b, t, item, fr, k, b.is_cat[f], b.n_levels[f], b.child_of_level,
+                        b.level_seen, make_child)
 
 
-cdef void reverse(Item *stack, int lo, int hi) noexcept nogil:
-    cdef Item tmp
-    hi -= 1
-    while lo < hi:
-        tmp = stack[lo]
-        stack[lo] = stack[hi]
-        stack[hi] = tmp
-        lo += 1
-        hi -= 1
+cdef void drop_hist(void *builder, Item *item) noexcept nogil:
+    """A node left a leaf by the leaf budget gives its histograms back to the pool."""
+    hist_release(<HB *> builder, item.hist)
 
 
 cdef int grow(HB *b, TreeBuffer *t) noexcept nogil:
-    """Depth-first growth (best-first by gain with max_leaf_nodes): the exact builder's order,
-    so nodes get the same ids and the feature draws come in the same sequence."""
-    cdef int cap = FIRST_STACK
-    cdef Item *stack = <Item *> malloc(cap * sizeof(Item))
-    cdef char **hists = <char **> malloc((b.max_levels + 2) * sizeof(char *))
-    cdef int n_stack = 0, r, n_leaves = 1, i, pick, before, k
+    """Depth-first growth (best-first by gain with max_leaf_nodes): _grow.grow_frontier from
+    the root, the exact builder's order, so nodes get the same ids and the feature draws come
+    in the same sequence. A large root builds the histograms of all its features first."""
     cdef char *root_hist = NULL
-    cdef Item item
-    if stack == NULL or hists == NULL:
-        free(stack); free(hists)
-        return -1
+    cdef Item root
     if b.node_hists and b.m_rows >= HIST_MIN_ROWS:
         root_hist = hist_acquire(b)
         if root_hist != NULL:
             hist_all(b, 0, b.m_rows, root_hist)
-    item.split.feature = -1
-    r = make_node(b, t, &item, 0, b.m_rows, b.m, 0, root_hist)
-    if r < 0:
-        n_stack = -1
-    elif r == 1:
-        stack[0] = item
-        n_stack = 1
-    while n_stack > 0:
-        pick = n_stack - 1
-        if b.max_leaf_nodes > 0:
-            for i in range(n_stack):  # best-first: the frontier node with the largest gain
-                if stack[i].priority > stack[pick].priority + TIE:
-                    pick = i
-            item = stack[pick]
-            stack[pick] = stack[n_stack - 1]
-            n_stack -= 1
-            if n_leaves + item.split.n_children - 1 > b.max_leaf_nodes:
-                hist_release(b, item.hist)
-                continue  # no budget for this split: the node stays a leaf
-        else:
-            item = stack[n_stack - 1]
-            n_stack -= 1
-        before = n_stack
-        k = split_node(b, t, &item, &stack, &n_stack, &cap, hists)
-        if k < 0:
-            n_stack = -1
-            break
-        n_leaves += k - 1
-        reverse(stack, before, n_stack)
-        if b.max_leaf_nodes > 0 and n_leaves >= b.max_leaf_nodes:
-            break
-    free(stack); free(hists)
-    return -1 if n_stack < 0 else 0
+    root.split.feature = -1
+    return grow_frontier(b, t, &root, make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist),
+                         b.max_leaf_nodes, TIE, split_node, drop_hist)
 
 
 # ---------------------------------------------------------------- memory and entry point
@@ -1224,6 +1033,7 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.level_seen = <int *> malloc(n_map * sizeof(int))
     b.child_w = <count_t *> malloc(n_map * sizeof(count_t))
     b.child_rows = <Py_ssize_t *> malloc(n_map * sizeof(Py_ssize_t))
+    b.child_hist = <char **> calloc(n_map, sizeof(char *))
     b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     if (b.pbins == NULL or b.lab == NULL or b.wgt == NULL or b.yg == NULL or
@@ -1231,7 +1041,7 @@ cdef int builder_init(HB *b) noexcept nogil:
             b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
             b.candidates == NULL or b.features == NULL or b.found == NULL or
             b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
-            b.child_rows == NULL or b.all_hists == NULL or
+            b.child_rows == NULL or b.child_hist == NULL or b.all_hists == NULL or
             b.free_hists == NULL):
         return -1
     return 0
@@ -1246,6 +1056,7 @@ cdef void builder_free(HB *b) noexcept nogil:
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
     free(b.cand_bits); free(b.candidates); free(b.features); free(b.found)
     free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_rows)
+    free(b.child_hist)
     free(b.all_hists); free(b.free_hists)
 
 
@@ -1356,12 +1167,7 @@ def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class
             fill_sample(&b, counts)
             status = grow(&b, &t)
         builder_free(&b)
-    try:
-        if status < 0:
-            raise MemoryError("not enough memory to grow the tree")
-        return tree_from_buffer(&t)
-    finally:
-        buffer_free(&t)
+    return finish_tree(&t, status)
 
 
 def grow_hist_tree(binned, counts, y, is_categorical, n_levels, *, n_classes, criterion,

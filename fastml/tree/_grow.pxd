@@ -1,0 +1,383 @@
+# What fastml's two tree builders share. The exact sorted sweep (_builder_fast.pyx) and the
+# histogram search (_hist_fast.pyx) grow the same trees by the same rules; what those rules
+# do not need to know about a builder's storage of a node's rows lives here, once:
+#   - the criterion codes and the impurity of a child from its class counts or target sum;
+#   - 000's threshold midpoint (split_point);
+#   - the record of a split and the tie rule that makes the tree independent of the search
+#     order and of the thread count (clear_split, takes, first_within);
+#   - a node's life: its leaf in the TreeBuffer (open_node), the base cases, its gain, its
+#     class-count value, then the internal node, its children and their table (add_children);
+#   - the frontier of nodes waiting to be split and the growth loop over it (grow_frontier:
+#     depth-first, best-first by gain with max_leaf_nodes).
+# Every function is inline, so each builder compiles to the loops it had with them in place.
+from libc.math cimport NAN, INFINITY
+from libc.stdlib cimport malloc, free
+
+from .._core._csrc cimport fastml_rng, fastml_rng_below
+from .._core._typedefs cimport count_t, index_t
+from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_THRESHOLD, KIND_CATEGORICAL,
+                          buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
+                          tree_from_buffer)
+
+cdef enum:
+    CRIT_ENTROPY = 0     # _builder_fast.CRITERIA maps the estimators' names to these
+    CRIT_GINI = 1
+    CRIT_SSE = 2
+    FIRST_FRONTIER = 256 # first capacity of the frontier (it doubles when full): depth-first
+                         # growth keeps about depth x children nodes on it, so it rarely grows
+
+
+# ---------------------------------------------------------------- impurity
+
+cdef inline double counts_term(int criterion, int K, const double *nlogn, const count_t *counts,
+                               count_t n) noexcept nogil:
+    """n * impurity of a child with these class counts (entropy in bits from the n log2 n
+    table, or Gini); the entropy needs no log and the Gini no division per class."""
+    cdef int c
+    cdef double s = 0.0
+    if criterion == CRIT_ENTROPY:
+        s = nlogn[n]
+        for c in range(K):
+            s -= nlogn[counts[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(K):
+        s += <double> counts[c] * counts[c]
+    return n - s / n
+
+
+cdef inline double counts_term2(int criterion, int K, const double *nlogn, const count_t *a,
+                                const count_t *extra, count_t n) noexcept nogil:
+    """counts_term of the counts a + extra (a child that also receives the missing rows)."""
+    cdef int c
+    cdef double s = 0.0
+    if criterion == CRIT_ENTROPY:
+        s = nlogn[n]
+        for c in range(K):
+            s -= nlogn[a[c] + extra[c]]
+        return s
+    if n == 0:
+        return 0.0
+    for c in range(K):
+        s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
+    return n - s / n
+
+
+ctypedef fused rows_t:   # a child's size: rows (exact builder) or summed weights (histograms)
+    count_t
+    double
+
+
+cdef inline double sse_term(double s, rows_t n) noexcept nogil:
+    """-(sum^2 / n): the SSE of a child up to its sum of squares (which no split changes).
+    Compiled for the caller's type of n: an integer test of n == 0 keeps the exact sweep's
+    loop as short as when it had its own copy."""
+    return 0.0 if n == 0 else -s * s / n
+
+
+cdef inline double split_point(double lo, double hi) noexcept nogil:
+    """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side
+    (both builders cut with it, and the hist binning places its quantile edges with it)."""
+    cdef double t = lo + (hi - lo) / 2.0
+    if not (lo < t and t <= hi):
+        t = hi
+    return t
+
+
+# ---------------------------------------------------------------- a split and the tie rule
+
+ctypedef struct Split:
+    int feature          # -1: no valid split
+    double threshold     # real splits: x < threshold goes left (exact binary categorical
+                         # splits: the number of levels, in `ordering`, that go left)
+    int missing_left     # real splits: missing rows go left (1) or right (0)
+    int n_children       # children the split makes: 2, or the levels present at the node
+    double cost          # sum over children of n_child * impurity(child)
+    double limit         # first_within: the first candidate whose cost is <= limit wins
+    int first_within     # 0: keep the (first) smallest cost
+    int ordering         # exact builder, binary categorical: the level order of the partition
+    int cut              # histogram builder: the last bin of the left child
+    int cut_next         # and the first bin of the right one (at this node)
+
+
+cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
+    split.feature = -1
+    split.cost = INFINITY
+    split.limit = limit
+    split.first_within = first_within
+
+
+cdef inline int takes(Split *best, double cost, int feature, int missing_left,
+                      int n_children) noexcept nogil:
+    """The tie rule: record the candidate if it is the first one within best.limit
+    (first_within), or the first one of the smallest cost so far; 1 if it was recorded (the
+    caller then records where the cut is)."""
+    if (best.feature < 0 and cost <= best.limit) or (not best.first_within and cost < best.cost):
+        best.feature = feature
+        best.missing_left = missing_left
+        best.n_children = n_children
+        best.cost = cost
+        return 1
+    return 0
+
+
+cdef inline int first_within(const Split *found, int n_cand, double tol,
+                             double *limit) noexcept nogil:
+    """Of each candidate feature's best split, the first whose cost is within tol of the least
+    (its index, -1 if none is valid); limit = least + tol, for the second pass that finds that
+    feature's first such candidate. Two passes make the pick independent of the order (and the
+    threads) the features were searched in."""
+    cdef int i
+    cdef double least = INFINITY
+    for i in range(n_cand):
+        if found[i].feature >= 0 and found[i].cost < least:
+            least = found[i].cost
+    limit[0] = least + tol
+    for i in range(n_cand):
+        if found[i].feature >= 0 and found[i].cost <= limit[0]:
+            return i
+    return -1
+
+
+cdef inline int draw_feature(int *features, int i, int d, index_t max_features,
+                             fastml_rng *rng) noexcept nogil:
+    """The node's i-th candidate feature: with max_features < d, features[i] is swapped with a
+    random one of features[i:] (a draw without replacement; features starts as 0..d-1 at each
+    node), so both builders draw the same features in the same sequence."""
+    cdef int j, tmp
+    if max_features < d:
+        j = i + <int> fastml_rng_below(rng, d - i)
+        tmp = features[i]
+        features[i] = features[j]
+        features[j] = tmp
+    return features[i]
+
+
+cdef inline int missing_side(int has_missing, int missing_left, count_t n_left,
+                             count_t n_right) noexcept nogil:
+    """The child of the missing rows at a real split: the learned side where the node saw
+    missing values, else the child of most training rows (the majority path, where a missing
+    value goes at predict time), left on ties."""
+    if has_missing:
+        return 0 if missing_left else 1
+    return 0 if n_left >= n_right else 1
+
+
+# ---------------------------------------------------------------- a node waiting to be split
+
+ctypedef struct Item:
+    index_t node
+    Py_ssize_t start, end     # its rows: positions [start, end) of the builder's arrays
+    count_t n                 # their number, bootstrap repeats included (n_node_samples)
+    index_t depth
+    double gain
+    double priority           # best-first order: n * gain, the total reduction of impurity
+    Split split
+    char *hist                # histogram builder: the node's histograms of every feature
+                              # (kept for the subtraction trick), or NULL
+
+
+cdef inline index_t open_node(TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
+                              count_t n, index_t depth) noexcept nogil:
+    """A new leaf for rows [start, end) of total weight n, described in item; its id, or -1
+    when memory runs out."""
+    item.node = buffer_add_leaf(t, depth, n)
+    item.start = start
+    item.end = end
+    item.n = n
+    item.depth = depth
+    return item.node
+
+
+cdef inline int base_case(int pure, index_t depth, count_t n, index_t max_depth,
+                          index_t min_samples_split, index_t min_samples_leaf) noexcept nogil:
+    """Whether the node stays a leaf before any search: its outputs all agree (000's first
+    base case), or a limit forbids splitting it (001)."""
+    return pure or depth >= max_depth or n < min_samples_split or n < 2 * min_samples_leaf
+
+
+cdef inline int set_gain(Item *item, double parent_term) noexcept nogil:
+    """After the search: 0 if no split was found (000's second base case: no attribute takes
+    two values here), else 1 with the split's gain per row and its best-first priority."""
+    if item.split.feature < 0:
+        return 0
+    item.gain = (parent_term - item.split.cost) / item.n
+    if item.gain < 0.0:
+        item.gain = 0.0  # round-off: a split never increases impurity
+    item.priority = item.gain * item.n
+    return 1
+
+
+cdef inline int class_value(TreeBuffer *t, index_t node, int criterion, int K,
+                            const double *nlogn, const count_t *counts, count_t n,
+                            double *parent_term) noexcept nogil:
+    """A classification node's value (its class counts) and impurity; parent_term = its
+    counts_term, which the split's cost is compared with. Returns 1 for a pure node."""
+    cdef double *value = t.value + <Py_ssize_t> node * t.n_values
+    cdef int c, pure = 1
+    for c in range(K):
+        value[c] = <double> counts[c]
+        if counts[c] != 0 and counts[c] != n:
+            pure = 0
+    parent_term[0] = counts_term(criterion, K, nlogn, counts, n)
+    t.nodes[node].impurity = parent_term[0] / n
+    return pure
+
+
+cdef inline index_t open_split(TreeBuffer *t, const Item *item, int categorical,
+                               index_t L) noexcept nogil:
+    """Turn item's leaf into the internal node of item.split with L children entries (2, or
+    one per level of the column); its first entry in the children table, or -1 when memory
+    runs out. The children are created next, then link_children fills the entries."""
+    cdef Node *split
+    cdef index_t start
+    if t.n_children + L > t.cap_children and \
+            buffer_reserve(t, t.cap_nodes, 2 * (t.n_children + L)) < 0:
+        return -1
+    split = &t.nodes[item.node]
+    split.kind = KIND_CATEGORICAL if categorical else KIND_THRESHOLD
+    split.feature = item.split.feature
+    split.threshold = NAN if categorical else item.split.threshold
+    split.gain = item.gain
+    split.child_start = start = t.n_children
+    split.n_child = L
+    t.n_children += L
+    return start
+
+
+cdef inline void link_children(TreeBuffer *t, index_t node, index_t start, index_t first_child,
+                               int categorical, index_t L, const int *child_of_level,
+                               const int *level_seen) noexcept nogil:
+    """The children table of a split node whose children are nodes first_child.. (in child
+    order): threshold nodes [left, right]; categorical nodes one entry per level code, by
+    child_of_level (whose entry L, or 0 for a threshold, is the missing rows' child)."""
+    cdef index_t v
+    if categorical:
+        for v in range(L):
+            t.children[start + v] = first_child + child_of_level[v]
+            t.seen[start + v] = level_seen[v]
+        t.nodes[node].missing_child = first_child + child_of_level[L]
+    else:
+        t.children[start] = first_child
+        t.children[start + 1] = first_child + 1
+        t.seen[start] = 1
+        t.seen[start + 1] = 1
+        t.nodes[node].missing_child = first_child + child_of_level[0]
+
+
+# ---------------------------------------------------------------- the frontier and growth
+
+ctypedef struct Frontier:      # the nodes waiting to be split
+    Item *items
+    int n, cap
+
+
+cdef inline int frontier_push(Frontier *fr, const Item *item) noexcept nogil:
+    """Append item (the array doubles when full); -1 when memory runs out."""
+    if fr.n == fr.cap:
+        if grow_array(<void **> &fr.items, 2 * fr.cap, sizeof(Item)) < 0:
+            return -1
+        fr.cap *= 2
+    fr.items[fr.n] = item[0]
+    fr.n += 1
+    return 0
+
+
+cdef inline void reverse(Item *items, int lo, int hi) noexcept nogil:
+    """Reverse items[lo:hi] (a split's children, so the first child is grown next)."""
+    cdef Item tmp
+    hi -= 1
+    while lo < hi:
+        tmp = items[lo]
+        items[lo] = items[hi]
+        items[hi] = tmp
+        lo += 1
+        hi -= 1
+
+
+ctypedef int (*child_fn)(void *builder, TreeBuffer *t, const Item *parent, int c,
+                        Py_ssize_t *lo, Item *child) noexcept nogil
+ctypedef int (*split_fn)(void *builder, TreeBuffer *t, Item *item, Frontier *fr) noexcept nogil
+ctypedef void (*drop_fn)(void *builder, Item *item) noexcept nogil
+
+
+cdef inline int add_children(void *builder, TreeBuffer *t, const Item *item, Frontier *fr,
+                             int k, int categorical, index_t n_levels, const int *child_of_level,
+                             const int *level_seen, child_fn make_child) noexcept nogil:
+    """The second half of a split, once the builder has partitioned the node's rows into k
+    children: item's node becomes internal (one children entry per level of a categorical
+    column of n_levels, else 2), make_child creates child c from the rows at lo (moving lo past
+    them; 1 to split it, 0 a leaf, -1 out of memory), the children to split go on the frontier
+    and the children table is filled. Returns k, or -1 when memory runs out."""
+    cdef index_t L = n_levels if categorical else 2
+    cdef index_t start = open_split(t, item, categorical, L), first_child = t.n_nodes
+    cdef Py_ssize_t lo = item.start
+    cdef int c, r
+    cdef Item child
+    if start < 0:
+        return -1
+    for c in range(k):
+        child.split.feature = -1
+        r = make_child(builder, t, item, c, &lo, &child)
+        if r < 0 or (r == 1 and frontier_push(fr, &child) < 0):
+            return -1
+    link_children(t, item.node, start, first_child, categorical, L, child_of_level, level_seen)
+    return k
+
+
+cdef inline int grow_frontier(void *builder, TreeBuffer *t, Item *root, int root_status,
+                              index_t max_leaf_nodes, double tie, split_fn split_node,
+                              drop_fn drop) noexcept nogil:
+    """Grow the tree from the root item (root_status: the builder's make_node result, 1 to
+    split it, 0 a leaf, -1 out of memory). Depth-first: the last node pushed is split next;
+    with max_leaf_nodes, best-first: the frontier node of the largest priority (the first
+    within tie), and a split that would exceed the leaf budget leaves its node a leaf (drop
+    releases what the builder kept for it). split_node creates the children, pushes those to
+    split and returns their number, or -1 when memory runs out. Returns 0, or -1."""
+    cdef Frontier fr
+    cdef int n_leaves = 1, i, pick, before, k, status = 0
+    cdef Item item
+    fr.n, fr.cap = 0, FIRST_FRONTIER
+    fr.items = <Item *> malloc(fr.cap * sizeof(Item))
+    if fr.items == NULL or root_status < 0:
+        free(fr.items)
+        return -1
+    if root_status == 1:
+        frontier_push(&fr, root)
+    while fr.n > 0:
+        if max_leaf_nodes > 0:
+            pick = fr.n - 1
+            for i in range(fr.n):
+                if fr.items[i].priority > fr.items[pick].priority + tie:
+                    pick = i
+            item = fr.items[pick]
+            fr.items[pick] = fr.items[fr.n - 1]
+            fr.n -= 1
+            if n_leaves + item.split.n_children - 1 > max_leaf_nodes:
+                drop(builder, &item)
+                continue  # no budget for this split: the node stays a leaf
+        else:
+            fr.n -= 1
+            item = fr.items[fr.n]
+        before = fr.n
+        k = split_node(builder, t, &item, &fr)
+        if k < 0:
+            status = -1
+            break
+        n_leaves += k - 1
+        reverse(fr.items, before, fr.n)
+        if max_leaf_nodes > 0 and n_leaves >= max_leaf_nodes:
+            break
+    free(fr.items)
+    return status
+
+
+cdef inline object finish_tree(TreeBuffer *t, int status):
+    """The grown tree as a Tree (MemoryError if growth ran out of memory); frees t."""
+    try:
+        if status < 0:
+            raise MemoryError("not enough memory to grow the tree")
+        return tree_from_buffer(t)
+    finally:
+        buffer_free(t)
