@@ -98,7 +98,7 @@ class _Partitions:
         if self.client is not None:
             futures = self.client.map(_apply, self.futures, [None] * self.n, fn=func,
                                       extra=list(args), pure=False)
-            self.client.gather(futures)    # validation errors surface here
+            _raise_first_error(futures)    # validation errors surface here
         else:
             import dask
             futures = list(dask.persist(*[dask.delayed(_apply)(p, None, fn=func, extra=args)
@@ -123,6 +123,17 @@ class _Partitions:
     def release(self):
         if self.client is not None:
             self.client.cancel(self.futures)
+
+
+def _raise_first_error(futures):
+    """Wait for futures whose results stay on the workers, and raise the first task's error
+    in partition order. Gathering them to see errors would copy every partition to the client
+    (at 4M x 50 most of a fit's time)."""
+    from distributed import wait
+    wait(futures)
+    for future in futures:
+        if future.status in ("error", "cancelled"):
+            future.result()
 
 
 def _apply(part, index, fn, extra=()):

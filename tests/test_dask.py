@@ -266,3 +266,27 @@ def test_information_gain_table_and_chi2_by_count_reductions(frame, dask_client)
         assert abs(got["gain"] - expected["gain"]) < 1e-12
     counts = pd.crosstab(table["color"], table["y"]).to_numpy()
     assert chi2_test(da.from_array(counts, chunks=2)) == chi2_test(counts)
+
+
+def test_a_bad_partition_is_reported_and_the_partitions_stay_on_the_workers(data, dask_client,
+                                                                           monkeypatch):
+    """Validating the partitions (the logistic solvers' first step) raises the first bad
+    partition's error, and does so without gathering the validated partitions to the client:
+    only the small per-partition results of the objective travel."""
+    X, y2, _, _, _ = data
+    bad = X.copy()
+    bad[len(X) // 2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fastml.LogisticRegression(solver="lbfgs").fit(darr(bad), darr(y2))
+    gathered = []
+    original = type(dask_client).gather
+
+    def counting_gather(self, futures, *args, **kwargs):
+        result = original(self, futures, *args, **kwargs)
+        gathered.extend(r for r in (result if isinstance(result, list) else [result])
+                        if isinstance(r, tuple) and any(isinstance(v, np.ndarray) and
+                                                         v.ndim == 2 for v in r))
+        return result
+    monkeypatch.setattr(type(dask_client), "gather", counting_gather)
+    fastml.LogisticRegression(solver="lbfgs").fit(darr(X), darr(y2))
+    assert gathered == []    # no (X, codes, weights) partition came back to the client
