@@ -21,7 +21,7 @@
 #include "fastml_debug.h"
 
 /* The scalar rbf value: the tails and the lanes that underflow (exp below -708). */
-static FASTML_ALWAYS_INLINE double fastml_rbf_value(double dot, double sq_a, double sq_b,
+static FASTML_INLINE double fastml_rbf_value(double dot, double sq_a, double sq_b,
                                                    double gamma) {
     double d2 = (sq_a + sq_b) - 2.0 * dot;
     d2 = d2 > 0.0 ? d2 : 0.0;
@@ -30,14 +30,14 @@ static FASTML_ALWAYS_INLINE double fastml_rbf_value(double dot, double sq_a, dou
 
 #if FASTML_HAVE_V4
 /* -gamma * max(d2, 0) for four pairs: the argument of exp. */
-static FASTML_ALWAYS_INLINE fm_v4d fm_v4_rbf_arg(fm_v4d dot, fm_v4d sq_a, fm_v4d sq_b,
-                                                fm_v4d neg_gamma) {
-    fm_v4d d2 = (sq_a + sq_b) - fm_v4_splat(2.0) * dot;
-    d2 = (fm_v4d)((fm_v4i)d2 & (d2 > fm_v4_splat(0.0)));     /* d2 > 0 ? d2 : 0 */
+static FASTML_INLINE fastml_v4d fastml_v4_rbf_arg(fastml_v4d dot, fastml_v4d sq_a, fastml_v4d sq_b,
+                                                fastml_v4d neg_gamma) {
+    fastml_v4d d2 = (sq_a + sq_b) - fastml_v4_set1(2.0) * dot;
+    d2 = (fastml_v4d)((fastml_v4i)d2 & (d2 > fastml_v4_set1(0.0)));     /* d2 > 0 ? d2 : 0 */
     return neg_gamma * d2;
 }
 
-static FASTML_ALWAYS_INLINE int fm_v4_any(fm_v4i m) {
+static FASTML_INLINE int fastml_v4_any(fastml_v4i m) {
     return (m[0] | m[1] | m[2] | m[3]) != 0;
 }
 #endif
@@ -58,14 +58,14 @@ FASTML_CLONES static void NAME(T *out, ptrdiff_t n_a, ptrdiff_t n_b, const doubl
 #if FASTML_HAVE_V4
 #define FASTML_RBF_ROWS_V4(T)                                                                    \
     for (; b + 4 <= n_b; b += 4) {                                                               \
-        fm_v4d dot = {(double)row[b], (double)row[b + 1], (double)row[b + 2], (double)row[b + 3]}; \
-        fm_v4d x = fm_v4_rbf_arg(dot, fm_v4_splat(sq_a[a]), fm_v4_load(sq_b + b),               \
-                                 fm_v4_splat(-gamma));                                           \
-        if (fm_v4_any(x < fm_v4_splat(FASTML_EXP_FAST_LO))) {                                    \
+        fastml_v4d dot = {(double)row[b], (double)row[b + 1], (double)row[b + 2], (double)row[b + 3]}; \
+        fastml_v4d x = fastml_v4_rbf_arg(dot, fastml_v4_set1(sq_a[a]), fastml_load4_f64(sq_b + b), \
+                                 fastml_v4_set1(-gamma));                                          \
+        if (fastml_v4_any(x < fastml_v4_set1(FASTML_EXP_FAST_LO))) {                               \
             for (int l = 0; l < 4; l++)                                                          \
                 row[b + l] = (T)fastml_rbf_value(dot[l], sq_a[a], sq_b[b + l], gamma);           \
         } else {                                                                                 \
-            fm_v4d e = fm_v4_exp_fast(x);                                                        \
+            fastml_v4d e = fastml_v4_exp_fast(x);                                                  \
             for (int l = 0; l < 4; l++) row[b + l] = (T)e[l];                                    \
         }                                                                                        \
     }
@@ -92,7 +92,7 @@ typedef struct {
 } fastml_kernel_spec;
 
 /* base ** degree by squaring: the training kernels' int_power, operation for operation. */
-static FASTML_ALWAYS_INLINE double fastml_int_power(double base, int degree) {
+static FASTML_INLINE double fastml_int_power(double base, int degree) {
     double result = 1.0;
     while (degree > 0) {
         if (degree & 1) result *= base;
@@ -104,7 +104,7 @@ static FASTML_ALWAYS_INLINE double fastml_int_power(double base, int degree) {
 
 /* dots[r * CHUNK + b] = x_r . sv_{b0 + b} for R rows and w (a multiple of 16) stored rows, from
  * the transposed stored rows svt (d, m_pad); the sum over j runs in order 0..d-1. */
-static FASTML_ALWAYS_INLINE void fastml_dot_tile(int R, const double *const *x, ptrdiff_t d,
+static FASTML_INLINE void fastml_dot_tile(int R, const double *const *x, ptrdiff_t d,
                                                  const double *svt, ptrdiff_t m_pad,
                                                  ptrdiff_t b0, ptrdiff_t w, double *dots) {
     ptrdiff_t b, j;
@@ -122,24 +122,24 @@ static FASTML_ALWAYS_INLINE void fastml_dot_tile(int R, const double *const *x, 
             for (r = 0; r < R; r++)         /* as an operand, no broadcast shuffles */
                 for (l = 0; l < 4; l++) xb[((j - j0) * FASTML_DECIDE_ROWS + r) * 4 + l] = x[r][j];
         for (b = 0; b < w; b += 4 * NV) {
-            fm_v4d acc[FASTML_DECIDE_ROWS][4];
+            fastml_v4d acc[FASTML_DECIDE_ROWS][4];
             const double *col = svt + b0 + b;
             for (r = 0; r < R; r++)         /* continue the sum of the previous block */
                 for (v = 0; v < NV; v++)
-                    acc[r][v] = j0 ? fm_v4_load(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v)
-                                   : fm_v4_splat(0.0);
+                    acc[r][v] = j0 ? fastml_load4_f64(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v)
+                                   : fastml_v4_set1(0.0);
             for (j = j0; j < j1; j++) {
                 const double *xj = xb + (j - j0) * FASTML_DECIDE_ROWS * 4;
-                fm_v4d s[4];
-                for (v = 0; v < NV; v++) s[v] = fm_v4_load(col + j * m_pad + 4 * v);
+                fastml_v4d s[4];
+                for (v = 0; v < NV; v++) s[v] = fastml_load4_f64(col + j * m_pad + 4 * v);
                 for (r = 0; r < R; r++) {
-                    fm_v4d xr = fm_v4_load(xj + 4 * r);
+                    fastml_v4d xr = fastml_load4_f64(xj + 4 * r);
                     for (v = 0; v < NV; v++) acc[r][v] += xr * s[v];
                 }
             }
             for (r = 0; r < R; r++)
                 for (v = 0; v < NV; v++)
-                    fm_v4_store(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v, acc[r][v]);
+                    fastml_v4_store(dots + r * FASTML_DECIDE_CHUNK + b + 4 * v, acc[r][v]);
         }
     }
 #else
@@ -155,7 +155,7 @@ static FASTML_ALWAYS_INLINE void fastml_dot_tile(int R, const double *const *x, 
 /* kv[r, b] = k(x_r, sv_{b0 + b}) from the dot products, for R rows (squared norms sq_x) and w
  * stored rows. check_underflow: some rbf argument may be below -708, where the fast exp does not
  * hold (the caller skips the check when its bound on the distances rules that out). */
-static FASTML_ALWAYS_INLINE void fastml_kernel_tile(int R, const double *dots, double *kv,
+static FASTML_INLINE void fastml_kernel_tile(int R, const double *dots, double *kv,
                                                     const double *sq_x, const double *sq_sv,
                                                     ptrdiff_t b0, ptrdiff_t w,
                                                     const fastml_kernel_spec *k,
@@ -169,18 +169,18 @@ static FASTML_ALWAYS_INLINE void fastml_kernel_tile(int R, const double *dots, d
         if (k->kind == FASTML_KERNEL_RBF) {
             b = 0;
 #if FASTML_HAVE_V4
-            fm_v4i slow = {0, 0, 0, 0};
-            fm_v4d sqa = fm_v4_splat(sq_x[r]), ng = fm_v4_splat(-g);
+            fastml_v4i slow = {0, 0, 0, 0};
+            fastml_v4d sqa = fastml_v4_set1(sq_x[r]), ng = fastml_v4_set1(-g);
             for (; b < w; b += 16) {        /* four independent chains per iteration */
-                fm_v4d xs[4];
+                fastml_v4d xs[4];
                 for (int v = 0; v < 4; v++) {
-                    xs[v] = fm_v4_rbf_arg(fm_v4_load(dot + b + 4 * v), sqa,
-                                          fm_v4_load(sq_sv + b0 + b + 4 * v), ng);
-                    if (check_underflow) slow |= xs[v] < fm_v4_splat(FASTML_EXP_FAST_LO);
+                    xs[v] = fastml_v4_rbf_arg(fastml_load4_f64(dot + b + 4 * v), sqa,
+                                          fastml_load4_f64(sq_sv + b0 + b + 4 * v), ng);
+                    if (check_underflow) slow |= xs[v] < fastml_v4_set1(FASTML_EXP_FAST_LO);
                 }
-                for (int v = 0; v < 4; v++) fm_v4_store(row + b + 4 * v, fm_v4_exp_fast(xs[v]));
+                for (int v = 0; v < 4; v++) fastml_v4_store(row + b + 4 * v, fastml_v4_exp_fast(xs[v]));
             }
-            if (!fm_v4_any(slow)) continue;
+            if (!fastml_v4_any(slow)) continue;
             for (b = 0; b < w; b++)     /* a rare slow tile: redo the values that underflow */
                 if (-g * fmax((sq_x[r] + sq_sv[b0 + b]) - 2.0 * dot[b], 0.0) < FASTML_EXP_FAST_LO)
                     row[b] = fastml_rbf_value(dot[b], sq_x[r], sq_sv[b0 + b], g);
@@ -192,14 +192,14 @@ static FASTML_ALWAYS_INLINE void fastml_kernel_tile(int R, const double *dots, d
             b = 0;
 #if FASTML_HAVE_V4
             for (; b < w; b += 4) {         /* fastml_int_power, four lanes at a time */
-                fm_v4d base = fm_v4_load(dot + b) * g + c0, result = fm_v4_splat(1.0);
+                fastml_v4d base = fastml_load4_f64(dot + b) * g + c0, result = fastml_v4_set1(1.0);
                 int degree = k->degree;
                 while (degree > 0) {
                     if (degree & 1) result *= base;
                     base *= base;
                     degree >>= 1;
                 }
-                fm_v4_store(row + b, result);
+                fastml_v4_store(row + b, result);
             }
 #endif
             for (; b < w; b++) row[b] = fastml_int_power(g * dot[b] + c0, k->degree);
@@ -212,7 +212,7 @@ static FASTML_ALWAYS_INLINE void fastml_kernel_tile(int R, const double *dots, d
 }
 
 /* scores[r * K + k] += sum_b coef[k, b0 + b] kv[r, b]: 4 lane sums, then lanes 0+1 and 2+3. */
-static FASTML_ALWAYS_INLINE void fastml_sum_tile(int R, const double *kv, const double *coef,
+static FASTML_INLINE void fastml_sum_tile(int R, const double *kv, const double *coef,
                                                  ptrdiff_t m_pad, ptrdiff_t K, ptrdiff_t b0,
                                                  ptrdiff_t w, double *scores) {
     ptrdiff_t b, c;
@@ -222,8 +222,8 @@ static FASTML_ALWAYS_INLINE void fastml_sum_tile(int R, const double *kv, const 
         for (r = 0; r < R; r++) {
             const double *row = kv + r * FASTML_DECIDE_CHUNK;
 #if FASTML_HAVE_V4
-            fm_v4d acc = fm_v4_splat(0.0);
-            for (b = 0; b < w; b += 4) acc += fm_v4_load(cc + b) * fm_v4_load(row + b);
+            fastml_v4d acc = fastml_v4_set1(0.0);
+            for (b = 0; b < w; b += 4) acc += fastml_load4_f64(cc + b) * fastml_load4_f64(row + b);
             scores[r * K + c] += (acc[0] + acc[1]) + (acc[2] + acc[3]);
 #else
             double acc[4] = {0.0, 0.0, 0.0, 0.0};
@@ -235,7 +235,7 @@ static FASTML_ALWAYS_INLINE void fastml_sum_tile(int R, const double *kv, const 
 }
 
 /* R rows (R <= 4, pointers x[r] to d values, their squared norms sq_x) against the pack. */
-static FASTML_ALWAYS_INLINE void fastml_decide_rows(int R, const double *const *x,
+static FASTML_INLINE void fastml_decide_rows(int R, const double *const *x,
                                                     const double *sq_x, ptrdiff_t d,
                                                     const double *pack, ptrdiff_t m_pad,
                                                     ptrdiff_t K, const fastml_kernel_spec *k,
@@ -322,14 +322,14 @@ FASTML_CLONES static void fastml_voted_votes(const double *X, ptrdiff_t n, ptrdi
                     const double *dot = dots + r * FASTML_DECIDE_CHUNK;
                     b = 0;
 #if FASTML_HAVE_V4
-                    fm_v4d acc[4], zero = fm_v4_splat(0.0);
+                    fastml_v4d acc[4], zero = fastml_v4_set1(0.0);
                     int v;
                     for (v = 0; v < 4; v++) acc[v] = zero;
                     for (; b < w; b += 16)  /* four sums in flight */
                         for (v = 0; v < 4; v++) {
-                            fm_v4d m = fm_v4_load(dot + b + 4 * v) + fm_v4_load(icpt + b0 + b + 4 * v);
-                            fm_v4i cnt = (fm_v4i)fm_v4_load(count + b0 + b + 4 * v);
-                            acc[v] += (fm_v4d)(cnt & (m > zero)) - (fm_v4d)(cnt & (m < zero));
+                            fastml_v4d m = fastml_load4_f64(dot + b + 4 * v) + fastml_load4_f64(icpt + b0 + b + 4 * v);
+                            fastml_v4i cnt = (fastml_v4i)fastml_load4_f64(count + b0 + b + 4 * v);
+                            acc[v] += (fastml_v4d)(cnt & (m > zero)) - (fastml_v4d)(cnt & (m < zero));
                         }
                     acc[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
                     votes[(i + r) * K + c] += (acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3]);

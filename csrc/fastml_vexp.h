@@ -22,17 +22,13 @@
 #include <stddef.h>
 #include "fastml_simd.h"
 
+/* fastml_simd.h's four-double vector (fastml_v4d, a GCC vector there) and FASTML_INLINE,
+ * with the integer views the exponent arithmetic needs. */
 #if defined(__GNUC__)
-#define FASTML_ALWAYS_INLINE __attribute__((always_inline)) inline
 #define FASTML_HAVE_V4 1
-#if !defined(__clang__)   /* vector arguments only ever cross always_inline calls: no ABI */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-typedef double fm_v4d __attribute__((vector_size(32)));
-typedef int64_t fm_v4i __attribute__((vector_size(32)));
-typedef uint64_t fm_v4u __attribute__((vector_size(32)));
+typedef int64_t fastml_v4i __attribute__((vector_size(32)));
+typedef uint64_t fastml_v4u __attribute__((vector_size(32)));
 #else
-#define FASTML_ALWAYS_INLINE inline
 #define FASTML_HAVE_V4 0
 #endif
 
@@ -55,7 +51,7 @@ typedef uint64_t fm_v4u __attribute__((vector_size(32)));
         q = (p01_ + p23_ * r2_) + ((p45_ + p67_ * r2_) + p89_ * r4_) * r4_;                    \
     } while (0)
 
-static FASTML_ALWAYS_INLINE double fastml_exp_reduced(double x, double *t_out) {
+static FASTML_INLINE double fastml_exp_reduced(double x, double *t_out) {
     const double log2e = 1.4426950408889634, ln2_hi = 0.693147180369123816490,
                  ln2_lo = 1.90821492927058770002e-10;
     double t = x * log2e + FASTML_EXP_SHIFTER, n = t - FASTML_EXP_SHIFTER;
@@ -65,7 +61,7 @@ static FASTML_ALWAYS_INLINE double fastml_exp_reduced(double x, double *t_out) {
     return 1.0 + (r + (r * r) * q);
 }
 
-static FASTML_ALWAYS_INLINE double fastml_pow2i(int64_t n) {   /* 2^n, -1022 <= n <= 1023 */
+static FASTML_INLINE double fastml_pow2i(int64_t n) {   /* 2^n, -1022 <= n <= 1023 */
     uint64_t bits = (uint64_t)(n + 1023) << 52;
     double s;
     memcpy(&s, &bits, sizeof s);
@@ -75,7 +71,7 @@ static FASTML_ALWAYS_INLINE double fastml_pow2i(int64_t n) {   /* 2^n, -1022 <= 
 /* exp(x) for x <= 0 in straight-line code that GCC vectorizes across a loop (the batch
  * logistic loss, csrc/fastml_batch.h): fastml_exp_reduced's arithmetic, with exp(x) = 0 below
  * -708 (e^-708 ~ 3e-308) instead of fastml_exp_full's subnormal tail, which needs branches. */
-static FASTML_ALWAYS_INLINE double fastml_exp_neg(double x) {
+static FASTML_INLINE double fastml_exp_neg(double x) {
     double xc = x > FASTML_EXP_FAST_LO ? x : FASTML_EXP_FAST_LO, t, e, scale;
     uint64_t bits;
     e = fastml_exp_reduced(xc, &t);
@@ -102,34 +98,23 @@ static inline double fastml_exp_full(double x) {
 }
 
 #if FASTML_HAVE_V4
-static FASTML_ALWAYS_INLINE fm_v4d fm_v4_splat(double a) {
-    fm_v4d v = {a, a, a, a};
-    return v;
-}
-
-static FASTML_ALWAYS_INLINE fm_v4d fm_v4_load(const double *p) {
-    fm_v4d v;
-    memcpy(&v, p, sizeof v);                        /* unaligned load */
-    return v;
-}
-
-static FASTML_ALWAYS_INLINE void fm_v4_store(double *p, fm_v4d v) {
+static FASTML_INLINE void fastml_v4_store(double *p, fastml_v4d v) {
     memcpy(p, &v, sizeof v);
 }
 
 /* exp of four values in [FASTML_EXP_FAST_LO, FASTML_EXP_FAST_HI]: fastml_exp_full's arithmetic,
  * lane by lane. */
-static FASTML_ALWAYS_INLINE fm_v4d fm_v4_exp_fast(fm_v4d x) {
-    const fm_v4d shifter = fm_v4_splat(FASTML_EXP_SHIFTER);
-    fm_v4d t = x * fm_v4_splat(1.4426950408889634) + shifter;
-    fm_v4d n = t - shifter;
-    fm_v4d r = (x - n * fm_v4_splat(0.693147180369123816490))
-               - n * fm_v4_splat(1.90821492927058770002e-10);
-    fm_v4d q;
-    FASTML_EXP_POLY(fm_v4d, r, q);
-    fm_v4d e = fm_v4_splat(1.0) + (r + (r * r) * q);
-    fm_v4u bits = ((fm_v4u)t + 1023) << 52;         /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
-    return e * (fm_v4d)bits;
+static FASTML_INLINE fastml_v4d fastml_v4_exp_fast(fastml_v4d x) {
+    const fastml_v4d shifter = fastml_v4_set1(FASTML_EXP_SHIFTER);
+    fastml_v4d t = x * fastml_v4_set1(1.4426950408889634) + shifter;
+    fastml_v4d n = t - shifter;
+    fastml_v4d r = (x - n * fastml_v4_set1(0.693147180369123816490))
+               - n * fastml_v4_set1(1.90821492927058770002e-10);
+    fastml_v4d q;
+    FASTML_EXP_POLY(fastml_v4d, r, q);
+    fastml_v4d e = fastml_v4_set1(1.0) + (r + (r * r) * q);
+    fastml_v4u bits = ((fastml_v4u)t + 1023) << 52;         /* (1.5 * 2^52 + n + 1023) << 52 = 2^n */
+    return e * (fastml_v4d)bits;
 }
 #endif
 
@@ -138,13 +123,13 @@ FASTML_CLONES static void fastml_exp_array(const double *x, double *out, ptrdiff
     ptrdiff_t i = 0;
 #if FASTML_HAVE_V4
     for (; i + 4 <= n; i += 4) {
-        fm_v4d v = fm_v4_load(x + i);
-        fm_v4i slow = (v < fm_v4_splat(FASTML_EXP_FAST_LO)) | (v > fm_v4_splat(FASTML_EXP_FAST_HI))
+        fastml_v4d v = fastml_load4_f64(x + i);
+        fastml_v4i slow = (v < fastml_v4_set1(FASTML_EXP_FAST_LO)) | (v > fastml_v4_set1(FASTML_EXP_FAST_HI))
                       | (v != v);
         if (slow[0] | slow[1] | slow[2] | slow[3]) {
             for (int l = 0; l < 4; l++) out[i + l] = fastml_exp_full(x[i + l]);
         } else {
-            fm_v4_store(out + i, fm_v4_exp_fast(v));
+            fastml_v4_store(out + i, fastml_v4_exp_fast(v));
         }
     }
 #endif
