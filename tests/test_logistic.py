@@ -480,3 +480,40 @@ def test_default_gd_step_starts_at_the_frobenius_bound():
     r = (0.5 - y) * sw / sw.sum()
     np.testing.assert_allclose(model.coef_.ravel(), -(X.T @ r) / L, rtol=1e-12)
     np.testing.assert_allclose(model.intercept_, [-r.sum() / L], rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "gd"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_solvers_name_a_non_finite_x_found_by_their_first_pass(solver, dtype):
+    """lbfgs and gd skip the up-front finiteness read of X: their first gradient pass is the
+    check (see _Objective). Any NaN / inf cell, in any row (weight 0 included), for either
+    output layout, must still give the named error, leave the model unfitted and X intact."""
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        n, d, K = int(rng.integers(3, 40)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
+        X = (rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+        y = np.arange(n) % K
+        i, j = rng.integers(n), rng.integers(d)
+        bad = (np.nan, np.inf, -np.inf)[trial % 3]
+        X[i, j] = bad
+        sw = rng.random(n)
+        sw[i] = 0.0 if trial % 2 else sw[i]
+        given = X.copy()
+        model = LogisticRegression(solver=solver, max_iter=3, fit_intercept=trial % 4 < 2,
+                                   multi_class=("multinomial", "reference")[trial % 2])
+        with pytest.raises(ValueError, match="NaN" if np.isnan(bad) else "infinity"):
+            model.fit(X, y, sample_weight=sw)
+        assert not hasattr(model, "coef_")
+        np.testing.assert_array_equal(X, given)
+
+
+def test_batch_fit_on_finite_x_skips_the_separate_finiteness_read(monkeypatch):
+    """On finite X the deferred check never runs the separate read of X."""
+    import fastml.linear_model._logistic as logistic
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(500, 6)), rng.integers(0, 3, 500)
+    calls = []
+    monkeypatch.setattr(logistic, "_check_finite", lambda *a, **k: calls.append(a))
+    for solver in ("lbfgs", "gd"):
+        LogisticRegression(solver=solver, max_iter=5).fit(X, y)
+    assert calls == []

@@ -18,8 +18,8 @@ from .._base import BaseEstimator, ClassifierMixin, available_if
 from ..exceptions import ConvergenceWarning, DivergenceError
 from .._progress import progress
 from . import _batch_fast as _batch
-from .._validation import (check_n_jobs, check_param, check_random_state, check_sample_weight,
-                           check_X_y)
+from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
+                           check_sample_weight, check_X_y)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
@@ -189,7 +189,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         self._check_params()
-        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
+        # The batch solvers' first pass over X doubles as its finiteness check (a NaN or inf
+        # in X makes that pass's gradient non-finite: see _Objective), saving a read of X.
+        batch = self.solver in ("lbfgs", "gd")
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
+                         check_finite=not batch)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         layout = OutputLayout(len(self.classes_), self.multi_class)
@@ -198,7 +202,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._fit_sgd(X, codes, sw, layout, self.max_iter)
         else:
             vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
-            self._fit_batch(X, layout.codes(codes), sw, layout)
+            self._fit_batch(X, layout.codes(codes), sw, layout, finite_checked=not batch)
         return self
 
     @available_if(lambda self: self.solver in ("sgd", "minibatch"),
@@ -263,9 +267,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ---- batch solvers: "gd" and "lbfgs" on the fused kernel
 
-    def _fit_batch(self, X, codes, sw, layout):
+    def _fit_batch(self, X, codes, sw, layout, finite_checked=True):
         objective = _Objective(X, codes, sw, layout, self.alpha, self.fit_intercept,
-                               check_n_jobs(self.n_jobs))
+                               check_n_jobs(self.n_jobs), finite_checked)
         x0 = np.zeros(objective.size)
         if self.solver == "lbfgs":
             x, n_iter, curve = self._run_lbfgs(objective, x0)
@@ -555,10 +559,17 @@ _GD_WARM_UP = 8     # iterations in which gd's default step follows the curvatur
 class _Objective:
     """mean weighted log-loss + alpha/2 ||W||^2 and its gradient, as a function of the flat
     parameter vector [W.ravel(), b] (what scipy's optimizers and our gradient descent take).
-    One call = one fused pass of the kernel over X."""
+    One call = one fused pass of the kernel over X.
 
-    def __init__(self, X, codes, sw, layout, alpha, fit_intercept, n_threads):
+    finite_checked=False: X's finiteness is checked from the first call's result. A NaN or
+    inf x_ij reaches every G[k, j] += r_ik x_ij of that call (r x inf is inf, or NaN when
+    r = 0; NaN stays NaN), whatever the weights or the sample weight, so a finite gradient
+    proves X finite, and a non-finite one sends X through the check that names the problem."""
+
+    def __init__(self, X, codes, sw, layout, alpha, fit_intercept, n_threads,
+                 finite_checked=True):
         self.X, self.sw, self.alpha = X, sw, alpha
+        self.finite_checked = finite_checked
         self.y = np.ascontiguousarray(codes, dtype=np.float64)
         self.K, self.d = layout.n_outputs, X.shape[1]
         self.layout, self.fit_intercept, self.n_threads = layout, fit_intercept, n_threads
@@ -585,6 +596,10 @@ class _Objective:
         g[:self.K * self.d] = self.grad_W.ravel() * scale + self.alpha * x[:self.K * self.d]
         if self.fit_intercept:
             g[self.K * self.d:] = self.grad_b * scale
+        if not self.finite_checked:
+            if not (np.isfinite(f) and np.isfinite(g).all()):
+                _check_finite(self.X, "X", allow_nan=False)   # raises, naming NaN or inf
+            self.finite_checked = True                        # X finite; f may overflow
         return f, g
 
     def lipschitz(self, X):

@@ -92,22 +92,6 @@ def _check_finite_statistics(what, *arrays):
                          f"sample_weight by a constant, or rescale X")
 
 
-def _narrow_int_labels(y):
-    """(sorted distinct values, int64 codes) of an integer y whose range is at most a few
-    times its length, from one bincount; None otherwise (np.unique's sort then)."""
-    if y.dtype.kind not in "iu" or y.ndim != 1 or y.size == 0:
-        return None
-    lo, hi = int(y.min()), int(y.max())
-    if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
-        return None
-    shifted = y.astype(np.int64) - lo                    # exact: int64 holds lo..hi here
-    present = np.bincount(shifted, minlength=hi - lo + 1) > 0
-    levels = np.flatnonzero(present)
-    classes = (levels + lo).astype(y.dtype)              # values of y: its dtype holds them
-    lut = np.cumsum(present, dtype=np.int64) - 1
-    return classes, lut[shifted]
-
-
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
 
@@ -390,20 +374,6 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def _check_fit_X(self, X, reset):
         """X for fit / partial_fit (the models reading X in place override it)."""
         return self._check_X(X, reset)
-
-    def _encode_labels(self, y, *, min_classes=2):
-        """ClassifierMixin's encoding (sorted classes_, int64 codes), through a count table
-        for integer labels of a narrow range: np.unique sorts y, which costs more than the
-        whole moment pass of a GaussianNB fit. Same classes_ (dtype included) and codes."""
-        y = check_target(y)
-        found = _narrow_int_labels(y)
-        if found is None:
-            return super()._encode_labels(y, min_classes=min_classes)
-        classes, codes = found
-        if len(classes) < min_classes:
-            return super()._encode_labels(y, min_classes=min_classes)  # its message
-        self.classes_ = classes
-        return codes
 
     def _check_fitted_state(self):
         """Run by fastml.io.load on a restored model: the parts are the ones fit makes for
