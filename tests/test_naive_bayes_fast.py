@@ -214,3 +214,107 @@ def test_counting_through_the_lookup_equals_counting_codes(dtype, threads):
     plain = np.ones((3, offsets[-1]))
     _nb_fast.count_categories(enc.transform(Z), y, sw, offsets, plain, threads)
     np.testing.assert_array_equal(fused, plain)
+
+
+# --- CategoricalNB's fit on an integer matrix: one counting read of X (count_int_range)
+def fit_both_ways(make_model, chunks, monkeypatch, counted=True):
+    """The model fitted chunk by chunk through count_int_range, and through the encoder's
+    path (what fit did before: levels found by a scan, then counted through the lookup);
+    counted: whether every chunk is an integer matrix that takes count_int_range's path."""
+    fast = make_model()
+    for X, y, sw in chunks:
+        fast.partial_fit(X, y, classes=[0, 1, 2], sample_weight=sw)
+    calls = []
+    with monkeypatch.context() as patch:
+        patch.setattr(_classes, "_count_int_matrix", lambda *args: calls.append(1))
+        old = make_model()
+        for X, y, sw in chunks:
+            old.partial_fit(X, y, classes=[0, 1, 2], sample_weight=sw)
+    assert len(calls) == (len(chunks) if counted else 0)
+    return fast, old
+
+
+def int_chunks(seed, kind, dtype, n_chunks, rows=12000):
+    rng = np.random.default_rng(seed)
+    chunks = []
+    for c in range(n_chunks):
+        X = rng.integers(0, 6 + 2 * c, size=(rows, 4))       # later chunks bring new levels
+        if kind == "offset":                                  # outside 0..255: two reads
+            X = X * [1, 7, 1, 1] + [-3, 1000, 0, -(2**40)]
+        elif kind == "wide":                                  # hashed ids: the encoder path
+            X = X * [1, 1, 2**33, 1]
+        X = X.astype(dtype)
+        y = rng.integers(0, 3, size=rows)
+        sw = rng.uniform(0.1, 3.0, size=rows)
+        sw[:500] = 0.0                                        # their levels must not count
+        if kind != "wide":
+            X[:20] = X[:20] + (17 if dtype != np.bool_ else 0)
+        chunks.append((X, y, sw))
+    return chunks
+
+
+@pytest.mark.parametrize("kind, dtype", [("codes", np.int64), ("codes", np.int32),
+                                         ("codes", np.uint8), ("codes", np.bool_),
+                                         ("offset", np.int64), ("wide", np.int64)])
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_int_matrix_fit_counts_equal_the_encoder_path(kind, dtype, n_jobs, monkeypatch):
+    chunks = int_chunks(5, kind, dtype, n_chunks=3)
+    fast, old = fit_both_ways(lambda: CategoricalNB(n_jobs=n_jobs), chunks, monkeypatch)
+    for a, b in zip(fast.categories_, old.categories_):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)                   # bit for bit
+    for a, b in zip(fast.feature_log_prob_, old.feature_log_prob_):
+        np.testing.assert_array_equal(a, b)
+    X = chunks[0][0]
+    np.testing.assert_array_equal(fast.predict_proba(X[:300]), old.predict_proba(X[:300]))
+    if kind == "codes" and dtype != np.bool_:     # levels only in rows of weight 0: absent
+        assert all(levels.max() < 17 for levels in fast.categories_)
+
+
+def test_int_matrix_fit_after_float_codes_and_into_a_mixed_model(monkeypatch):
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 5, size=(3000, 3))
+    y = rng.integers(0, 3, size=3000)
+    floats = [(X.astype(float), y, None), (X[::-1] + 1, y, None)]   # float vocab, then ints
+    fast, old = fit_both_ways(CategoricalNB, floats, monkeypatch, counted=False)
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)
+    mixed = NaiveBayes(categorical_features=[0, 2]).fit(X, y)
+    ref = CategoricalNB().fit(X[:, [0, 2]], y)
+    for a, b in zip(mixed.category_count_, ref.category_count_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_int_matrix_fit_equals_scikit_learn():
+    from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
+    rng = np.random.default_rng(1)                 # bench_naive_bayes.py's data, 50,000 rows
+    y = rng.integers(0, 3, size=50000)
+    X = rng.integers(0, 10, size=(50000, 20))
+    tilt = rng.random((50000, 20)) < 0.15
+    X[tilt] = (y[:, None] * 3 + np.arange(20))[tilt] % 10
+    ours, theirs = CategoricalNB(alpha=1.0).fit(X, y), SkCategoricalNB(alpha=1.0).fit(X, y)
+    for a, b in zip(ours.category_count_, theirs.category_count_):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(ours.feature_log_prob_, theirs.feature_log_prob_):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours.predict_proba(X[:2000]), theirs.predict_proba(X[:2000]),
+                               rtol=0, atol=1e-12)
+
+
+def test_count_int_range_counts_inside_and_reports_outside():
+    X = np.array([[0, 5], [2, -1], [3, 9], [1, 5]], dtype=np.int64)
+    y = np.array([0, 1, 1, 0], dtype=np.int64)
+    sw = np.array([1.0, 2.0, 4.0, 8.0])
+    tables, outside = _nb_fast.count_int_range(X, y, sw, np.array([0, 4], dtype=np.int64),
+                                               np.array([3, 2], dtype=np.int64), 2)
+    assert outside == 3                            # 3 in column 0; -1 and 9 in column 1
+    # columns: x0 = 0, 1, 2 then x1 = 4, 5
+    np.testing.assert_array_equal(tables, [[[1, 8, 0, 0, 9], [0, 0, 2, 0, 0]]])
+    with pytest.raises(ValueError, match="width"):
+        _nb_fast.count_int_range(X, y, sw, np.zeros(2, dtype=np.int64),
+                                 np.array([3, -1], dtype=np.int64), 2)
+    with pytest.raises(ValueError, match="sw"):
+        _nb_fast.count_int_range(X, y, sw[:3], np.zeros(2, dtype=np.int64),
+                                 np.ones(2, dtype=np.int64), 2)

@@ -35,7 +35,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
-from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
+from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
+                       check_table, codes_for, merge_levels, numeric_block)
 from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
                            check_param, check_sample_weight, check_target, state_array,
                            state_count)
@@ -108,6 +109,41 @@ def _narrow_int_labels(y):
     return classes, lut[shifted]
 
 
+# Each column's first guess of its range when counting an integer matrix: codes 0..255 (uint8
+# codes, pandas' category codes, label encoders' output) are counted in one read of X; other
+# ranges cost a min and a max of X and a second count.
+GUESSED_RANGE = 256
+
+
+def _count_int_matrix(X, y, sw, n_classes, n_threads):
+    """(levels, tables) of an integer matrix: levels[j] the sorted distinct values (int64) of
+    column j in rows of positive weight, tables[t] thread t's (n_classes, total levels) counts
+    of those levels, column after column (see count_int_range). None when the columns' ranges
+    are too wide for dense count tables (hashed ids) or hold values beyond int64: the caller
+    then takes the encoder's path."""
+    X = _as_kernel_ints(X)
+    if X.dtype == np.uint64:
+        return None
+    d = X.shape[1]
+    guess = min(GUESSED_RANGE, MAX_INT_RANGE // (n_classes * d))
+    lo, width = np.zeros(d, dtype=np.int64), np.full(d, guess, dtype=np.int64)
+    outside = 1
+    if guess > 0:
+        tables, outside = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
+    if outside:                   # some value outside 0..guess-1: count over the true ranges
+        lo = X.min(axis=0).astype(np.int64)
+        widths = [int(h) - int(l) + 1 for l, h in zip(lo, X.max(axis=0))]  # Python ints: no
+        if n_classes * sum(widths) > MAX_INT_RANGE:                         # int64 overflow
+            return None
+        width = np.array(widths, dtype=np.int64)
+        tables, _ = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
+    # a level is in a row of positive weight exactly when its summed weight is positive
+    present = tables.sum(axis=(0, 1)) > 0
+    start = np.concatenate([[0], np.cumsum(width)])
+    levels = [lo[j] + np.flatnonzero(present[start[j]:start[j + 1]]) for j in range(d)]
+    return levels, tables[:, :, present]
+
+
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
 
@@ -135,8 +171,15 @@ class _CategoricalPart:
         restored by _BaseNB._fit)."""
         self.encoder = copy.copy(self.encoder)   # partial_fit replaces its vocabulary list
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
-        # a row of weight 0 is not there: its levels do not join the vocabulary
-        moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
+        counted = None
+        if self.encoder._int_matrix(X):
+            counted = _count_int_matrix(self.encoder._selected(X), y, sw, self.n_classes,
+                                        n_threads)
+        if counted is None:
+            # a row of weight 0 is not there: its levels do not join the vocabulary
+            moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
+        else:
+            moved = self._grow_vocabulary(counted[0])
         self.counts = self._relaid(old_levels, moved)
         empty = np.flatnonzero(self.n_categories == 0)
         if len(empty):
@@ -145,12 +188,27 @@ class _CategoricalPart:
                              f"is nothing to estimate its probabilities from; drop it or "
                              f"fit on rows where it has values")
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
+        if counted is not None:   # counted already: add each thread's table, in thread order
+            levels, tables = counted
+            where = np.concatenate([start + codes_for(new, union) for start, new, union in
+                                    zip(offsets, levels, self.encoder.categories_)])
+            for table in tables:
+                self.counts[:, where] += table
+            return
         lookup = self.encoder.int_lookup(X)
         if lookup is not None:    # an integer matrix: counted through the lookup table
             _nb.count_int_categories(*lookup, y, sw, offsets, self.counts, n_threads)
             return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
+
+    def _grow_vocabulary(self, levels):
+        """The encoder's partial_fit for a chunk whose levels are known (sorted, one array
+        per column): the vocabularies become the unions, and, per column, where each old
+        level went (None for a column seen the first time)."""
+        merged = [merge_levels(old, new) for old, new in zip(self.encoder.categories_, levels)]
+        self.encoder.categories_ = [union for union, _ in merged]
+        return [where for _, where in merged]
 
     @property
     def n_categories(self):

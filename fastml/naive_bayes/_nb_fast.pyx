@@ -29,9 +29,11 @@ from libc.math cimport INFINITY
 from libc.string cimport memset
 from cython cimport floating
 
+import numpy as np
+
 from .._core._csrc cimport fastml_check_index
 from .._core._encode cimport UNSEEN_CODE, distance, int_t
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from .._core._moments cimport chan_merge
 from .._core._typedefs cimport index_t
 
@@ -177,6 +179,70 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
                         tab[idx + offsets[j] + c] += sw[i]
         count_scratch_add_to(&s, counts)
     count_scratch_free(&s)
+
+
+cdef extern from "fastml_nb.h" nogil:
+    int64_t fastml_nb_count_range_i64(Py_ssize_t n, Py_ssize_t d, const int64_t *X,
+                                      const index_t *y, const double *w, const int64_t *lo,
+                                      const int64_t *width, const int64_t *start, Py_ssize_t W,
+                                      double *table) noexcept
+    int64_t fastml_nb_count_range_i32(Py_ssize_t n, Py_ssize_t d, const int32_t *X,
+                                      const index_t *y, const double *w, const int64_t *lo,
+                                      const int64_t *width, const int64_t *start, Py_ssize_t W,
+                                      double *table) noexcept
+
+
+def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::1] sw,
+                    const int64_t[::1] lo, const int64_t[::1] width, Py_ssize_t n_classes,
+                    int n_threads=1):
+    """Counts of an integer matrix by (class, column, value) for the values inside each
+    column's range [lo[j], lo[j] + width[j]), in one read of X (CategoricalNB's fit: the
+    levels are the values with a positive count, so no separate scan finds them).
+
+    Returns (tables, outside): tables[t, k, start[j] + x - lo[j]] (start = the running sum of
+    width) is the summed weight of value x in column j among thread t's rows of class k (the
+    rows split as count_categories splits them, each thread adding its rows in order, so
+    adding tables[0], tables[1], ... to a count table gives count_categories' sums); outside
+    is the number of cells not counted. Trusted: 0 <= y_i < n_classes."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], j
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("width", width.shape[0], d)
+    if n_classes < 1:
+        raise ValueError(f"n_classes must be at least 1; got {n_classes}")
+    start_array = np.zeros(d, dtype=np.int64)
+    cdef int64_t[::1] start = start_array
+    cdef Py_ssize_t W = 0
+    for j in range(d):
+        if width[j] < 0:
+            raise ValueError(f"width[{j}] is negative ({width[j]})")
+        start[j] = W
+        W += width[j]
+    cdef int T = fit_threads(n, n_threads), t
+    tables_array = np.zeros((T, n_classes, W))
+    cdef double[:, :, ::1] tables = tables_array
+    cdef int64_t[::1] outside = np.zeros(T, dtype=np.int64)
+    cdef Py_ssize_t rows_lo, rows_hi
+    if n == 0 or d == 0:
+        return tables_array, 0
+    with nogil:
+        for t in prange(T, num_threads=T, schedule="static"):
+            rows_lo = split(n, T, t)
+            rows_hi = split(n, T, t + 1)
+            if int_t is int64_t:
+                outside[t] = fastml_nb_count_range_i64(
+                    rows_hi - rows_lo, d, &X[rows_lo, 0] if rows_hi > rows_lo else NULL,
+                    &y[rows_lo] if rows_hi > rows_lo else NULL,
+                    &sw[rows_lo] if rows_hi > rows_lo else NULL, &lo[0], &width[0], &start[0],
+                    W, &tables[t, 0, 0] if W > 0 else NULL)
+            else:
+                outside[t] = fastml_nb_count_range_i32(
+                    rows_hi - rows_lo, d, &X[rows_lo, 0] if rows_hi > rows_lo else NULL,
+                    &y[rows_lo] if rows_hi > rows_lo else NULL,
+                    &sw[rows_lo] if rows_hi > rows_lo else NULL, &lo[0], &width[0], &start[0],
+                    W, &tables[t, 0, 0] if W > 0 else NULL)
+    return tables_array, int(np.sum(outside))
 
 
 # ------------------------------------------------------------------------- Gaussian moments
