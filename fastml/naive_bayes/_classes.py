@@ -545,11 +545,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         _nb.add_row(out, self.class_log_prior_)
         return out
 
-    def _log_proba(self, X):
-        """predict_log_proba's arithmetic: rows shifted by their max, minus the log of the
-        sum of exp (numpy's exp, sum and log; the elementwise steps compiled, same bits)."""
+    def _log_proba(self, X, exponentiate=False):
+        """predict_log_proba's arithmetic (predict_proba's with exponentiate): rows shifted by
+        their max, minus the log of the sum of exp, in one compiled call (log_posterior)."""
         jll = self._joint_log_proba(X)
-        if not _nb.subtract_row_max(jll):     # some row has probability 0 (or NaN)
+        if not _nb.log_posterior(jll, True, exponentiate):  # some row has probability 0 / NaN
             top = jll.max(axis=1)
             undefined = top == -np.inf
             if undefined.any():
@@ -557,8 +557,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
                 jll[undefined] = self.class_log_prior_
                 top[undefined] = self.class_log_prior_.max()
             jll -= top[:, None]
-        norm = np.add.reduce(np.exp(jll), axis=1, keepdims=True)
-        _nb.subtract_column(jll, np.log(norm, out=norm))
+            _nb.log_posterior(jll, False, exponentiate)
         return jll
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
@@ -588,8 +587,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             Rows sum to 1; columns follow `classes_`.
         """
-        log_proba = self._log_proba(X)
-        return np.exp(log_proba, out=log_proba)
+        return self._log_proba(X, exponentiate=True)
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class with the largest posterior probability.
