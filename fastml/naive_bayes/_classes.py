@@ -125,7 +125,10 @@ def _count_int_matrix(X, y, sw, n_classes, n_threads):
     if X.dtype == np.uint64:
         return None
     d = X.shape[1]
-    guess = min(GUESSED_RANGE, MAX_INT_RANGE // (n_classes * d))
+    # count tables (n_classes x the summed ranges, per thread) no larger than X, so a small
+    # chunk of many columns does not zero megabytes; never above MAX_INT_RANGE cells
+    budget = min(MAX_INT_RANGE, max(1 << 16, X.size))
+    guess = min(GUESSED_RANGE, budget // (n_classes * d))
     lo, width = np.zeros(d, dtype=np.int64), np.full(d, guess, dtype=np.int64)
     outside = 1
     if guess > 0:
@@ -133,7 +136,7 @@ def _count_int_matrix(X, y, sw, n_classes, n_threads):
     if outside:                   # some value outside 0..guess-1: count over the true ranges
         lo = X.min(axis=0).astype(np.int64)
         widths = [int(h) - int(l) + 1 for l, h in zip(lo, X.max(axis=0))]  # Python ints: no
-        if n_classes * sum(widths) > MAX_INT_RANGE:                         # int64 overflow
+        if n_classes * sum(widths) > budget:                                # int64 overflow
             return None
         width = np.array(widths, dtype=np.int64)
         tables, _ = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
