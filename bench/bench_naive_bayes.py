@@ -3,9 +3,10 @@
 - categorical: 1,000,000 x 20 attributes x 10 levels (int codes), 3 classes: fit and predict vs
   CategoricalNB(alpha=1).
 One thread each (fastml's n_jobs=None; scikit-learn's numpy work is single-threaded), plus
-fastml's fit on a column-major X, with n_jobs=2, and one read of X for scale. The
-quality column holds the accuracy on a held-out set and, for the fastml rows, the largest
-difference of its predict_proba from scikit-learn's (the two compute the same model)."""
+fastml's fit on a column-major X, with n_jobs=2, on codes outside 0..255, and one read of X
+for scale. The quality column holds the accuracy on a held-out set and, for the fastml rows,
+the largest difference of its predict_proba from scikit-learn's (the two compute the same
+model)."""
 import os
 
 import numpy as np
@@ -124,6 +125,17 @@ def test_categorical_fit_fastml(benchmark, categorical_data, sk_categorical, sin
     gap = np.abs(model.predict_proba(X_test) - sk_categorical.predict_proba(X_test)).max()
     record(benchmark, "CategoricalNB fit 1M x 20 x 10 levels, 3 classes", "fastml",
            accuracy=accuracy(model, X_test, y_test), max_proba_diff_vs_sklearn=gap)
+
+
+def test_categorical_fit_fastml_offset_codes(benchmark, categorical_data, single_thread):
+    """Codes 1000..1009: outside the one-read guess 0..255, so a min / max and a second count
+    (the path of any narrow range that does not start near 0)."""
+    X, y, X_test, y_test = categorical_data
+    X_offset = X + 1000
+    model = CategoricalNB(alpha=1.0)
+    benchmark.pedantic(model.fit, args=(X_offset, y), rounds=ROUNDS, iterations=1)
+    record(benchmark, "CategoricalNB fit 1M x 20 x 10 levels, 3 classes",
+           "fastml, codes 1000..1009", accuracy=accuracy(model, X_test + 1000, y_test))
 
 
 def test_categorical_fit_sklearn(benchmark, categorical_data, single_thread):

@@ -304,14 +304,21 @@ def test_int_matrix_fit_equals_scikit_learn():
 
 
 def test_count_int_range_counts_inside_and_reports_outside():
-    X = np.array([[0, 5], [2, -1], [3, 9], [1, 5]], dtype=np.int64)
-    y = np.array([0, 1, 1, 0], dtype=np.int64)
-    sw = np.array([1.0, 2.0, 4.0, 8.0])
-    tables, outside = _nb_fast.count_int_range(X, y, sw, np.array([0, 4], dtype=np.int64),
-                                               np.array([3, 2], dtype=np.int64), 2)
-    assert outside == 3                            # 3 in column 0; -1 and 9 in column 1
+    X = np.array([[0, 5], [2, -1], [3, 9], [1, 5], [-7, 4]], dtype=np.int64)
+    y = np.array([0, 1, 1, 0, 0], dtype=np.int64)
+    sw = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    tables, outside, low, high = _nb_fast.count_int_range(
+        X, y, sw, np.array([0, 4], dtype=np.int64), np.array([3, 2], dtype=np.int64), 2)
+    assert outside == 4                            # 3 and -7 in column 0; -1 and 9 in column 1
+    np.testing.assert_array_equal(low, [-7, -1])
+    np.testing.assert_array_equal(high, [3, 9])
     # columns: x0 = 0, 1, 2 then x1 = 4, 5
-    np.testing.assert_array_equal(tables, [[[1, 8, 0, 0, 9], [0, 0, 2, 0, 0]]])
+    np.testing.assert_array_equal(tables, [[[1, 8, 0, 16, 9], [0, 0, 2, 0, 0]]])
+    _, outside, low, high = _nb_fast.count_int_range(
+        X.astype(np.int32), y, sw, np.array([-7, -1], dtype=np.int64),
+        np.array([11, 11], dtype=np.int64), 2)
+    assert outside == 0
+    assert low.tolist() == [np.iinfo(np.int64).max] * 2    # no cell outside
     with pytest.raises(ValueError, match="width"):
         _nb_fast.count_int_range(X, y, sw, np.zeros(2, dtype=np.int64),
                                  np.array([3, -1], dtype=np.int64), 2)

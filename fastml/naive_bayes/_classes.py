@@ -111,7 +111,7 @@ def _narrow_int_labels(y):
 
 # Each column's first guess of its range when counting an integer matrix: codes 0..255 (uint8
 # codes, pandas' category codes, label encoders' output) are counted in one read of X; other
-# ranges cost a min and a max of X and a second count.
+# ranges are counted in a second read, over the ranges the first one found.
 GUESSED_RANGE = 256
 
 
@@ -128,23 +128,30 @@ def _count_int_matrix(X, y, sw, n_classes, n_threads):
     # count tables (n_classes x the summed ranges, per thread) no larger than X, so a small
     # chunk of many columns does not zero megabytes; never above MAX_INT_RANGE cells
     budget = min(MAX_INT_RANGE, max(1 << 16, X.size))
-    guess = min(GUESSED_RANGE, budget // (n_classes * d))
-    lo, width = np.zeros(d, dtype=np.int64), np.full(d, guess, dtype=np.int64)
-    outside = 1
-    if guess > 0:
-        tables, outside = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
-    if outside:                   # some value outside 0..guess-1: count over the true ranges
-        lo = X.min(axis=0).astype(np.int64)
-        widths = [int(h) - int(l) + 1 for l, h in zip(lo, X.max(axis=0))]  # Python ints: no
-        if n_classes * sum(widths) > budget:                                # int64 overflow
+    lo = np.zeros(d, dtype=np.int64)
+    width = np.full(d, min(GUESSED_RANGE, budget // (n_classes * d)), dtype=np.int64)
+    tables, outside, low, high = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
+    if outside:          # count again over the ranges of the cells outside and the counted
+        seen = _present_levels(tables, lo, width)
+        low = [min(l, s[0]) if len(s) else l for l, s in zip(low.tolist(), seen)]
+        high = [max(h, s[-1]) if len(s) else h for h, s in zip(high.tolist(), seen)]
+        widths = [max(0, h - l + 1) for l, h in zip(low, high)]  # Python ints: no overflow
+        if n_classes * sum(widths) > budget:
             return None
-        width = np.array(widths, dtype=np.int64)
-        tables, _ = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
+        lo, width = np.array(low, dtype=np.int64), np.array(widths, dtype=np.int64)
+        tables = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)[0]
     # a level is in a row of positive weight exactly when its summed weight is positive
     present = tables.sum(axis=(0, 1)) > 0
+    return _present_levels(tables, lo, width, present), tables[:, :, present]
+
+
+def _present_levels(tables, lo, width, present=None):
+    """Per column, the sorted values whose summed weight in count_int_range's tables is
+    positive."""
+    if present is None:
+        present = tables.sum(axis=(0, 1)) > 0
     start = np.concatenate([[0], np.cumsum(width)])
-    levels = [lo[j] + np.flatnonzero(present[start[j]:start[j + 1]]) for j in range(d)]
-    return levels, tables[:, :, present]
+    return [lo[j] + np.flatnonzero(present[start[j]:start[j + 1]]) for j in range(len(lo))]
 
 
 def _rows(X, mask):

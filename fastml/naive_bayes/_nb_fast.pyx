@@ -185,11 +185,11 @@ cdef extern from "fastml_nb.h" nogil:
     int64_t fastml_nb_count_range_i64(Py_ssize_t n, Py_ssize_t d, const int64_t *X,
                                       const index_t *y, const double *w, const int64_t *lo,
                                       const int64_t *width, const int64_t *start, Py_ssize_t W,
-                                      double *table) noexcept
+                                      double *table, int64_t *mn, int64_t *mx) noexcept
     int64_t fastml_nb_count_range_i32(Py_ssize_t n, Py_ssize_t d, const int32_t *X,
                                       const index_t *y, const double *w, const int64_t *lo,
                                       const int64_t *width, const int64_t *start, Py_ssize_t W,
-                                      double *table) noexcept
+                                      double *table, int64_t *mn, int64_t *mx) noexcept
 
 
 def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::1] sw,
@@ -199,11 +199,12 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
     column's range [lo[j], lo[j] + width[j]), in one read of X (CategoricalNB's fit: the
     levels are the values with a positive count, so no separate scan finds them).
 
-    Returns (tables, outside): tables[t, k, start[j] + x - lo[j]] (start = the running sum of
-    width) is the summed weight of value x in column j among thread t's rows of class k (the
-    rows split as count_categories splits them, each thread adding its rows in order, so
-    adding tables[0], tables[1], ... to a count table gives count_categories' sums); outside
-    is the number of cells not counted. Trusted: 0 <= y_i < n_classes."""
+    Returns (tables, outside, low, high): tables[t, k, start[j] + x - lo[j]] (start = the
+    running sum of width) is the summed weight of value x in column j among thread t's rows
+    of class k (the rows split as count_categories splits them, each thread adding its rows in
+    order, so adding tables[0], tables[1], ... to a count table gives count_categories' sums);
+    outside is the number of cells not counted, and low[j], high[j] the smallest and largest
+    of them in column j (INT64_MAX and INT64_MIN when none). Trusted: 0 <= y_i < n_classes."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], j
     check_rows("y", y.shape[0], n)
     check_rows("sw", sw.shape[0], n)
@@ -221,28 +222,28 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
         W += width[j]
     cdef int T = fit_threads(n, n_threads), t
     tables_array = np.zeros((T, n_classes, W))
+    low_array = np.full((T, d), np.iinfo(np.int64).max, dtype=np.int64)
+    high_array = np.full((T, d), np.iinfo(np.int64).min, dtype=np.int64)
     cdef double[:, :, ::1] tables = tables_array
+    cdef int64_t[:, ::1] low = low_array, high = high_array
     cdef int64_t[::1] outside = np.zeros(T, dtype=np.int64)
-    cdef Py_ssize_t rows_lo, rows_hi
-    if n == 0 or d == 0:
-        return tables_array, 0
-    with nogil:
-        for t in prange(T, num_threads=T, schedule="static"):
-            rows_lo = split(n, T, t)
-            rows_hi = split(n, T, t + 1)
-            if int_t is int64_t:
-                outside[t] = fastml_nb_count_range_i64(
-                    rows_hi - rows_lo, d, &X[rows_lo, 0] if rows_hi > rows_lo else NULL,
-                    &y[rows_lo] if rows_hi > rows_lo else NULL,
-                    &sw[rows_lo] if rows_hi > rows_lo else NULL, &lo[0], &width[0], &start[0],
-                    W, &tables[t, 0, 0] if W > 0 else NULL)
-            else:
-                outside[t] = fastml_nb_count_range_i32(
-                    rows_hi - rows_lo, d, &X[rows_lo, 0] if rows_hi > rows_lo else NULL,
-                    &y[rows_lo] if rows_hi > rows_lo else NULL,
-                    &sw[rows_lo] if rows_hi > rows_lo else NULL, &lo[0], &width[0], &start[0],
-                    W, &tables[t, 0, 0] if W > 0 else NULL)
-    return tables_array, int(np.sum(outside))
+    cdef Py_ssize_t first, stop
+    if n > 0 and d > 0:
+        with nogil:
+            for t in prange(T, num_threads=T, schedule="static"):
+                first = split(n, T, t)        # fit_threads leaves every thread some rows
+                stop = split(n, T, t + 1)
+                if int_t is int64_t:
+                    outside[t] = fastml_nb_count_range_i64(
+                        stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
+                        &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
+                        &low[t, 0], &high[t, 0])
+                else:
+                    outside[t] = fastml_nb_count_range_i32(
+                        stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
+                        &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
+                        &low[t, 0], &high[t, 0])
+    return tables_array, int(np.sum(outside)), low_array.min(axis=0), high_array.max(axis=0)
 
 
 # ------------------------------------------------------------------------- Gaussian moments
