@@ -186,10 +186,14 @@ def test_infinity_found_without_a_separate_read(where):
 @pytest.mark.parametrize("y", [
     np.array([5, 3, 5, 9, 3], dtype=np.int8), np.array([2**40, -7, 2**40]),
     np.array([0, 2**62, 1]), np.array([7, 7, 8], dtype=np.uint64),
-    np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0])])
+    np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0]),
+    np.array([0, 2, 1, 1, 0]), np.array([4, 6, 5, 5], dtype=np.int32),
+    np.array([0, 1], dtype=np.uint8)])
 def test_label_codes_equal_np_unique(y):
     model = GaussianNB()
+    given = y.copy()
     codes = model._encode_labels(y)
+    np.testing.assert_array_equal(y, given)
     classes, inverse = np.unique(y, return_inverse=True)
     np.testing.assert_array_equal(model.classes_, classes)
     assert model.classes_.dtype == classes.dtype

@@ -101,10 +101,14 @@ def _narrow_int_labels(y):
     lo, hi = int(y.min()), int(y.max())
     if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
         return None
-    shifted = y.astype(np.int64) - lo                    # exact: int64 holds lo..hi here
+    shifted = y.astype(np.int64, copy=False)             # exact: int64 holds lo..hi here
+    if lo:
+        shifted = shifted - lo
     present = np.bincount(shifted, minlength=hi - lo + 1) > 0
     levels = np.flatnonzero(present)
     classes = (levels + lo).astype(y.dtype)              # values of y: its dtype holds them
+    if len(levels) == len(present):   # every value of lo..hi occurs: they are the codes (y
+        return classes, shifted       # itself when it is int64 from 0: read, never written)
     lut = np.cumsum(present, dtype=np.int64) - 1
     return classes, lut[shifted]
 
