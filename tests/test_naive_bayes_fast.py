@@ -220,6 +220,30 @@ def test_counting_through_the_lookup_equals_counting_codes(dtype, threads):
     np.testing.assert_array_equal(fused, plain)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_likelihood_through_the_lookup_equals_the_codes_path(dtype, threads):
+    rng = np.random.default_rng(7)
+    X = (rng.integers(0, 7, size=(3000, 5)) * [1, 3, 1, 1, 100] - [0, 5, 0, 2, 0]).astype(dtype)
+    y = rng.integers(0, 3, size=3000)
+    model = CategoricalNB(smoothing="m-estimate").fit(X[:2000], y[:2000])
+    part = model._parts[0]
+    Z = X.copy()
+    Z[-50:] = np.iinfo(dtype).min                            # never seen: the unseen rows
+    Z[-20:, 1] = 10**6 if dtype == np.int64 else 2**31 - 1
+    fused = np.ones((len(Z), 3))
+    _nb_fast.categorical_jll_int(*part.encoder.int_lookup(Z), part.table, part.table_offsets,
+                                 fused, threads)
+    plain = np.ones((len(Z), 3))
+    _nb_fast.categorical_jll(part.encoder.transform(Z), part.table, part.table_offsets, plain,
+                             threads)
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(model.predict_proba(Z), np.exp(old_log_proba(model, Z)))
+    with pytest.raises(ValueError, match="out"):
+        _nb_fast.categorical_jll_int(*part.encoder.int_lookup(Z), part.table,
+                                     part.table_offsets, np.ones((len(Z), 2)), threads)
+
+
 # --- CategoricalNB's fit on an integer matrix: one counting read of X (count_int_range)
 def fit_both_ways(make_model, chunks, monkeypatch, counted=True):
     """The model fitted chunk by chunk through count_int_range, and through the encoder's

@@ -288,6 +288,10 @@ class _CategoricalPart:
             raise ValueError("the categorical part's table offsets do not match its levels")
 
     def joint_log_likelihood(self, X, out, n_threads):
+        lookup = self.encoder.int_lookup(X)
+        if lookup is not None:    # an integer matrix: looked up without writing its codes
+            _nb.categorical_jll_int(*lookup, self.table, self.table_offsets, out, n_threads)
+            return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.categorical_jll(codes, self.table, self.table_offsets, out, n_threads)
 

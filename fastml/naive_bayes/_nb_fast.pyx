@@ -142,6 +142,16 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
     count_scratch_free(&s)
 
 
+cdef inline int lut_code(int_t x, int64_t lo, const index_t *lut_range,
+                         const int *lut) noexcept nogil:
+    """encode_int's code of x in a column whose lookup slice is lut[lut_range[0]:lut_range[1]]
+    over the values lo, lo + 1, ...: the slice's entry, or UNSEEN outside it."""
+    cdef uint64_t v = distance(x, lo)
+    if x < lo or v >= <uint64_t> (lut_range[1] - lut_range[0]):
+        return UNSEEN_CODE
+    return lut[lut_range[0] + <index_t> v]
+
+
 def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
                          const index_t[::1] lut_offsets, const int[::1] lut,
                          const index_t[::1] y, const double[::1] sw,
@@ -159,8 +169,8 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
     cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo_row, hi_row
     cdef CountScratch s
     cdef int t, c
-    cdef uint64_t v
     cdef double *tab
+    cdef const int *lut_data = &lut[0] if lut.shape[0] else NULL  # empty: every cell UNSEEN
     count_scratch_init(&s, fit_threads(n, n_threads), counts.shape[0] * width)
     with nogil:
         for t in prange(s.n_threads, num_threads=s.n_threads, schedule="static"):
@@ -170,11 +180,8 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
             for i in range(lo_row, hi_row):
                 idx = y[i] * width
                 for j in range(d):
-                    v = distance(X[i, j], lo[j])
-                    if X[i, j] < lo[j] or v >= <uint64_t> (lut_offsets[j + 1] - lut_offsets[j]):
-                        continue              # UNSEEN
-                    c = lut[lut_offsets[j] + <index_t> v]
-                    if c >= 0:
+                    c = lut_code(X[i, j], lo[j], &lut_offsets[j], lut_data)
+                    if c >= 0:                # not UNSEEN
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
         count_scratch_add_to(&s, counts)
@@ -466,6 +473,28 @@ def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[
 
 
 # ------------------------------------------------------------------------------- prediction
+cdef inline void add_level(double *out_row, int c, Py_ssize_t j, const double *table,
+                           const index_t *offsets, Py_ssize_t K) noexcept nogil:
+    """out_row += the table row of code c of column j: its level's row, the unseen row for
+    UNSEEN, nothing for MISSING."""
+    cdef Py_ssize_t row, k
+    if c == UNSEEN_CODE:
+        row = offsets[j + 1] - 1
+    elif c >= 0:
+        row = offsets[j] + c
+    else:
+        return
+    for k in range(K):
+        out_row[k] += table[row * K + k]
+
+
+cdef void check_jll_args(Py_ssize_t n, Py_ssize_t d, const double[:, ::1] table,
+                         const index_t[::1] offsets, double[:, ::1] out) except *:
+    check_rows("offsets", offsets.shape[0], d + 1)
+    check_rows("table", table.shape[0], offsets[d])
+    check_shape("out", out.shape[0], out.shape[1], n, table.shape[1])
+
+
 def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
                     const index_t[::1] offsets, double[:, ::1] out, int n_threads=1):
     """out[i, k] += sum over non-missing j of table[offsets[j] + codes[i, j], k].
@@ -474,27 +503,42 @@ def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
     unseen at fit (code UNSEEN); a missing cell (code MISSING) adds nothing. Trusted: a code
     c >= 0 of column j is below offsets[j + 1] - offsets[j] - 1."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1], K = table.shape[1]
-    check_rows("offsets", offsets.shape[0], d + 1)
-    check_rows("table", table.shape[0], offsets[d])
-    check_shape("out", out.shape[0], out.shape[1], n, K)
-    cdef Py_ssize_t chunk, i, j, k, row
+    check_jll_args(n, d, table, offsets, out)
+    cdef Py_ssize_t chunk, i, j
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
-    cdef int c
-    cdef const double *level
+    if n == 0 or K == 0:
+        return
     with nogil:
         for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for j in range(d):
-                    c = codes[i, j]
-                    if c == UNSEEN_CODE:
-                        row = offsets[j + 1] - 1
-                    elif c >= 0:
-                        row = offsets[j] + c
-                    else:
-                        continue
-                    level = &table[row, 0]
-                    for k in range(K):
-                        out[i, k] += level[k]
+                    add_level(&out[i, 0], codes[i, j], j, &table[0, 0], &offsets[0], K)
+
+
+def categorical_jll_int(const int_t[:, ::1] X, const int64_t[::1] lo,
+                        const index_t[::1] lut_offsets, const int[::1] lut,
+                        const double[:, ::1] table, const index_t[::1] offsets,
+                        double[:, ::1] out, int n_threads=1):
+    """categorical_jll of the codes encode_int (fastml/_core/_encode.pyx) gives X, without
+    writing them (a one-row predict is then one call, a batch one pass): the same rows added
+    in the same order, so the same sums."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = table.shape[1]
+    check_jll_args(n, d, table, offsets, out)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("lut_offsets", lut_offsets.shape[0], d + 1)
+    if lut.shape[0] < lut_offsets[d]:
+        raise ValueError("lut is shorter than its offsets say")
+    cdef Py_ssize_t chunk, i, j
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef const int *lut_data = &lut[0] if lut.shape[0] else NULL  # empty: every cell UNSEEN
+    if n == 0 or K == 0:
+        return
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for j in range(d):
+                    add_level(&out[i, 0], lut_code(X[i, j], lo[j], &lut_offsets[j], lut_data),
+                              j, &table[0, 0], &offsets[0], K)
 
 
 cdef inline double gaussian_row(const floating *x, const double *mean, const double *a,
