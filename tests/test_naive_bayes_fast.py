@@ -188,7 +188,7 @@ def test_infinity_found_without_a_separate_read(where):
     np.array([0, 2**62, 1]), np.array([7, 7, 8], dtype=np.uint64),
     np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0]),
     np.array([0, 2, 1, 1, 0]), np.array([4, 6, 5, 5], dtype=np.int32),
-    np.array([0, 1], dtype=np.uint8)])
+    np.array([0, 1], dtype=np.uint8), np.array([[0, 9], [2, 9], [1, 9]])[:, 0]])
 def test_label_codes_equal_np_unique(y):
     model = GaussianNB()
     given = y.copy()
@@ -199,6 +199,17 @@ def test_label_codes_equal_np_unique(y):
     assert model.classes_.dtype == classes.dtype
     np.testing.assert_array_equal(codes, inverse)
     assert codes.dtype == np.int64
+
+
+@pytest.mark.parametrize("model", [CategoricalNB(), GaussianNB(), NaiveBayes()])
+def test_fit_with_a_strided_label_column(model):
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 4, size=(300, 3))
+    Y = rng.integers(0, 3, size=(300, 2))
+    y = Y[::-1, 1]                                             # a strided view of int64
+    fitted = model.fit(X if not isinstance(model, GaussianNB) else X.astype(float), y)
+    np.testing.assert_array_equal(fitted.class_count_, np.bincount(y))
+    np.testing.assert_array_equal(Y[::-1, 1], y)              # untouched
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])

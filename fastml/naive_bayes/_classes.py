@@ -101,7 +101,7 @@ def _narrow_int_labels(y):
     lo, hi = int(y.min()), int(y.max())
     if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
         return None
-    shifted = y.astype(np.int64, copy=False)             # exact: int64 holds lo..hi here
+    shifted = np.ascontiguousarray(y, dtype=np.int64)    # exact: int64 holds lo..hi here
     if lo:
         shifted = shifted - lo
     present = np.bincount(shifted, minlength=hi - lo + 1) > 0
