@@ -312,6 +312,23 @@ def test_int_matrix_fit_counts_equal_the_encoder_path(kind, dtype, n_jobs, monke
         assert all(levels.max() < 17 for levels in fast.categories_)
 
 
+@pytest.mark.parametrize("values", [[2**63 - 1, 2**63 - 2, 0], [-2**63, 5, 2**63 - 1],
+                                    [-2**63, -2**63 + 1, 3]])
+def test_int_matrix_fit_with_int64_extremes(values, monkeypatch):
+    """Ranges spanning most of int64 next to small codes: the widths overflow int64, so the
+    count falls back to the encoder's path (same model)."""
+    rng = np.random.default_rng(9)
+    levels = np.array(values, dtype=np.int64)
+    X = np.column_stack([levels[rng.integers(3, size=500)], rng.integers(0, 4, size=500)])
+    chunks = [(X, rng.integers(0, 3, size=500), None)]
+    fast, old = fit_both_ways(CategoricalNB, chunks, monkeypatch)
+    for a, b in zip(fast.categories_, old.categories_):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fast.categories_[0], np.sort(levels))
+
+
 def test_int_matrix_fit_after_float_codes_and_into_a_mixed_model(monkeypatch):
     rng = np.random.default_rng(6)
     X = rng.integers(0, 5, size=(3000, 3))

@@ -137,9 +137,10 @@ def _count_int_matrix(X, y, sw, n_classes, n_threads):
     tables, outside, low, high = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
     if outside:          # count again over the ranges of the cells outside and the counted
         seen = _present_levels(tables, lo, width)
-        low = [min(l, s[0]) if len(s) else l for l, s in zip(low.tolist(), seen)]
-        high = [max(h, s[-1]) if len(s) else h for h, s in zip(high.tolist(), seen)]
-        widths = [max(0, h - l + 1) for l, h in zip(low, high)]  # Python ints: no overflow
+        # Python ints throughout: h - l overflows int64 for columns such as [0, 2**63 - 1]
+        low = [min(l, int(s[0])) if len(s) else l for l, s in zip(low.tolist(), seen)]
+        high = [max(h, int(s[-1])) if len(s) else h for h, s in zip(high.tolist(), seen)]
+        widths = [max(0, h - l + 1) for l, h in zip(low, high)]
         if n_classes * sum(widths) > budget:
             return None
         lo, width = np.array(low, dtype=np.int64), np.array(widths, dtype=np.int64)
