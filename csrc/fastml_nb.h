@@ -117,10 +117,45 @@ FASTML_CLONES static void NAME(ptrdiff_t n, ptrdiff_t width, const T *src, ptrdi
         for (i = 0; i < n; i++) dst[i * ldd + j] = src[j * lds + i];                         \
 }
 
+/* CategoricalNB's count pass over an integer matrix (rows 0..n of X, d columns): for every
+ * cell inside its column's range [lo[j], lo[j] + width[j]), table[y_i * W + start[j] + x_ij -
+ * lo[j]] += w_i; every other cell is not counted but widens [mn[j], mx[j]] to cover it (the
+ * caller sets them to INT64_MAX / INT64_MIN and, when any cell was outside, counts again over
+ * the ranges those and the counted values span). Returns the number of cells outside. The
+ * distance to lo is taken in uint64: exact over all of int64, and a value below lo wraps to a
+ * large distance, so one comparison tests both ends. A scatter, so not vectorized; `restrict`
+ * keeps lo, width and start in registers or L1. */
+#define FASTML_DEFINE_NB_COUNT_RANGE(NAME, T)                                                \
+static int64_t NAME(ptrdiff_t n, ptrdiff_t d, const T *X, const int64_t *y, const double *w, \
+                    const int64_t *lo, const int64_t *width, const int64_t *start,           \
+                    ptrdiff_t W, double *table, int64_t *mn, int64_t *mx) {                  \
+    int64_t outside = 0;                                                                     \
+    for (ptrdiff_t i = 0; i < n; i++) {                                                      \
+        const T *FASTML_RESTRICT x = X + i * d;                                              \
+        double *FASTML_RESTRICT t = table + y[i] * W;                                        \
+        int64_t *FASTML_RESTRICT low = mn, *FASTML_RESTRICT high = mx;                       \
+        const double wi = w[i];                                                              \
+        for (ptrdiff_t j = 0; j < d; j++) {                                                  \
+            const int64_t v = (int64_t)x[j];                                                 \
+            const uint64_t at = (uint64_t)v - (uint64_t)lo[j];                               \
+            if (at < (uint64_t)width[j]) {                                                   \
+                t[start[j] + (ptrdiff_t)at] += wi;                                           \
+            } else {                                                                         \
+                outside++;                                                                   \
+                low[j] = v < low[j] ? v : low[j];                                            \
+                high[j] = v > high[j] ? v : high[j];                                         \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    return outside;                                                                          \
+}
+
 FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f64, double)
 FASTML_DEFINE_NB_SUMS(fastml_nb_sums_f32, float)
 FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f64, double)
 FASTML_DEFINE_NB_DEVS(fastml_nb_devs_f32, float)
+FASTML_DEFINE_NB_COUNT_RANGE(fastml_nb_count_range_i64, int64_t)
+FASTML_DEFINE_NB_COUNT_RANGE(fastml_nb_count_range_i32, int32_t)
 #if defined(__GNUC__) && !defined(__clang__)   /* __builtin_shuffle is GCC's */
 typedef long long fastml_nb_mask4_64 __attribute__((vector_size(32)));
 typedef int fastml_nb_mask4_32 __attribute__((vector_size(16)));

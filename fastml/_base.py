@@ -197,10 +197,14 @@ def _narrow_int_labels(y):
     lo, hi = int(y.min()), int(y.max())
     if hi - lo > max(1024, 4 * y.size) or hi > np.iinfo(np.int64).max:
         return None
-    shifted = y.astype(np.int64) - lo                    # exact: int64 holds lo..hi here
+    shifted = np.ascontiguousarray(y, dtype=np.int64)    # exact: int64 holds lo..hi here
+    if lo:
+        shifted = shifted - lo
     present = np.bincount(shifted, minlength=hi - lo + 1) > 0
     levels = np.flatnonzero(present)
     classes = (levels + lo).astype(y.dtype)              # values of y: its dtype holds them
+    if len(levels) == len(present):   # every value of lo..hi occurs: they are the codes (y
+        return classes, shifted       # itself when it is int64 from 0: see the caller)
     lut = np.cumsum(present, dtype=np.int64) - 1
     return classes, lut[shifted]
 
@@ -222,6 +226,8 @@ class ClassifierMixin:
         # logistic gradient pass. Same classes_ (dtype included) and codes either way.
         found = _narrow_int_labels(y)
         classes, codes = found if found is not None else np.unique(y, return_inverse=True)
+        if np.shares_memory(codes, y):   # int64 labels 0..K-1 are their own codes: the
+            codes = codes.copy()         # estimators may write theirs, never the user's y
         if len(classes) < min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {min_classes} classes in y; "

@@ -186,15 +186,30 @@ def test_infinity_found_without_a_separate_read(where):
 @pytest.mark.parametrize("y", [
     np.array([5, 3, 5, 9, 3], dtype=np.int8), np.array([2**40, -7, 2**40]),
     np.array([0, 2**62, 1]), np.array([7, 7, 8], dtype=np.uint64),
-    np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0])])
+    np.array([2**63 + 5, 3], dtype=np.uint64), np.array([1.0, 0.0, 1.0]),
+    np.array([0, 2, 1, 1, 0]), np.array([4, 6, 5, 5], dtype=np.int32),
+    np.array([0, 1], dtype=np.uint8), np.array([[0, 9], [2, 9], [1, 9]])[:, 0]])
 def test_label_codes_equal_np_unique(y):
     model = GaussianNB()
+    given = y.copy()
     codes = model._encode_labels(y)
+    np.testing.assert_array_equal(y, given)
     classes, inverse = np.unique(y, return_inverse=True)
     np.testing.assert_array_equal(model.classes_, classes)
     assert model.classes_.dtype == classes.dtype
     np.testing.assert_array_equal(codes, inverse)
     assert codes.dtype == np.int64
+
+
+@pytest.mark.parametrize("model", [CategoricalNB(), GaussianNB(), NaiveBayes()])
+def test_fit_with_a_strided_label_column(model):
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 4, size=(300, 3))
+    Y = rng.integers(0, 3, size=(300, 2))
+    y = Y[::-1, 1]                                             # a strided view of int64
+    fitted = model.fit(X if not isinstance(model, GaussianNB) else X.astype(float), y)
+    np.testing.assert_array_equal(fitted.class_count_, np.bincount(y))
+    np.testing.assert_array_equal(Y[::-1, 1], y)              # untouched
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
@@ -214,3 +229,195 @@ def test_counting_through_the_lookup_equals_counting_codes(dtype, threads):
     plain = np.ones((3, offsets[-1]))
     _nb_fast.count_categories(enc.transform(Z), y, sw, offsets, plain, threads)
     np.testing.assert_array_equal(fused, plain)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_likelihood_through_the_lookup_equals_the_codes_path(dtype, threads):
+    rng = np.random.default_rng(7)
+    X = (rng.integers(0, 7, size=(3000, 5)) * [1, 3, 1, 1, 100] - [0, 5, 0, 2, 0]).astype(dtype)
+    y = rng.integers(0, 3, size=3000)
+    model = CategoricalNB(smoothing="m-estimate").fit(X[:2000], y[:2000])
+    part = model._parts[0]
+    Z = X.copy()
+    Z[-50:] = np.iinfo(dtype).min                            # never seen: the unseen rows
+    Z[-20:, 1] = 10**6 if dtype == np.int64 else 2**31 - 1
+    fused = np.ones((len(Z), 3))
+    _nb_fast.categorical_jll_int(*part.encoder.int_lookup(Z), part.table, part.table_offsets,
+                                 fused, threads)
+    plain = np.ones((len(Z), 3))
+    _nb_fast.categorical_jll(part.encoder.transform(Z), part.table, part.table_offsets, plain,
+                             threads)
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(model.predict_proba(Z), np.exp(old_log_proba(model, Z)))
+    with pytest.raises(ValueError, match="out"):
+        _nb_fast.categorical_jll_int(*part.encoder.int_lookup(Z), part.table,
+                                     part.table_offsets, np.ones((len(Z), 2)), threads)
+
+
+# --- CategoricalNB's fit on an integer matrix: one counting read of X (count_int_range)
+def fit_both_ways(make_model, chunks, monkeypatch, counted=True):
+    """The model fitted chunk by chunk through count_int_range, and through the encoder's
+    path (what fit did before: levels found by a scan, then counted through the lookup);
+    counted: whether every chunk is an integer matrix that takes count_int_range's path."""
+    fast = make_model()
+    for X, y, sw in chunks:
+        fast.partial_fit(X, y, classes=[0, 1, 2], sample_weight=sw)
+    calls = []
+    with monkeypatch.context() as patch:
+        patch.setattr(_classes, "_count_int_matrix", lambda *args: calls.append(1))
+        old = make_model()
+        for X, y, sw in chunks:
+            old.partial_fit(X, y, classes=[0, 1, 2], sample_weight=sw)
+    assert len(calls) == (len(chunks) if counted else 0)
+    return fast, old
+
+
+def int_chunks(seed, kind, dtype, n_chunks, rows=12000):
+    rng = np.random.default_rng(seed)
+    chunks = []
+    for c in range(n_chunks):
+        X = rng.integers(0, 6 + 2 * c, size=(rows, 4))       # later chunks bring new levels
+        if kind == "offset":                                  # outside 0..255: two reads
+            X = X * [1, 7, 1, 1] + [-3, 1000, 0, -(2**40)]
+        elif kind == "wide":                                  # hashed ids: the encoder path
+            X = X * [1, 1, 2**33, 1]
+        X = X.astype(dtype)
+        y = rng.integers(0, 3, size=rows)
+        sw = rng.uniform(0.1, 3.0, size=rows)
+        sw[:500] = 0.0                                        # their levels must not count
+        if kind != "wide":
+            X[:20] = X[:20] + (17 if dtype != np.bool_ else 0)
+        chunks.append((X, y, sw))
+    return chunks
+
+
+@pytest.mark.parametrize("kind, dtype", [("codes", np.int64), ("codes", np.int32),
+                                         ("codes", np.uint8), ("codes", np.bool_),
+                                         ("offset", np.int64), ("wide", np.int64)])
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_int_matrix_fit_counts_equal_the_encoder_path(kind, dtype, n_jobs, monkeypatch):
+    chunks = int_chunks(5, kind, dtype, n_chunks=3)
+    fast, old = fit_both_ways(lambda: CategoricalNB(n_jobs=n_jobs), chunks, monkeypatch)
+    for a, b in zip(fast.categories_, old.categories_):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)                   # bit for bit
+    for a, b in zip(fast.feature_log_prob_, old.feature_log_prob_):
+        np.testing.assert_array_equal(a, b)
+    X = chunks[0][0]
+    np.testing.assert_array_equal(fast.predict_proba(X[:300]), old.predict_proba(X[:300]))
+    if kind == "codes" and dtype != np.bool_:     # levels only in rows of weight 0: absent
+        assert all(levels.max() < 17 for levels in fast.categories_)
+
+
+@pytest.mark.parametrize("values", [[2**63 - 1, 2**63 - 2, 0], [-2**63, 5, 2**63 - 1],
+                                    [-2**63, -2**63 + 1, 3]])
+def test_int_matrix_fit_with_int64_extremes(values, monkeypatch):
+    """Ranges spanning most of int64 next to small codes: the widths overflow int64, so the
+    count falls back to the encoder's path (same model)."""
+    rng = np.random.default_rng(9)
+    levels = np.array(values, dtype=np.int64)
+    X = np.column_stack([levels[rng.integers(3, size=500)], rng.integers(0, 4, size=500)])
+    chunks = [(X, rng.integers(0, 3, size=500), None)]
+    fast, old = fit_both_ways(CategoricalNB, chunks, monkeypatch)
+    for a, b in zip(fast.categories_, old.categories_):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fast.categories_[0], np.sort(levels))
+
+
+def test_int_matrix_fit_after_float_codes_and_into_a_mixed_model(monkeypatch):
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 5, size=(3000, 3))
+    y = rng.integers(0, 3, size=3000)
+    floats = [(X.astype(float), y, None), (X[::-1] + 1, y, None)]   # float vocab, then ints
+    fast, old = fit_both_ways(CategoricalNB, floats, monkeypatch, counted=False)
+    for a, b in zip(fast.category_count_, old.category_count_):
+        np.testing.assert_array_equal(a, b)
+    mixed = NaiveBayes(categorical_features=[0, 2]).fit(X, y)
+    ref = CategoricalNB().fit(X[:, [0, 2]], y)
+    for a, b in zip(mixed.category_count_, ref.category_count_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_int_matrix_fit_equals_scikit_learn():
+    from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
+    rng = np.random.default_rng(1)                 # bench_naive_bayes.py's data, 50,000 rows
+    y = rng.integers(0, 3, size=50000)
+    X = rng.integers(0, 10, size=(50000, 20))
+    tilt = rng.random((50000, 20)) < 0.15
+    X[tilt] = (y[:, None] * 3 + np.arange(20))[tilt] % 10
+    ours, theirs = CategoricalNB(alpha=1.0).fit(X, y), SkCategoricalNB(alpha=1.0).fit(X, y)
+    for a, b in zip(ours.category_count_, theirs.category_count_):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(ours.feature_log_prob_, theirs.feature_log_prob_):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours.predict_proba(X[:2000]), theirs.predict_proba(X[:2000]),
+                               rtol=0, atol=1e-12)
+
+
+def test_count_int_range_counts_inside_and_reports_outside():
+    X = np.array([[0, 5], [2, -1], [3, 9], [1, 5], [-7, 4]], dtype=np.int64)
+    y = np.array([0, 1, 1, 0, 0], dtype=np.int64)
+    sw = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    tables, outside, low, high = _nb_fast.count_int_range(
+        X, y, sw, np.array([0, 4], dtype=np.int64), np.array([3, 2], dtype=np.int64), 2)
+    assert outside == 4                            # 3 and -7 in column 0; -1 and 9 in column 1
+    np.testing.assert_array_equal(low, [-7, -1])
+    np.testing.assert_array_equal(high, [3, 9])
+    # columns: x0 = 0, 1, 2 then x1 = 4, 5
+    np.testing.assert_array_equal(tables, [[[1, 8, 0, 16, 9], [0, 0, 2, 0, 0]]])
+    _, outside, low, high = _nb_fast.count_int_range(
+        X.astype(np.int32), y, sw, np.array([-7, -1], dtype=np.int64),
+        np.array([11, 11], dtype=np.int64), 2)
+    assert outside == 0
+    assert low.tolist() == [np.iinfo(np.int64).max] * 2    # no cell outside
+    with pytest.raises(ValueError, match="width"):
+        _nb_fast.count_int_range(X, y, sw, np.zeros(2, dtype=np.int64),
+                                 np.array([3, -1], dtype=np.int64), 2)
+    with pytest.raises(ValueError, match="sw"):
+        _nb_fast.count_int_range(X, y, sw[:3], np.zeros(2, dtype=np.int64),
+                                 np.ones(2, dtype=np.int64), 2)
+
+
+# --- the posterior in one compiled call (log_posterior) against numpy's steps
+def numpy_uses_the_c_library_exp_log(values):
+    """numpy's float64 exp / log are the C library's (as log_posterior's) on CPUs without
+    AVX-512F; its AVX-512F loops may round differently in the last bit."""
+    import math
+    return np.array_equal(np.exp(values), [math.exp(v) for v in values]) and \
+        np.array_equal(np.log(np.abs(values)), [math.log(abs(v)) for v in values])
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300, 1000])
+def test_log_posterior_equals_the_numpy_steps(K):
+    rng = np.random.default_rng(K)
+    jll = rng.normal(scale=30.0, size=(64, K)) - 500.0
+    ref = jll - jll.max(axis=1, keepdims=True)
+    ref -= np.log(np.add.reduce(np.exp(ref), axis=1, keepdims=True))
+    log_post, post = jll.copy(), jll.copy()
+    assert _nb_fast.log_posterior(log_post, True, False)
+    assert _nb_fast.log_posterior(post, True, True)
+    if numpy_uses_the_c_library_exp_log(jll.ravel()[:2000]):
+        np.testing.assert_array_equal(log_post, ref)           # bit for bit
+        np.testing.assert_array_equal(post, np.exp(ref))
+    else:
+        np.testing.assert_allclose(log_post, ref, rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(post, np.exp(ref), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(post.sum(axis=1), 1.0, rtol=1e-13)
+
+
+def test_log_posterior_leaves_undefined_rows_to_the_caller():
+    jll = np.array([[-1.0, -2.0], [-np.inf, -np.inf]])
+    before = jll.copy()
+    assert not _nb_fast.log_posterior(jll, True, False)
+    np.testing.assert_array_equal(jll, before)                 # all or nothing
+    nan_row = np.array([[0.0, np.nan]])
+    assert not _nb_fast.log_posterior(nan_row.copy(), True, True)
+    assert _nb_fast.log_posterior(nan_row, False, True)         # shifted already: NaN stays
+    assert np.isnan(nan_row).all()
+    empty = np.zeros((3, 0))
+    assert _nb_fast.log_posterior(empty, True, True)

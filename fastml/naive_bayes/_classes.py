@@ -35,7 +35,8 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
-from .._tabular import CategoryEncoder, categorical_mask, check_table, numeric_block
+from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
+                       check_table, codes_for, merge_levels, numeric_block)
 from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
                            check_param, check_sample_weight, check_target, state_array,
                            state_count)
@@ -92,6 +93,52 @@ def _check_finite_statistics(what, *arrays):
                          f"sample_weight by a constant, or rescale X")
 
 
+# Each column's first guess of its range when counting an integer matrix: codes 0..255 (uint8
+# codes, pandas' category codes, label encoders' output) are counted in one read of X; other
+# ranges are counted in a second read, over the ranges the first one found.
+GUESSED_RANGE = 256
+
+
+def _count_int_matrix(X, y, sw, n_classes, n_threads):
+    """(levels, tables) of an integer matrix: levels[j] the sorted distinct values (int64) of
+    column j in rows of positive weight, tables[t] thread t's (n_classes, total levels) counts
+    of those levels, column after column (see count_int_range). None when the columns' ranges
+    are too wide for dense count tables (hashed ids) or hold values beyond int64: the caller
+    then takes the encoder's path."""
+    X = _as_kernel_ints(X)
+    if X.dtype == np.uint64:
+        return None
+    d = X.shape[1]
+    # count tables (n_classes x the summed ranges, per thread) no larger than X, so a small
+    # chunk of many columns does not zero megabytes; never above MAX_INT_RANGE cells
+    budget = min(MAX_INT_RANGE, max(1 << 16, X.size))
+    lo = np.zeros(d, dtype=np.int64)
+    width = np.full(d, min(GUESSED_RANGE, budget // (n_classes * d)), dtype=np.int64)
+    tables, outside, low, high = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)
+    if outside:          # count again over the ranges of the cells outside and the counted
+        seen = _present_levels(tables, lo, width)
+        # Python ints throughout: h - l overflows int64 for columns such as [0, 2**63 - 1]
+        low = [min(l, int(s[0])) if len(s) else l for l, s in zip(low.tolist(), seen)]
+        high = [max(h, int(s[-1])) if len(s) else h for h, s in zip(high.tolist(), seen)]
+        widths = [max(0, h - l + 1) for l, h in zip(low, high)]
+        if n_classes * sum(widths) > budget:
+            return None
+        lo, width = np.array(low, dtype=np.int64), np.array(widths, dtype=np.int64)
+        tables = _nb.count_int_range(X, y, sw, lo, width, n_classes, n_threads)[0]
+    # a level is in a row of positive weight exactly when its summed weight is positive
+    present = tables.sum(axis=(0, 1)) > 0
+    return _present_levels(tables, lo, width, present), tables[:, :, present]
+
+
+def _present_levels(tables, lo, width, present=None):
+    """Per column, the sorted values whose summed weight in count_int_range's tables is
+    positive."""
+    if present is None:
+        present = tables.sum(axis=(0, 1)) > 0
+    start = np.concatenate([[0], np.cumsum(width)])
+    return [lo[j] + np.flatnonzero(present[start[j]:start[j + 1]]) for j in range(len(lo))]
+
+
 def _rows(X, mask):
     return X.iloc[np.flatnonzero(mask)] if hasattr(X, "iloc") else X[mask]
 
@@ -119,8 +166,15 @@ class _CategoricalPart:
         restored by _BaseNB._fit)."""
         self.encoder = copy.copy(self.encoder)   # partial_fit replaces its vocabulary list
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
-        # a row of weight 0 is not there: its levels do not join the vocabulary
-        moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
+        counted = None
+        if self.encoder._int_matrix(X):
+            counted = _count_int_matrix(self.encoder._selected(X), y, sw, self.n_classes,
+                                        n_threads)
+        if counted is None:
+            # a row of weight 0 is not there: its levels do not join the vocabulary
+            moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
+        else:
+            moved = self._grow_vocabulary(counted[0])
         self.counts = self._relaid(old_levels, moved)
         empty = np.flatnonzero(self.n_categories == 0)
         if len(empty):
@@ -129,12 +183,27 @@ class _CategoricalPart:
                              f"is nothing to estimate its probabilities from; drop it or "
                              f"fit on rows where it has values")
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
+        if counted is not None:   # counted already: add each thread's table, in thread order
+            levels, tables = counted
+            where = np.concatenate([start + codes_for(new, union) for start, new, union in
+                                    zip(offsets, levels, self.encoder.categories_)])
+            for table in tables:
+                self.counts[:, where] += table
+            return
         lookup = self.encoder.int_lookup(X)
         if lookup is not None:    # an integer matrix: counted through the lookup table
             _nb.count_int_categories(*lookup, y, sw, offsets, self.counts, n_threads)
             return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
+
+    def _grow_vocabulary(self, levels):
+        """The encoder's partial_fit for a chunk whose levels are known (sorted, one array
+        per column): the vocabularies become the unions, and, per column, where each old
+        level went (None for a column seen the first time)."""
+        merged = [merge_levels(old, new) for old, new in zip(self.encoder.categories_, levels)]
+        self.encoder.categories_ = [union for union, _ in merged]
+        return [where for _, where in merged]
 
     @property
     def n_categories(self):
@@ -200,6 +269,10 @@ class _CategoricalPart:
             raise ValueError("the categorical part's table offsets do not match its levels")
 
     def joint_log_likelihood(self, X, out, n_threads):
+        lookup = self.encoder.int_lookup(X)
+        if lookup is not None:    # an integer matrix: looked up without writing its codes
+            _nb.categorical_jll_int(*lookup, self.table, self.table_offsets, out, n_threads)
+            return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.categorical_jll(codes, self.table, self.table_offsets, out, n_threads)
 
@@ -457,11 +530,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         _nb.add_row(out, self.class_log_prior_)
         return out
 
-    def _log_proba(self, X):
-        """predict_log_proba's arithmetic: rows shifted by their max, minus the log of the
-        sum of exp (numpy's exp, sum and log; the elementwise steps compiled, same bits)."""
+    def _log_proba(self, X, exponentiate=False):
+        """predict_log_proba's arithmetic (predict_proba's with exponentiate): rows shifted by
+        their max, minus the log of the sum of exp, in one compiled call (log_posterior)."""
         jll = self._joint_log_proba(X)
-        if not _nb.subtract_row_max(jll):     # some row has probability 0 (or NaN)
+        if not _nb.log_posterior(jll, True, exponentiate):  # some row has probability 0 / NaN
             top = jll.max(axis=1)
             undefined = top == -np.inf
             if undefined.any():
@@ -469,8 +542,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
                 jll[undefined] = self.class_log_prior_
                 top[undefined] = self.class_log_prior_.max()
             jll -= top[:, None]
-        norm = np.add.reduce(np.exp(jll), axis=1, keepdims=True)
-        _nb.subtract_column(jll, np.log(norm, out=norm))
+            _nb.log_posterior(jll, False, exponentiate)
         return jll
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
@@ -500,8 +572,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         ndarray, shape (n_samples, n_classes)
             Rows sum to 1; columns follow `classes_`.
         """
-        log_proba = self._log_proba(X)
-        return np.exp(log_proba, out=log_proba)
+        return self._log_proba(X, exponentiate=True)
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """The class with the largest posterior probability.

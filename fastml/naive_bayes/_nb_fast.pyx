@@ -24,14 +24,16 @@
 # (Gaussian, a = -log(2 pi var)/2, b = 1/(2 var)), skipping missing cells; rows in parallel
 # chunks, so the (n, K) result is exact whatever the thread count.
 from cython.parallel cimport prange
-from libc.stdlib cimport calloc, free
-from libc.math cimport INFINITY
+from libc.stdlib cimport calloc, free, malloc
+from libc.math cimport INFINITY, exp, log
 from libc.string cimport memset
 from cython cimport floating
 
+import numpy as np
+
 from .._core._csrc cimport fastml_check_index
 from .._core._encode cimport UNSEEN_CODE, distance, int_t
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from .._core._moments cimport chan_merge
 from .._core._typedefs cimport index_t
 
@@ -140,6 +142,16 @@ def count_categories(const int[:, ::1] codes, const index_t[::1] y, const double
     count_scratch_free(&s)
 
 
+cdef inline int lut_code(int_t x, int64_t lo, const index_t *lut_range,
+                         const int *lut) noexcept nogil:
+    """encode_int's code of x in a column whose lookup slice is lut[lut_range[0]:lut_range[1]]
+    over the values lo, lo + 1, ...: the slice's entry, or UNSEEN outside it."""
+    cdef uint64_t v = distance(x, lo)
+    if x < lo or v >= <uint64_t> (lut_range[1] - lut_range[0]):
+        return UNSEEN_CODE
+    return lut[lut_range[0] + <index_t> v]
+
+
 def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
                          const index_t[::1] lut_offsets, const int[::1] lut,
                          const index_t[::1] y, const double[::1] sw,
@@ -157,8 +169,8 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
     cdef Py_ssize_t width = counts.shape[1], i, j, idx, lo_row, hi_row
     cdef CountScratch s
     cdef int t, c
-    cdef uint64_t v
     cdef double *tab
+    cdef const int *lut_data = &lut[0] if lut.shape[0] else NULL  # empty: every cell UNSEEN
     count_scratch_init(&s, fit_threads(n, n_threads), counts.shape[0] * width)
     with nogil:
         for t in prange(s.n_threads, num_threads=s.n_threads, schedule="static"):
@@ -168,15 +180,77 @@ def count_int_categories(const int_t[:, ::1] X, const int64_t[::1] lo,
             for i in range(lo_row, hi_row):
                 idx = y[i] * width
                 for j in range(d):
-                    v = distance(X[i, j], lo[j])
-                    if X[i, j] < lo[j] or v >= <uint64_t> (lut_offsets[j + 1] - lut_offsets[j]):
-                        continue              # UNSEEN
-                    c = lut[lut_offsets[j] + <index_t> v]
-                    if c >= 0:
+                    c = lut_code(X[i, j], lo[j], &lut_offsets[j], lut_data)
+                    if c >= 0:                # not UNSEEN
                         fastml_check_index(idx + offsets[j] + c, s.size)
                         tab[idx + offsets[j] + c] += sw[i]
         count_scratch_add_to(&s, counts)
     count_scratch_free(&s)
+
+
+cdef extern from "fastml_nb.h" nogil:
+    int64_t fastml_nb_count_range_i64(Py_ssize_t n, Py_ssize_t d, const int64_t *X,
+                                      const index_t *y, const double *w, const int64_t *lo,
+                                      const int64_t *width, const int64_t *start, Py_ssize_t W,
+                                      double *table, int64_t *mn, int64_t *mx) noexcept
+    int64_t fastml_nb_count_range_i32(Py_ssize_t n, Py_ssize_t d, const int32_t *X,
+                                      const index_t *y, const double *w, const int64_t *lo,
+                                      const int64_t *width, const int64_t *start, Py_ssize_t W,
+                                      double *table, int64_t *mn, int64_t *mx) noexcept
+
+
+def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::1] sw,
+                    const int64_t[::1] lo, const int64_t[::1] width, Py_ssize_t n_classes,
+                    int n_threads=1):
+    """Counts of an integer matrix by (class, column, value) for the values inside each
+    column's range [lo[j], lo[j] + width[j]), in one read of X (CategoricalNB's fit: the
+    levels are the values with a positive count, so no separate scan finds them).
+
+    Returns (tables, outside, low, high): tables[t, k, start[j] + x - lo[j]] (start = the
+    running sum of width) is the summed weight of value x in column j among thread t's rows
+    of class k (the rows split as count_categories splits them, each thread adding its rows in
+    order, so adding tables[0], tables[1], ... to a count table gives count_categories' sums);
+    outside is the number of cells not counted, and low[j], high[j] the smallest and largest
+    of them in column j (INT64_MAX and INT64_MIN when none). Trusted: 0 <= y_i < n_classes."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], j
+    check_rows("y", y.shape[0], n)
+    check_rows("sw", sw.shape[0], n)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("width", width.shape[0], d)
+    if n_classes < 1:
+        raise ValueError(f"n_classes must be at least 1; got {n_classes}")
+    start_array = np.zeros(d, dtype=np.int64)
+    cdef int64_t[::1] start = start_array
+    cdef Py_ssize_t W = 0
+    for j in range(d):
+        if width[j] < 0:
+            raise ValueError(f"width[{j}] is negative ({width[j]})")
+        start[j] = W
+        W += width[j]
+    cdef int T = fit_threads(n, n_threads), t
+    tables_array = np.zeros((T, n_classes, W))
+    low_array = np.full((T, d), np.iinfo(np.int64).max, dtype=np.int64)
+    high_array = np.full((T, d), np.iinfo(np.int64).min, dtype=np.int64)
+    cdef double[:, :, ::1] tables = tables_array
+    cdef int64_t[:, ::1] low = low_array, high = high_array
+    cdef int64_t[::1] outside = np.zeros(T, dtype=np.int64)
+    cdef Py_ssize_t first, stop
+    if n > 0 and d > 0:
+        with nogil:
+            for t in prange(T, num_threads=T, schedule="static"):
+                first = split(n, T, t)        # fit_threads leaves every thread some rows
+                stop = split(n, T, t + 1)
+                if int_t is int64_t:
+                    outside[t] = fastml_nb_count_range_i64(
+                        stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
+                        &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
+                        &low[t, 0], &high[t, 0])
+                else:
+                    outside[t] = fastml_nb_count_range_i32(
+                        stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
+                        &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
+                        &low[t, 0], &high[t, 0])
+    return tables_array, int(np.sum(outside)), low_array.min(axis=0), high_array.max(axis=0)
 
 
 # ------------------------------------------------------------------------- Gaussian moments
@@ -399,6 +473,28 @@ def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[
 
 
 # ------------------------------------------------------------------------------- prediction
+cdef inline void add_level(double *out_row, int c, Py_ssize_t j, const double *table,
+                           const index_t *offsets, Py_ssize_t K) noexcept nogil:
+    """out_row += the table row of code c of column j: its level's row, the unseen row for
+    UNSEEN, nothing for MISSING."""
+    cdef Py_ssize_t row, k
+    if c == UNSEEN_CODE:
+        row = offsets[j + 1] - 1
+    elif c >= 0:
+        row = offsets[j] + c
+    else:
+        return
+    for k in range(K):
+        out_row[k] += table[row * K + k]
+
+
+cdef void check_jll_args(Py_ssize_t n, Py_ssize_t d, const double[:, ::1] table,
+                         const index_t[::1] offsets, double[:, ::1] out) except *:
+    check_rows("offsets", offsets.shape[0], d + 1)
+    check_rows("table", table.shape[0], offsets[d])
+    check_shape("out", out.shape[0], out.shape[1], n, table.shape[1])
+
+
 def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
                     const index_t[::1] offsets, double[:, ::1] out, int n_threads=1):
     """out[i, k] += sum over non-missing j of table[offsets[j] + codes[i, j], k].
@@ -407,27 +503,42 @@ def categorical_jll(const int[:, ::1] codes, const double[:, ::1] table,
     unseen at fit (code UNSEEN); a missing cell (code MISSING) adds nothing. Trusted: a code
     c >= 0 of column j is below offsets[j + 1] - offsets[j] - 1."""
     cdef Py_ssize_t n = codes.shape[0], d = codes.shape[1], K = table.shape[1]
-    check_rows("offsets", offsets.shape[0], d + 1)
-    check_rows("table", table.shape[0], offsets[d])
-    check_shape("out", out.shape[0], out.shape[1], n, K)
-    cdef Py_ssize_t chunk, i, j, k, row
+    check_jll_args(n, d, table, offsets, out)
+    cdef Py_ssize_t chunk, i, j
     cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
-    cdef int c
-    cdef const double *level
+    if n == 0 or K == 0:
+        return
     with nogil:
         for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
             for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
                 for j in range(d):
-                    c = codes[i, j]
-                    if c == UNSEEN_CODE:
-                        row = offsets[j + 1] - 1
-                    elif c >= 0:
-                        row = offsets[j] + c
-                    else:
-                        continue
-                    level = &table[row, 0]
-                    for k in range(K):
-                        out[i, k] += level[k]
+                    add_level(&out[i, 0], codes[i, j], j, &table[0, 0], &offsets[0], K)
+
+
+def categorical_jll_int(const int_t[:, ::1] X, const int64_t[::1] lo,
+                        const index_t[::1] lut_offsets, const int[::1] lut,
+                        const double[:, ::1] table, const index_t[::1] offsets,
+                        double[:, ::1] out, int n_threads=1):
+    """categorical_jll of the codes encode_int (fastml/_core/_encode.pyx) gives X, without
+    writing them (a one-row predict is then one call, a batch one pass): the same rows added
+    in the same order, so the same sums."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = table.shape[1]
+    check_jll_args(n, d, table, offsets, out)
+    check_rows("lo", lo.shape[0], d)
+    check_rows("lut_offsets", lut_offsets.shape[0], d + 1)
+    if lut.shape[0] < lut_offsets[d]:
+        raise ValueError("lut is shorter than its offsets say")
+    cdef Py_ssize_t chunk, i, j
+    cdef Py_ssize_t n_chunks = (n + PRED_CHUNK - 1) // PRED_CHUNK
+    cdef const int *lut_data = &lut[0] if lut.shape[0] else NULL  # empty: every cell UNSEEN
+    if n == 0 or K == 0:
+        return
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=max(1, n_threads), schedule="static"):
+            for i in range(chunk * PRED_CHUNK, min(n, (chunk + 1) * PRED_CHUNK)):
+                for j in range(d):
+                    add_level(&out[i, 0], lut_code(X[i, j], lo[j], &lut_offsets[j], lut_data),
+                              j, &table[0, 0], &offsets[0], K)
 
 
 cdef inline double gaussian_row(const floating *x, const double *mean, const double *a,
@@ -475,11 +586,12 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
                     out[i, k] += gaussian_row(&X[i, 0], &mean[k, 0], &a[k, 0], &b[k, 0], d)
 
 
-# ------------------------------------------------------------- the posterior's elementwise steps
-# A one-row predict costs its Python calls, not its arithmetic: these do in one call each what
-# numpy did in two or three (a broadcast add, a max then a test then a subtraction), with the
-# same IEEE operations per element, so the results are bit-identical. exp, log and the row
-# sums stay numpy's (their rounding is numpy's choice).
+# ------------------------------------------------------------------------- the posterior
+# A one-row predict costs its Python calls, not its arithmetic: the posterior is one call
+# (log_posterior) instead of numpy's max, subtract, exp, row sum, log, subtract (and exp),
+# with the same IEEE operations per element in the same order. exp and log are the C
+# library's, which numpy's float64 exp / log call on CPUs without AVX-512F (numpy's AVX-512F
+# loops may differ from them in the last bit); the row sum replicates numpy's pairwise sum.
 def add_row(double[:, ::1] out, const double[::1] row):
     """out[i, k] += row[k] (out += row)."""
     cdef Py_ssize_t i, k
@@ -489,37 +601,84 @@ def add_row(double[:, ::1] out, const double[::1] row):
             out[i, k] += row[k]
 
 
-def subtract_row_max(double[:, ::1] jll):
-    """jll[i, :] -= max(jll[i, :]) for every row, unless some row's max is -inf or NaN: then
-    return False with jll unchanged (the caller's general path handles those rows)."""
-    cdef Py_ssize_t n = jll.shape[0], K = jll.shape[1], i, k
+cdef double pairwise_sum(const double *a, Py_ssize_t n) noexcept nogil:
+    """np.add.reduce(a[:n]) with numpy's bits: its pairwise sum of a contiguous run (a plain
+    loop below 8 values, 8 interleaved partial sums up to 128, halves beyond)."""
+    cdef double r[8]
+    cdef double res = 0.0
+    cdef Py_ssize_t i, q, half
+    if n < 8:
+        for i in range(n):
+            res += a[i]
+        return res
+    if n > 128:
+        half = n // 2
+        half -= half % 8
+        return pairwise_sum(a, half) + pairwise_sum(a + half, n - half)
+    for q in range(8):
+        r[q] = a[q]
+    i = 8
+    while i < n - n % 8:
+        for q in range(8):
+            r[q] += a[i + q]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+cdef bint row_maxima_defined(const double[:, ::1] jll) noexcept nogil:
+    """Whether every row's max (np.max's: NaN if the row has one) is neither -inf nor NaN."""
+    cdef Py_ssize_t i, k
     cdef double top
-    if K == 0:
-        return True
-    for i in range(n):                    # check every row first: all or nothing
+    for i in range(jll.shape[0]):
         top = jll[i, 0]
-        for k in range(1, K):
+        for k in range(1, jll.shape[1]):
             if jll[i, k] > top or jll[i, k] != jll[i, k]:
                 top = jll[i, k]
         if top != top or top == -INFINITY:
             return False
-    for i in range(n):
-        top = jll[i, 0]
-        for k in range(1, K):
-            if jll[i, k] > top:
-                top = jll[i, k]
-        for k in range(K):
-            jll[i, k] -= top
     return True
 
 
-def subtract_column(double[:, ::1] jll, const double[:, ::1] column):
-    """jll[i, k] -= column[i, 0] (jll -= column, column of shape (n, 1))."""
-    cdef Py_ssize_t i, k
-    check_shape("column", column.shape[0], column.shape[1], jll.shape[0], 1)
-    for i in range(jll.shape[0]):
-        for k in range(jll.shape[1]):
-            jll[i, k] -= column[i, 0]
+def log_posterior(double[:, ::1] jll, bint shift=True, bint exponentiate=False):
+    """Joint log-likelihood rows to log posteriors, in place: jll[i] -= max(jll[i]) (when
+    shift), then jll[i] -= log(sum(exp(jll[i]))), then jll = exp(jll) when exponentiate (the
+    posterior itself).
+
+    With shift, returns False and leaves jll unchanged when some row's max is -inf or NaN
+    (probability 0 under every class): the caller's general path fixes those rows, shifts,
+    and calls again with shift=False. Returns True when done."""
+    cdef Py_ssize_t n = jll.shape[0], K = jll.shape[1], i, k
+    cdef double top, norm
+    cdef double *expd
+    if K == 0:
+        return True
+    if shift and not row_maxima_defined(jll):     # all or nothing
+        return False
+    expd = <double *> malloc(K * sizeof(double))
+    if expd == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            if shift:
+                top = jll[i, 0]
+                for k in range(1, K):
+                    if jll[i, k] > top:
+                        top = jll[i, k]
+                for k in range(K):
+                    jll[i, k] -= top
+            for k in range(K):
+                expd[k] = exp(jll[i, k])
+            norm = log(pairwise_sum(expd, K))
+            for k in range(K):
+                jll[i, k] -= norm
+                if exponentiate:
+                    jll[i, k] = exp(jll[i, k])
+    free(expd)
+    return True
 
 
 def argmax_rows(const double[:, ::1] jll, index_t[::1] best):
