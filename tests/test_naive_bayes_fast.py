@@ -421,3 +421,15 @@ def test_log_posterior_leaves_undefined_rows_to_the_caller():
     assert np.isnan(nan_row).all()
     empty = np.zeros((3, 0))
     assert _nb_fast.log_posterior(empty, True, True)
+
+
+@pytest.mark.parametrize("make", ["GaussianNB", "LogisticRegression", "DecisionTreeClassifier"])
+def test_label_codes_never_alias_the_users_y(make):
+    """int64 labels 0..K-1 are their own codes; the codes handed to an estimator are a copy,
+    so no kernel can write into the caller's y."""
+    import fastml
+    y = np.array([0, 1, 2, 1, 0, 2], dtype=np.int64)
+    model = getattr(fastml, make)()
+    codes = model._encode_labels(y)
+    np.testing.assert_array_equal(codes, y)
+    assert not np.shares_memory(codes, y)
