@@ -208,8 +208,9 @@ def test_voted_perceptron_streams(table, scaled):
 
 
 def test_one_shot_iterator(table):
-    """A generator gives one pass: enough for naive Bayes, a clear error for the batch
-    solvers, and a clear error when a later chunk brings a new label."""
+    """A generator gives one pass: enough for naive Bayes (whatever labels each chunk holds),
+    a clear error for the batch solvers, and, for the SGD family, whose first chunk fixes the
+    classes, a clear error when a later chunk brings a new label."""
     frame = table[NUM + ["yc"]]
     pieces = (frame.iloc[s:s + 500] for s in range(0, len(frame), 500))
     streamed = fit_stream(fastml.GaussianNB(), pieces, "yc")
@@ -218,10 +219,14 @@ def test_one_shot_iterator(table):
     with pytest.raises(ValueError, match="one-shot iterator"):
         fit_stream(fastml.LogisticRegression(), iter([frame]), "yc")
     ordered = frame.sort_values("yc")
+    halves = [ordered.iloc[:500], ordered.iloc[500:1200], ordered.iloc[1200:]]
+    streamed = fit_stream(fastml.GaussianNB(), iter(halves), "yc")   # "no" only, then both
+    fitted = fastml.GaussianNB().fit(ordered[NUM], ordered["yc"])
+    assert_same_model(streamed, fitted, ordered[NUM])
     with pytest.raises(ValueError, match="chunk 1 .*label the first chunk did not have"):
-        fit_stream(fastml.GaussianNB(), iter([frame, frame.assign(yc="maybe")]), "yc")
+        fit_stream(fastml.Perceptron(), iter([frame, frame.assign(yc="maybe")]), "yc")
     with pytest.raises(ValueError, match="first chunk fixes the classes.*only the class"):
-        fit_stream(fastml.GaussianNB(), iter([ordered.iloc[:500], ordered.iloc[-500:]]), "yc")
+        fit_stream(fastml.Perceptron(), iter([ordered.iloc[:500], ordered.iloc[-500:]]), "yc")
     with pytest.raises(ValueError, match="another pass.*one-shot"):
         fit_stream(fastml.Perceptron(), iter([frame.iloc[:500]]), "yc", epochs=2)
 
