@@ -36,6 +36,7 @@ import os
 import queue
 import re
 import threading
+import time
 from typing import Any, Optional, Sequence, TYPE_CHECKING
 
 import numpy as np
@@ -152,13 +153,13 @@ def _fit_naive_bayes(estimator, stream, epochs):
     the running total over the union of the labels (_nb_merge), so no pass is spent finding
     the classes first, and a one-shot iterator may bring a new label in any chunk."""
     _forget_fit(estimator)
-    template, total, header = _nb_template(estimator), None, None
+    template, total, names = _nb_template(estimator), None, None
     for chunk in stream.chunks():
         statistics = _nb_statistics(_kernel_input(chunk), chunk.y, chunk.weight, template)
         total = statistics if total is None else _nb_merge(total, statistics)
-        header = chunk if header is None else header
+        names = _array_columns(chunk) if names is None else names
     _nb_finish(estimator, total)
-    _record_feature_names(estimator, header)
+    _record_feature_names(estimator, names)
     return estimator
 
 
@@ -170,12 +171,19 @@ def _kernel_input(chunk):
     return chunk.X if chunk.matrix is None else chunk.matrix
 
 
-def _record_feature_names(estimator, chunk):
-    """The names of the columns a chunk's array was built from, as fit on the DataFrame
-    records them (the stream has checked every chunk has the same columns)."""
+def _array_columns(chunk):
+    """The columns a chunk's array was built from (None: the estimator was given X itself).
+    Kept instead of the chunk, whose array is reused once nothing refers to it (_Buffers)."""
+    return None if chunk.matrix is None else list(chunk.X.columns)
+
+
+def _record_feature_names(estimator, columns):
+    """Record the columns the chunks' arrays were built from as fit on the DataFrame does
+    (the stream has checked that every chunk has the same columns)."""
+    import pandas as pd
     from ._validation import check_n_features
-    if chunk is not None and chunk.matrix is not None:
-        check_n_features(estimator, chunk.X.iloc[:0], reset=True)
+    if columns is not None:
+        check_n_features(estimator, pd.DataFrame(columns=columns), reset=True)
 
 
 def _fit_partial_passes(estimator, stream, epochs):
@@ -184,7 +192,7 @@ def _fit_partial_passes(estimator, stream, epochs):
     _forget_fit(estimator)
     classes = stream.classes() if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
-    curve, progressive, header = [], [], None
+    curve, progressive, names = [], [], None
     stop = _ProgressiveStop(estimator)
     for epoch in range(epochs or 1):
         loss_sum = progressive_sum = weight_sum = 0.0
@@ -212,7 +220,7 @@ def _fit_partial_passes(estimator, stream, epochs):
                              f"brings a label the first chunk did not have ({error})")) \
                         from None
                 raise
-            header = chunk if header is None else header
+            names = _array_columns(chunk) if names is None else names
             w = chunk.total_weight()
             loss_sum += _last_chunk_loss(estimator) * w
             progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
@@ -222,7 +230,7 @@ def _fit_partial_passes(estimator, stream, epochs):
         if stop(progressive[-1]):
             break
     _finish_sgd(estimator, len(curve), curve, progressive)
-    _record_feature_names(estimator, header)
+    _record_feature_names(estimator, names)
     return estimator
 
 
@@ -546,9 +554,7 @@ def _nb_finish(estimator, statistics):
         raise ValueError("X has 0 samples" if labels is None else
                          "sample_weight sums to 0: there is nothing to estimate the class "
                          "probabilities from")
-    if len(labels) < 2:
-        raise ValueError(f"{type(estimator).__name__} needs at least 2 classes in y; got "
-                         f"{len(labels)} class(es): {labels.tolist()!r}")
+    _nb_template(estimator)._encode_labels(labels)   # fit's rules: 2 classes, not continuous
     model = _nb_with_classes(model, labels)
     model.priors = estimator.priors
     model._finalize()
@@ -688,11 +694,11 @@ class _Stream:
                 f"{self.desc} needs another pass over the data, but the source is a one-shot "
                 f"iterator; pass a file, or a callable that returns a fresh iterable")
         self.passes += 1
-        chunks = self._split_all(self.reader.batches(self._needed(), self.chunk_rows))
-        if self.reader.read_ahead:
-            # the reader thread decodes the file and builds the arrays (both release the GIL),
-            # the caller's thread only fits
-            chunks = _read_ahead(chunks)
+        raws = self.reader.batches(self._needed(), self.chunk_rows)
+        # a file's reader runs in a background thread; a user's iterable may not be safe to
+        # drive from another thread
+        chunks = self._read_in_background(raws) if self.reader.read_ahead else \
+            self._split_all(raws)
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
                       verbose=self.verbose) as bar:
             for chunk in chunks:
@@ -710,6 +716,37 @@ class _Stream:
             yield chunk
             start += chunk.n_rows
         if start == 0:
+            raise ValueError("the source has no rows")
+
+    def _read_in_background(self, raws):
+        """_split_all's chunks of a file's Arrow tables, read by a background thread
+        (_read_ahead) while the caller fits the last chunk; each chunk's arrays are built by
+        the thread that would otherwise wait (_StageCosts), the reader's or the caller's."""
+        buffers, costs = _Buffers(), _StageCosts()
+
+        def read():     # in the reader thread: (k, start, raw table or its chunk)
+            start, clock = 0, time.perf_counter()
+            for k, raw in enumerate(raws):
+                costs.read = time.perf_counter() - clock
+                if not costs.build_in_caller():
+                    raw = costs.timed_build(self._split, raw, k, start, buffers)
+                yield k, start, raw
+                start += raw.num_rows if _is_arrow(raw) else raw.n_rows
+                del raw
+                clock = time.perf_counter()
+
+        rows = 0
+        for k, start, item in _read_ahead(read()):
+            chunk = item if isinstance(item, _Chunk) else \
+                costs.timed_build(self._split, item, k, start, buffers)
+            del item
+            if chunk.n_rows == 0:
+                continue
+            rows += chunk.n_rows
+            clock = time.perf_counter()
+            yield chunk
+            costs.fit = time.perf_counter() - clock
+        if rows == 0:
             raise ValueError("the source has no rows")
 
     def classes(self):
@@ -850,6 +887,29 @@ def _numeric_matrix(table, features, order, buffers=None):
     return out
 
 
+class _StageCosts:
+    """The seconds of the last chunk's three stages (reading the file, building its arrays,
+    fitting it), each timed in the thread that ran it (elapsed, not CPU time: pyarrow decodes
+    in its own pool's threads), which decide where the next chunk's arrays are built. With
+    the reader
+    building them, a chunk is done every max(read + build, fit) seconds; with the caller,
+    every max(read, fit + build): the caller builds when that is shorter (a fit quicker than
+    a read), the reader otherwise (and until the first fit is timed)."""
+
+    def __init__(self):
+        self.read = self.build = 0.0
+        self.fit = np.inf
+
+    def build_in_caller(self):
+        return max(self.read, self.fit + self.build) < max(self.read + self.build, self.fit)
+
+    def timed_build(self, split, raw, *args):
+        clock = time.perf_counter()
+        chunk = split(raw, *args)
+        self.build = time.perf_counter() - clock
+        return chunk
+
+
 class _Buffers:
     """The arrays of one pass's chunks, each reused once nothing else refers to it.
 
@@ -869,7 +929,6 @@ class _Buffers:
     def empty(self, shape, dtype, order):
         """An uninitialized array of that shape, dtype and order ("C" / "F")."""
         import sys
-        import time
         contiguous = "F_CONTIGUOUS" if order == "F" else "C_CONTIGUOUS"
         for _ in range(self.WAITS):
             for array in self.arrays:
