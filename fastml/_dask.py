@@ -65,18 +65,25 @@ def _routed(name, method):
 
 # ------------------------------------------------------------------------------ the data
 class _Partitions:
-    """The (X, y, sample_weight) partitions of the input, persisted once on the workers (or
-    in this process without a client), and how to run one function on each."""
+    """The (X, y, sample_weight) partitions of the input, and how to run one function on each.
+    They are persisted on the workers (or in this process without a client) the first time
+    a driver maps over them; a single map_reduce runs as one graph instead, the partitions
+    computed by the tasks that use them (one round trip to the scheduler, not two)."""
 
     def __init__(self, X, y, sample_weight):
-        import dask
-        parts = _partition_triples(X, y, sample_weight)
+        self.parts = _partition_triples(X, y, sample_weight)
         self.client = _client()
-        if self.client is not None:
-            self.futures = self.client.compute(parts)
-        else:
-            self.futures = list(dask.persist(*parts))
-        self.n = len(parts)
+        self.n = len(self.parts)
+        self._futures = None
+
+    @property
+    def futures(self):
+        """The partitions persisted where they are computed (once)."""
+        if self._futures is None:
+            import dask
+            self._futures = self.client.compute(self.parts) if self.client is not None \
+                else list(dask.persist(*self.parts))
+        return self._futures
 
     def map(self, func, *args, indexed=False):
         """[func(X_i, y_i, w_i, *args) for each partition i] (with indexed=True,
@@ -104,25 +111,27 @@ class _Partitions:
             futures = list(dask.persist(*[dask.delayed(_apply)(p, None, fn=func, extra=args)
                                           for p in self.futures]))
         derived = object.__new__(_Partitions)
-        derived.client, derived.futures, derived.n = self.client, futures, self.n
+        derived.client, derived.parts, derived.n = self.client, None, self.n
+        derived._futures = futures
         return derived
 
     def map_reduce(self, func, merge, *args):
-        """func on every partition, then `merge` pairwise in a tree on the workers."""
+        """func on every partition, then `merge` pairwise in a tree on the workers: one graph
+        (on the persisted partitions if they are, else on the partitions' own tasks)."""
+        import dask
+        values = [dask.delayed(_apply)(p, None, fn=func, extra=args)
+                  for p in (self.parts if self._futures is None else self._futures)]
+        while len(values) > 1:
+            paired = [dask.delayed(_merge_or_keep)(merge, a, b)
+                      for a, b in zip(values[::2], values[1::2])]
+            values = paired + ([values[-1]] if len(values) % 2 else [])
         if self.client is None:
-            values = [v for v in self.map(func, *args) if v is not None]
-            return functools.reduce(merge, values) if values else None
-        futures = self.client.map(_apply, self.futures, [None] * self.n, fn=func,
-                                  extra=list(args), pure=False)
-        while len(futures) > 1:
-            paired = [self.client.submit(_merge_or_keep, merge, a, b, pure=False)
-                      for a, b in zip(futures[::2], futures[1::2])]
-            futures = paired + ([futures[-1]] if len(futures) % 2 else [])
-        return futures[0].result()
+            return values[0].compute(scheduler="sync")
+        return self.client.compute(values[0]).result()
 
     def release(self):
-        if self.client is not None:
-            self.client.cancel(self.futures)
+        if self.client is not None and self._futures is not None:
+            self.client.cancel(self._futures)
 
 
 def _raise_first_error(futures):
