@@ -190,7 +190,7 @@ def _fit_partial_passes(estimator, stream, epochs):
     """The SGD family: partial_fit on every chunk, `epochs` passes; every chunk of pass e
     runs as epoch e of the schedule."""
     _forget_fit(estimator)
-    classes = stream.classes() if _is_classifier(estimator) else None
+    classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
     curve, progressive, names = [], [], None
     stop = _ProgressiveStop(estimator)
@@ -199,6 +199,8 @@ def _fit_partial_passes(estimator, stream, epochs):
         for chunk in stream.chunks():
             kwargs = {}
             if _is_classifier(estimator):
+                if found is not None:
+                    classes, found = found(), None
                 if classes is None:     # a one-shot iterator: the first chunk's labels
                     classes = np.unique(_as_labels(chunk.y))
                     if len(classes) < 2:
@@ -232,6 +234,33 @@ def _fit_partial_passes(estimator, stream, epochs):
     _finish_sgd(estimator, len(curve), curve, progressive)
     _record_feature_names(estimator, names)
     return estimator
+
+
+def _classes_meanwhile(stream):
+    """stream.classes() as a function to call when the first chunk is there. A file's target
+    column is read by a background thread meanwhile (the pass over it overlaps the first
+    chunk's read); other sources are read now (a user's iterable may not be safe to drive
+    from two threads)."""
+    if not stream.reader.read_ahead:
+        classes = stream.classes()
+        return lambda: classes
+    outcome = {}
+
+    def read():
+        try:
+            outcome["classes"] = stream.classes()
+        except BaseException as error:  # handed to the caller, raised there
+            outcome["error"] = error
+
+    thread = threading.Thread(target=read, name="fastml-classes", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["classes"]
+    return result
 
 
 class _ProgressiveStop:

@@ -530,3 +530,27 @@ def test_chunks_built_by_either_thread_are_the_same(in_caller, table, parquet_pa
     assert len(built) == 7
     assert set(built) == {"MainThread" if in_caller else "fastml-read-ahead"}
     assert_same_model(streamed, fastml.GaussianNB().fit(table[NUM], table["yc"]), table[NUM])
+
+
+def test_sgd_classes_are_found_beside_the_first_read(table, parquet_path, monkeypatch):
+    """The SGD family's classes pass over a file runs in a background thread while the first
+    chunk is read: its classes are the file's, and its error is raised in the caller."""
+    import threading
+    from fastml import stream
+    seen = []
+    classes = stream._Stream.classes
+
+    def recording(self):
+        seen.append(threading.current_thread().name)
+        return classes(self)
+    monkeypatch.setattr(stream._Stream, "classes", recording)
+    model = fit_stream(fastml.Perceptron(random_state=0), parquet_path, "y3", columns=NUM,
+                       chunk_rows=300)
+    assert seen == ["fastml-classes"]
+    np.testing.assert_array_equal(model.classes_, np.unique(table["y3"]))
+
+    def failing(self):
+        raise OSError("target column unreadable")
+    monkeypatch.setattr(stream._Stream, "classes", failing)
+    with pytest.raises(OSError, match="target column unreadable"):
+        fit_stream(fastml.Perceptron(), parquet_path, "y3", columns=NUM, chunk_rows=300)
