@@ -3,9 +3,9 @@ and predict / predict_proba / decision_function / transform return lazy dask col
 
 Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
 - exact (equal to `fit` on the concatenated partitions):
-  naive Bayes: each partition's counts and moments (`partial_fit` with all classes), merged
-  pairwise on the workers (counts add; moments by Chan's formula; category vocabularies grown
-  to their union first);
+  naive Bayes: each partition's counts and moments (`partial_fit` with the classes it
+  holds), merged pairwise on the workers over the union of the labels (counts add; moments
+  by Chan's formula; category vocabularies grown to their union first), one graph;
   LinearRegression / Ridge / PolynomialRegression (normal): `LinearStats` per partition,
   tree-summed on the workers, one solve;
   LogisticRegression gd / lbfgs: the partitions are persisted once on the workers as

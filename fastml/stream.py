@@ -3,9 +3,9 @@
 Each estimator keeps its own algorithm; the driver only decides how chunks reach it
 (DESIGN.md, "Scale"):
 - sums of per-chunk statistics, one pass, equal to `fit` on the whole table: naive Bayes
-  (all three, through `partial_fit`: class counts, category counts, moments merged by Chan's
-  formula), LinearRegression / Ridge / PolynomialRegression with solver="normal"
-  (`LinearStats.merge`, then one solve);
+  (all three, through `partial_fit` with the classes each chunk holds: class counts, category
+  counts, moments merged by Chan's formula over the union of the labels), LinearRegression /
+  Ridge / PolynomialRegression with solver="normal" (`LinearStats.merge`, then one solve);
 - a sum of per-chunk loss and gradient, one pass per iteration: LogisticRegression with
   solver="gd" or "lbfgs" (the batch kernel through the estimator's objective);
 - `partial_fit` per chunk, `epochs` passes: the SGD family (LogisticRegression sgd/minibatch,
@@ -23,8 +23,9 @@ Trees, forests and the kernel perceptron need all rows at once: they get a clear
 Sources: a Parquet file, a directory of Parquet files or a glob (pyarrow.dataset, record
 batches of `chunk_rows`), a CSV file (pyarrow's streaming reader), an iterable of (X, y) or
 (X, y, sample_weight) chunks or of DataFrames, or a callable returning a fresh such iterable.
-Algorithms that need several passes (classes first, then the data; batch iterations; epochs)
-need a file or a callable; a one-shot iterator gets one pass and a clear error otherwise.
+Algorithms that need several passes (the SGD family's classes first, then the data; batch
+iterations; epochs) need a file or a callable; a one-shot iterator gets one pass and a clear
+error otherwise.
 
 pyarrow is imported only when a file is read, so `import fastml` works without it.
 """
