@@ -3,9 +3,9 @@ and predict / predict_proba / decision_function / transform return lazy dask col
 
 Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
 - exact (equal to `fit` on the concatenated partitions):
-  naive Bayes: each partition's counts and moments (`partial_fit` with all classes), merged
-  pairwise on the workers (counts add; moments by Chan's formula; category vocabularies grown
-  to their union first);
+  naive Bayes: each partition's counts and moments (`partial_fit` with the classes it
+  holds), merged pairwise on the workers over the union of the labels (counts add; moments
+  by Chan's formula; category vocabularies grown to their union first), one graph;
   LinearRegression / Ridge / PolynomialRegression (normal): `LinearStats` per partition,
   tree-summed on the workers, one solve;
   LogisticRegression gd / lbfgs: the partitions are persisted once on the workers as
@@ -65,18 +65,25 @@ def _routed(name, method):
 
 # ------------------------------------------------------------------------------ the data
 class _Partitions:
-    """The (X, y, sample_weight) partitions of the input, persisted once on the workers (or
-    in this process without a client), and how to run one function on each."""
+    """The (X, y, sample_weight) partitions of the input, and how to run one function on each.
+    They are persisted on the workers (or in this process without a client) the first time
+    a driver maps over them; a single map_reduce runs as one graph instead, the partitions
+    computed by the tasks that use them (one round trip to the scheduler, not two)."""
 
     def __init__(self, X, y, sample_weight):
-        import dask
-        parts = _partition_triples(X, y, sample_weight)
+        self.parts = _partition_triples(X, y, sample_weight)
         self.client = _client()
-        if self.client is not None:
-            self.futures = self.client.compute(parts)
-        else:
-            self.futures = list(dask.persist(*parts))
-        self.n = len(parts)
+        self.n = len(self.parts)
+        self._futures = None
+
+    @property
+    def futures(self):
+        """The partitions persisted where they are computed (once)."""
+        if self._futures is None:
+            import dask
+            self._futures = self.client.compute(self.parts) if self.client is not None \
+                else list(dask.persist(*self.parts))
+        return self._futures
 
     def map(self, func, *args, indexed=False):
         """[func(X_i, y_i, w_i, *args) for each partition i] (with indexed=True,
@@ -104,25 +111,27 @@ class _Partitions:
             futures = list(dask.persist(*[dask.delayed(_apply)(p, None, fn=func, extra=args)
                                           for p in self.futures]))
         derived = object.__new__(_Partitions)
-        derived.client, derived.futures, derived.n = self.client, futures, self.n
+        derived.client, derived.parts, derived.n = self.client, None, self.n
+        derived._futures = futures
         return derived
 
     def map_reduce(self, func, merge, *args):
-        """func on every partition, then `merge` pairwise in a tree on the workers."""
+        """func on every partition, then `merge` pairwise in a tree on the workers: one graph
+        (on the persisted partitions if they are, else on the partitions' own tasks)."""
+        import dask
+        values = [dask.delayed(_apply)(p, None, fn=func, extra=args)
+                  for p in (self.parts if self._futures is None else self._futures)]
+        while len(values) > 1:
+            paired = [dask.delayed(_merge_or_keep)(merge, a, b)
+                      for a, b in zip(values[::2], values[1::2])]
+            values = paired + ([values[-1]] if len(values) % 2 else [])
         if self.client is None:
-            values = [v for v in self.map(func, *args) if v is not None]
-            return functools.reduce(merge, values) if values else None
-        futures = self.client.map(_apply, self.futures, [None] * self.n, fn=func,
-                                  extra=list(args), pure=False)
-        while len(futures) > 1:
-            paired = [self.client.submit(_merge_or_keep, merge, a, b, pure=False)
-                      for a, b in zip(futures[::2], futures[1::2])]
-            futures = paired + ([futures[-1]] if len(futures) % 2 else [])
-        return futures[0].result()
+            return values[0].compute(scheduler="sync")
+        return self.client.compute(values[0]).result()
 
     def release(self):
-        if self.client is not None:
-            self.client.cancel(self.futures)
+        if self.client is not None and self._futures is not None:
+            self.client.cancel(self._futures)
 
 
 def _raise_first_error(futures):
@@ -296,66 +305,12 @@ def _labels_of(X, y, w):
     return np.unique(_as_labels(y)) if len(y) else None
 
 
-# --- naive Bayes: partial_fit per partition, merged exactly
+# --- naive Bayes: each partition's statistics with the classes it holds, merged exactly
+# over the union of the labels on the workers (fastml.stream's naive Bayes pieces): one round
 def _fit_naive_bayes(estimator, parts, X):
-    classes = _classes_of(parts)
-    merged = parts.map_reduce(_nb_partition, _nb_merge, estimator, classes)
-    if merged is None:
-        raise ValueError("X has 0 samples")
-    _adopt(estimator, merged)
-
-
-def _nb_partition(X, y, w, template, classes):
-    from ._base import clone
-    if _rows(X) == 0 or (w is not None and not np.any(np.asarray(w) > 0)):
-        return None
-    model = clone(template)
-    model.partial_fit(X, y, classes=classes, sample_weight=w)
-    return model
-
-
-def _nb_merge(a, b):
-    """The naive Bayes model of the union of a's and b's rows (adapter onto the parts of
-    fastml/naive_bayes/_classes.py: counts add, moments merge by Chan's formula, category
-    vocabularies first grown to their union)."""
-    from ._core._moments import merge_moments
-    from .naive_bayes._classes import _GaussianPart
-    if getattr(a, "categorical_features_", None) is not None and not np.array_equal(
-            a.categorical_features_, b.categorical_features_):
-        column = int(np.flatnonzero(a.categorical_features_ != b.categorical_features_)[0])
-        raise ValueError(f"column {column} is categorical in some partitions and numeric in "
-                         f"others; give it one type (e.g. astype(str) or astype(float))")
-    a.class_count_ = a.class_count_ + b.class_count_
-    for part_a, part_b in zip(a._parts, b._parts):
-        if isinstance(part_a, _GaussianPart):
-            part_a.moments = merge_moments(part_a.moments, part_b.moments)
-        else:
-            _grow_vocabulary(part_a, part_b, a.n_features_in_)
-            _grow_vocabulary(part_b, part_a, a.n_features_in_)
-            part_a.counts = part_a.counts + part_b.counts
-    a._finalize()
-    return a
-
-
-def _grow_vocabulary(part, other, n_features):
-    """Add `other`'s levels to `part`'s vocabularies (its count columns move as
-    partial_fit moves them)."""
-    levels = other.encoder.categories_
-    height = max(len(c) for c in levels)
-    table = np.full((height, n_features), None, dtype=object)
-    for column, values in zip(part.encoder.columns_, levels):
-        table[:len(values), column] = values
-    before = [len(c) for c in part.encoder.categories_]
-    moved = part.encoder.partial_fit(table)
-    part.counts = part._relaid(before, moved)
-
-
-def _adopt(estimator, fitted):
-    """Copy the fitted state of `fitted` (same class and parameters) onto `estimator`."""
-    params = set(estimator.get_params(deep=False))
-    for key, value in vars(fitted).items():
-        if key not in params:
-            setattr(estimator, key, value)
+    from .stream import _nb_finish, _nb_merge, _nb_statistics, _nb_template
+    _nb_finish(estimator, parts.map_reduce(_nb_statistics, _nb_merge,
+                                           _nb_template(estimator)))
 
 
 # --- forests: each partition grows its share of the trees (approximate)
@@ -365,7 +320,7 @@ def _fit_forest(estimator, parts, X):
     Numeric columns only: the trees share one encoding (the columns as numbers) and the
     classes found over all partitions. Approximate: a tree sees one partition's rows."""
     from ._validation import check_random_state, seed_from
-    from .stream import _is_classifier
+    from .stream import _adopt, _is_classifier
     if getattr(estimator, "oob_score", False):
         raise ValueError("oob_score=True is not available on dask input (each tree's out-of-"
                          "bag rows live in another partition); fit with oob_score=False")
@@ -557,7 +512,7 @@ def _fit_parameter_mixing(estimator, parts, X):
     partitions' row weights. Stops after max_iter epochs, or earlier when the mean epoch loss
     has not improved by tol for n_iter_no_change epochs."""
     from ._validation import check_random_state
-    from .stream import _is_classifier
+    from .stream import _adopt, _is_classifier
     classes = _classes_of(parts) if _is_classifier(estimator) else None
     seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
     tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)

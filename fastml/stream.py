@@ -3,9 +3,9 @@
 Each estimator keeps its own algorithm; the driver only decides how chunks reach it
 (DESIGN.md, "Scale"):
 - sums of per-chunk statistics, one pass, equal to `fit` on the whole table: naive Bayes
-  (all three, through `partial_fit`: class counts, category counts, moments merged by Chan's
-  formula), LinearRegression / Ridge / PolynomialRegression with solver="normal"
-  (`LinearStats.merge`, then one solve);
+  (all three, through `partial_fit` with the classes each chunk holds: class counts, category
+  counts, moments merged by Chan's formula over the union of the labels), LinearRegression /
+  Ridge / PolynomialRegression with solver="normal" (`LinearStats.merge`, then one solve);
 - a sum of per-chunk loss and gradient, one pass per iteration: LogisticRegression with
   solver="gd" or "lbfgs" (the batch kernel through the estimator's objective);
 - `partial_fit` per chunk, `epochs` passes: the SGD family (LogisticRegression sgd/minibatch,
@@ -23,8 +23,9 @@ Trees, forests and the kernel perceptron need all rows at once: they get a clear
 Sources: a Parquet file, a directory of Parquet files or a glob (pyarrow.dataset, record
 batches of `chunk_rows`), a CSV file (pyarrow's streaming reader), an iterable of (X, y) or
 (X, y, sample_weight) chunks or of DataFrames, or a callable returning a fresh such iterable.
-Algorithms that need several passes (classes first, then the data; batch iterations; epochs)
-need a file or a callable; a one-shot iterator gets one pass and a clear error otherwise.
+Algorithms that need several passes (the SGD family's classes first, then the data; batch
+iterations; epochs) need a file or a callable; a one-shot iterator gets one pass and a clear
+error otherwise.
 
 pyarrow is imported only when a file is read, so `import fastml` works without it.
 """
@@ -36,6 +37,7 @@ import os
 import queue
 import re
 import threading
+import time
 from typing import Any, Optional, Sequence, TYPE_CHECKING
 
 import numpy as np
@@ -104,7 +106,7 @@ def _plan_for(estimator, epochs):
         raise ValueError(f"epochs={epochs} is for the SGD family; {name} is fitted exactly "
                          f"(one pass of statistics, or one pass per solver iteration)")
     if isinstance(estimator, (GaussianNB, CategoricalNB, NaiveBayes)):
-        return _fit_partial_passes
+        return _fit_naive_bayes
     if isinstance(estimator, PolynomialRegression) and estimator.solver == "normal":
         return _fit_polynomial
     if isinstance(estimator, (LinearRegression, Ridge)) and estimator.solver == "normal":
@@ -147,21 +149,59 @@ def _is_classifier(estimator):
 
 
 # ---------------------------------------------------------------------------- the drivers
-def _fit_partial_passes(estimator, stream, epochs):
-    """partial_fit on every chunk: one pass for naive Bayes (exact), `epochs` passes for the
-    SGD family; every chunk of pass e runs as epoch e of the schedule."""
+def _fit_naive_bayes(estimator, stream, epochs):
+    """Naive Bayes, one pass: each chunk's statistics with the classes it holds, merged into
+    the running total over the union of the labels (_nb_merge), so no pass is spent finding
+    the classes first, and a one-shot iterator may bring a new label in any chunk."""
     _forget_fit(estimator)
-    classes = stream.classes() if _is_classifier(estimator) else None
+    template, total, names = _nb_template(estimator), None, None
+    for chunk in stream.chunks():
+        statistics = _nb_statistics(_kernel_input(chunk), chunk.y, chunk.weight, template)
+        total = statistics if total is None else _nb_merge(total, statistics)
+        names = _array_columns(chunk) if names is None else names
+    _nb_finish(estimator, total)
+    _record_feature_names(estimator, names)
+    return estimator
+
+
+def _kernel_input(chunk):
+    """What partial_fit is given: the float array itself for a chunk built from numeric Arrow
+    columns (a DataFrame around a column-major array would be copied into rows by the
+    estimator's checks; the feature names are recorded once, by _record_feature_names),
+    else X as the source gave it."""
+    return chunk.X if chunk.matrix is None else chunk.matrix
+
+
+def _array_columns(chunk):
+    """The columns a chunk's array was built from (None: the estimator was given X itself).
+    Kept instead of the chunk, whose array is reused once nothing refers to it (_Buffers)."""
+    return None if chunk.matrix is None else list(chunk.X.columns)
+
+
+def _record_feature_names(estimator, columns):
+    """Record the columns the chunks' arrays were built from as fit on the DataFrame does
+    (the stream has checked that every chunk has the same columns)."""
+    import pandas as pd
+    from ._validation import check_n_features
+    if columns is not None:
+        check_n_features(estimator, pd.DataFrame(columns=columns), reset=True)
+
+
+def _fit_partial_passes(estimator, stream, epochs):
+    """The SGD family: partial_fit on every chunk, `epochs` passes; every chunk of pass e
+    runs as epoch e of the schedule."""
+    _forget_fit(estimator)
+    classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
-    sgd = not _is_naive_bayes(estimator)
-    n_passes = (epochs or 1) if sgd else 1
-    curve, progressive = [], []
-    stop = _ProgressiveStop(estimator) if sgd else None
-    for epoch in range(n_passes):
+    curve, progressive, names = [], [], None
+    stop = _ProgressiveStop(estimator)
+    for epoch in range(epochs or 1):
         loss_sum = progressive_sum = weight_sum = 0.0
         for chunk in stream.chunks():
             kwargs = {}
             if _is_classifier(estimator):
+                if found is not None:
+                    classes, found = found(), None
                 if classes is None:     # a one-shot iterator: the first chunk's labels
                     classes = np.unique(_as_labels(chunk.y))
                     if len(classes) < 2:
@@ -173,10 +213,9 @@ def _fit_partial_passes(estimator, stream, epochs):
                     raise TypeError(f"{type(estimator).__name__}.partial_fit takes no "
                                     f"sample_weight; drop the sample_weight column")
                 kwargs["sample_weight"] = chunk.weight
-            if sgd:
-                _set_sgd_epoch(estimator, epoch)
+            _set_sgd_epoch(estimator, epoch)
             try:
-                estimator.partial_fit(chunk.X, chunk.y, **kwargs)
+                estimator.partial_fit(_kernel_input(chunk), chunk.y, **kwargs)
             except ValueError as error:
                 if "labels not in classes_" in str(error) and not stream.reader.repeatable:
                     raise ValueError(_ONE_SHOT_CLASSES.format(
@@ -184,19 +223,45 @@ def _fit_partial_passes(estimator, stream, epochs):
                              f"brings a label the first chunk did not have ({error})")) \
                         from None
                 raise
-            if sgd:
-                w = chunk.total_weight()
-                loss_sum += _last_chunk_loss(estimator) * w
-                progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
-                weight_sum += w
-        if sgd:
-            curve.append(loss_sum / weight_sum if weight_sum else np.nan)
-            progressive.append(progressive_sum / weight_sum if weight_sum else np.nan)
-            if stop(progressive[-1]):
-                break
-    if sgd:
-        _finish_sgd(estimator, len(curve), curve, progressive)
+            names = _array_columns(chunk) if names is None else names
+            w = chunk.total_weight()
+            loss_sum += _last_chunk_loss(estimator) * w
+            progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
+            weight_sum += w
+        curve.append(loss_sum / weight_sum if weight_sum else np.nan)
+        progressive.append(progressive_sum / weight_sum if weight_sum else np.nan)
+        if stop(progressive[-1]):
+            break
+    _finish_sgd(estimator, len(curve), curve, progressive)
+    _record_feature_names(estimator, names)
     return estimator
+
+
+def _classes_meanwhile(stream):
+    """stream.classes() as a function to call when the first chunk is there. A file's target
+    column is read by a background thread meanwhile (the pass over it overlaps the first
+    chunk's read); other sources are read now (a user's iterable may not be safe to drive
+    from two threads)."""
+    if not stream.reader.read_ahead:
+        classes = stream.classes()
+        return lambda: classes
+    outcome = {}
+
+    def read():
+        try:
+            outcome["classes"] = stream.classes()
+        except BaseException as error:  # handed to the caller, raised there
+            outcome["error"] = error
+
+    thread = threading.Thread(target=read, name="fastml-classes", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["classes"]
+    return result
 
 
 class _ProgressiveStop:
@@ -457,9 +522,146 @@ def _finish_polynomial(estimator, features, stats):
     return estimator
 
 
-def _is_naive_bayes(estimator):
-    from .naive_bayes import CategoricalNB, GaussianNB, NaiveBayes
-    return isinstance(estimator, (GaussianNB, CategoricalNB, NaiveBayes))
+# --- naive Bayes: statistics per chunk (or partition) with the classes it holds, merged
+# exactly over the union of the labels (fit_stream here, the Dask driver in fastml._dask)
+def _nb_template(estimator):
+    """An unfitted copy to fit each chunk with; priors=None, as a chunk's classes are not all
+    the classes: the estimator's priors are applied once the classes are known (_nb_finish)."""
+    template = type(estimator)(**estimator.get_params(deep=False))
+    template.priors = None
+    return template
+
+
+def _nb_statistics(X, y, w, template):
+    """(model, labels): a copy of `template` fitted on the rows X, y, w with the classes they
+    hold, and those classes. A single class is fitted with a stand-in second class that holds
+    no row (partial_fit wants two; _nb_finish drops it). Rows that weigh nothing give (None,
+    labels): their labels are classes of the fit (with count 0), as in fit. None for no
+    rows. Called with the rows first, as fastml._dask's partition functions are."""
+    from ._base import clone
+    if len(y) == 0:
+        return None
+    y = _as_labels(y)
+    single = bool((y == y[0]).all())
+    if w is not None and not np.any(np.asarray(w) > 0):
+        return None, np.unique(y)
+    model = clone(template)
+    if single:
+        model.partial_fit(X, y, classes=[y[0], _stand_in_label(y[0])], sample_weight=w)
+        return model, y[:1]
+    model.partial_fit(X, y, sample_weight=w)
+    return model, model.classes_
+
+
+def _stand_in_label(label):
+    """A label of the same kind as `label` and different from it."""
+    if isinstance(label, (bool, np.bool_)):
+        return not label
+    if isinstance(label, (str, bytes)):
+        return label + type(label)("_" if isinstance(label, str) else b"_")
+    if isinstance(label, (float, np.floating)):
+        return np.nextafter(label, 0.0 if label else 1.0)
+    return label - 1 if label > 0 else label + 1
+
+
+def _nb_merge(a, b):
+    """The (model, labels) of the rows of a and b: labels united, models merged over the
+    union of their classes (_nb_merge_models; a class one side lacks holds nothing there)."""
+    (model_a, labels_a), (model_b, labels_b) = a, b
+    labels = np.union1d(labels_a, labels_b)
+    if model_a is None or model_b is None:
+        return (model_b if model_a is None else model_a), labels
+    classes = np.union1d(model_a.classes_, model_b.classes_)
+    return _nb_merge_models(_nb_with_classes(model_a, classes),
+                            _nb_with_classes(model_b, classes)), labels
+
+
+def _nb_finish(estimator, statistics):
+    """Give `estimator` the merged model, over exactly the labels seen (stand-ins dropped),
+    with its own priors."""
+    model, labels = (None, None) if statistics is None else statistics
+    if model is None:
+        raise ValueError("X has 0 samples" if labels is None else
+                         "sample_weight sums to 0: there is nothing to estimate the class "
+                         "probabilities from")
+    _nb_template(estimator)._encode_labels(labels)   # fit's rules: 2 classes, not continuous
+    model = _nb_with_classes(model, labels)
+    model.priors = estimator.priors
+    model._finalize()
+    _adopt(estimator, model)
+
+
+def _nb_with_classes(model, classes):
+    """`model` over `classes` (sorted): its per-class rows moved to their classes' places,
+    rows of zeros for the classes it has not seen; its classes missing from `classes` are
+    stand-ins holding nothing and are dropped. Adapter onto fastml/naive_bayes/_classes.py:
+    the class counts, the Gaussian parts' moments and the categorical parts' counts are the
+    per-class tables."""
+    import copy
+    from .naive_bayes._classes import _GaussianPart
+    if np.array_equal(model.classes_, classes):
+        return model
+    place = np.searchsorted(classes, model.classes_).clip(max=len(classes) - 1)
+    kept = classes[place] == model.classes_
+
+    def relaid(table):
+        out = np.zeros((len(classes),) + table.shape[1:])
+        out[place[kept]] = table[kept]
+        return out
+
+    model = copy.copy(model)
+    model.classes_ = classes
+    model.class_count_ = relaid(model.class_count_)
+    model._parts = [copy.copy(part) for part in model._parts]
+    for part in model._parts:
+        if isinstance(part, _GaussianPart):
+            part.moments = tuple(relaid(m) for m in part.moments)
+        else:
+            part.counts, part.n_classes = relaid(part.counts), len(classes)
+    return model
+
+
+def _nb_merge_models(a, b):
+    """The naive Bayes model of the union of a's and b's rows, both over the same classes
+    (adapter onto the parts of fastml/naive_bayes/_classes.py: counts add, moments merge by
+    Chan's formula, category vocabularies first grown to their union). Updates a."""
+    from ._core._moments import merge_moments
+    from .naive_bayes._classes import _GaussianPart
+    if getattr(a, "categorical_features_", None) is not None and not np.array_equal(
+            a.categorical_features_, b.categorical_features_):
+        column = int(np.flatnonzero(a.categorical_features_ != b.categorical_features_)[0])
+        raise ValueError(f"column {column} is categorical in some partitions and numeric in "
+                         f"others; give it one type (e.g. astype(str) or astype(float))")
+    a.class_count_ = a.class_count_ + b.class_count_
+    for part_a, part_b in zip(a._parts, b._parts):
+        if isinstance(part_a, _GaussianPart):
+            part_a.moments = merge_moments(part_a.moments, part_b.moments)
+        else:
+            _grow_vocabulary(part_a, part_b, a.n_features_in_)
+            _grow_vocabulary(part_b, part_a, a.n_features_in_)
+            part_a.counts = part_a.counts + part_b.counts
+    return a     # finalized once, by _nb_finish
+
+
+def _grow_vocabulary(part, other, n_features):
+    """Add `other`'s levels to `part`'s vocabularies (its count columns move as
+    partial_fit moves them)."""
+    levels = other.encoder.categories_
+    height = max(len(c) for c in levels)
+    table = np.full((height, n_features), None, dtype=object)
+    for column, values in zip(part.encoder.columns_, levels):
+        table[:len(values), column] = values
+    before = [len(c) for c in part.encoder.categories_]
+    moved = part.encoder.partial_fit(table)
+    part.counts = part._relaid(before, moved)
+
+
+def _adopt(estimator, fitted):
+    """Copy the fitted state of `fitted` (same class and parameters) onto `estimator`."""
+    params = set(estimator.get_params(deep=False))
+    for key, value in vars(fitted).items():
+        if key not in params:
+            setattr(estimator, key, value)
 
 
 def _forget_fit(estimator):
@@ -522,11 +724,11 @@ class _Stream:
                 f"{self.desc} needs another pass over the data, but the source is a one-shot "
                 f"iterator; pass a file, or a callable that returns a fresh iterable")
         self.passes += 1
-        chunks = self._split_all(self.reader.batches(self._needed(), self.chunk_rows))
-        if self.reader.read_ahead:
-            # the reader thread decodes the file and builds the arrays (both release the GIL),
-            # the caller's thread only fits
-            chunks = _read_ahead(chunks)
+        raws = self.reader.batches(self._needed(), self.chunk_rows)
+        # a file's reader runs in a background thread; a user's iterable may not be safe to
+        # drive from another thread
+        chunks = self._read_in_background(raws) if self.reader.read_ahead else \
+            self._split_all(raws)
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
                       verbose=self.verbose) as bar:
             for chunk in chunks:
@@ -544,6 +746,37 @@ class _Stream:
             yield chunk
             start += chunk.n_rows
         if start == 0:
+            raise ValueError("the source has no rows")
+
+    def _read_in_background(self, raws):
+        """_split_all's chunks of a file's Arrow tables, read by a background thread
+        (_read_ahead) while the caller fits the last chunk; each chunk's arrays are built by
+        the thread that would otherwise wait (_StageCosts), the reader's or the caller's."""
+        buffers, costs = _Buffers(), _StageCosts()
+
+        def read():     # in the reader thread: (k, start, raw table or its chunk)
+            start, clock = 0, time.perf_counter()
+            for k, raw in enumerate(raws):
+                costs.read = time.perf_counter() - clock
+                if not costs.build_in_caller():
+                    raw = costs.timed_build(self._split, raw, k, start, buffers)
+                yield k, start, raw
+                start += raw.num_rows if _is_arrow(raw) else raw.n_rows
+                del raw
+                clock = time.perf_counter()
+
+        rows = 0
+        for k, start, item in _read_ahead(read()):
+            chunk = item if isinstance(item, _Chunk) else \
+                costs.timed_build(self._split, item, k, start, buffers)
+            del item
+            if chunk.n_rows == 0:
+                continue
+            rows += chunk.n_rows
+            clock = time.perf_counter()
+            yield chunk
+            costs.fit = time.perf_counter() - clock
+        if rows == 0:
             raise ValueError("the source has no rows")
 
     def classes(self):
@@ -684,6 +917,29 @@ def _numeric_matrix(table, features, order, buffers=None):
     return out
 
 
+class _StageCosts:
+    """The seconds of the last chunk's three stages (reading the file, building its arrays,
+    fitting it), each timed in the thread that ran it (elapsed, not CPU time: pyarrow decodes
+    in its own pool's threads), which decide where the next chunk's arrays are built. With
+    the reader
+    building them, a chunk is done every max(read + build, fit) seconds; with the caller,
+    every max(read, fit + build): the caller builds when that is shorter (a fit quicker than
+    a read), the reader otherwise (and until the first fit is timed)."""
+
+    def __init__(self):
+        self.read = self.build = 0.0
+        self.fit = np.inf
+
+    def build_in_caller(self):
+        return max(self.read, self.fit + self.build) < max(self.read + self.build, self.fit)
+
+    def timed_build(self, split, raw, *args):
+        clock = time.perf_counter()
+        chunk = split(raw, *args)
+        self.build = time.perf_counter() - clock
+        return chunk
+
+
 class _Buffers:
     """The arrays of one pass's chunks, each reused once nothing else refers to it.
 
@@ -703,7 +959,6 @@ class _Buffers:
     def empty(self, shape, dtype, order):
         """An uninitialized array of that shape, dtype and order ("C" / "F")."""
         import sys
-        import time
         contiguous = "F_CONTIGUOUS" if order == "F" else "C_CONTIGUOUS"
         for _ in range(self.WAITS):
             for array in self.arrays:

@@ -290,3 +290,46 @@ def test_a_bad_partition_is_reported_and_the_partitions_stay_on_the_workers(data
     monkeypatch.setattr(type(dask_client), "gather", counting_gather)
     fastml.LogisticRegression(solver="lbfgs").fit(darr(X), darr(y2))
     assert gathered == []    # no (X, codes, weights) partition came back to the client
+
+
+@pytest.mark.parametrize("make", [lambda: fastml.GaussianNB(), lambda: fastml.NaiveBayes()])
+def test_naive_bayes_is_one_graph_and_finds_the_classes_on_the_way(make, data, dask_client,
+                                                                    monkeypatch):
+    """Naive Bayes on dask is one graph submitted once (no round to find the classes, no
+    round to persist the partitions), and still fit's model: partitions holding one class
+    (integer and string labels), another holding rows of weight 0 only, whose label is a
+    class with count 0 as in fit."""
+    from fastml._dask import _Partitions
+    X, y2, y3, _, sw = data
+    submitted = []
+    compute = type(dask_client).compute
+
+    def counting_compute(self, *args, **kwargs):
+        submitted.append(args)
+        return compute(self, *args, **kwargs)
+    monkeypatch.setattr(type(dask_client), "compute", counting_compute)
+    monkeypatch.setattr(_Partitions, "futures", property(
+        lambda self: pytest.fail("naive Bayes persisted the partitions")))
+    for name in ("map", "submit"):
+        monkeypatch.setattr(type(dask_client), name, lambda *a, **k: pytest.fail(
+            "naive Bayes submitted tasks outside its one graph"))
+    y = np.where(y2 == 1, "one", "zero").astype(object)
+    y[1300:] = "late"                       # only in the last partition
+    weights = sw.copy()
+    weights[1300:] = 0.0                    # ... whose rows weigh nothing
+    for labels, kwargs, dask_kwargs in [(y3, {}, {}), (y, dict(sample_weight=weights),
+                                                       dict(sample_weight=darr(weights)))]:
+        submitted.clear()
+        distributed = make().fit(darr(X), darr(labels), **dask_kwargs)
+        assert len(submitted) == 1
+        local = make().fit(X, labels, **kwargs)
+        np.testing.assert_array_equal(distributed.classes_, local.classes_)
+        # weighted counts: partition sums added, to rounding
+        np.testing.assert_allclose(distributed.class_count_, local.class_count_, rtol=1e-13)
+        for name in ("theta_", "var_"):      # NaN for the class of count 0, in both
+            np.testing.assert_allclose(getattr(distributed, name), getattr(local, name),
+                                       rtol=1e-10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # a class of prior 0
+            np.testing.assert_allclose(distributed.predict_proba(X), local.predict_proba(X),
+                                       rtol=0, atol=1e-12)

@@ -208,8 +208,9 @@ def test_voted_perceptron_streams(table, scaled):
 
 
 def test_one_shot_iterator(table):
-    """A generator gives one pass: enough for naive Bayes, a clear error for the batch
-    solvers, and a clear error when a later chunk brings a new label."""
+    """A generator gives one pass: enough for naive Bayes (whatever labels each chunk holds),
+    a clear error for the batch solvers, and, for the SGD family, whose first chunk fixes the
+    classes, a clear error when a later chunk brings a new label."""
     frame = table[NUM + ["yc"]]
     pieces = (frame.iloc[s:s + 500] for s in range(0, len(frame), 500))
     streamed = fit_stream(fastml.GaussianNB(), pieces, "yc")
@@ -218,10 +219,14 @@ def test_one_shot_iterator(table):
     with pytest.raises(ValueError, match="one-shot iterator"):
         fit_stream(fastml.LogisticRegression(), iter([frame]), "yc")
     ordered = frame.sort_values("yc")
+    halves = [ordered.iloc[:500], ordered.iloc[500:1200], ordered.iloc[1200:]]
+    streamed = fit_stream(fastml.GaussianNB(), iter(halves), "yc")   # "no" only, then both
+    fitted = fastml.GaussianNB().fit(ordered[NUM], ordered["yc"])
+    assert_same_model(streamed, fitted, ordered[NUM])
     with pytest.raises(ValueError, match="chunk 1 .*label the first chunk did not have"):
-        fit_stream(fastml.GaussianNB(), iter([frame, frame.assign(yc="maybe")]), "yc")
+        fit_stream(fastml.Perceptron(), iter([frame, frame.assign(yc="maybe")]), "yc")
     with pytest.raises(ValueError, match="first chunk fixes the classes.*only the class"):
-        fit_stream(fastml.GaussianNB(), iter([ordered.iloc[:500], ordered.iloc[-500:]]), "yc")
+        fit_stream(fastml.Perceptron(), iter([ordered.iloc[:500], ordered.iloc[-500:]]), "yc")
     with pytest.raises(ValueError, match="another pass.*one-shot"):
         fit_stream(fastml.Perceptron(), iter([frame.iloc[:500]]), "yc", epochs=2)
 
@@ -449,3 +454,103 @@ def test_read_ahead_raises_the_readers_error_and_stops_its_thread():
     assert next(items) == 0
     items.close()       # a caller that stops early
     assert not [t for t in threading.enumerate() if t.name == "fastml-read-ahead"]
+
+
+@pytest.mark.parametrize("labels", [np.array(["no", "yes", "zz"]), np.array([3, 7, 9]),
+                                    np.array([-2.0, 0.0, 3.0]), np.array([False, True]),
+                                    np.array([0, 255], dtype=np.uint8)])
+@pytest.mark.parametrize("make", [lambda: fastml.GaussianNB(priors=None),
+                                  lambda: fastml.CategoricalNB(),
+                                  lambda: fastml.NaiveBayes(smoothing="m-estimate")])
+def test_naive_bayes_chunks_holding_some_classes_equal_fit(make, labels, table):
+    """Naive Bayes finds the classes as it goes: chunks holding one class (fitted with a
+    stand-in second class), then all, then another mix, merge into fit's model (classes,
+    counts, moments, priors), whatever the label type."""
+    columns = NUM[:3] + ["color"] if isinstance(make(), fastml.NaiveBayes) else \
+        (["color"] if isinstance(make(), fastml.CategoricalNB) else NUM)
+    frame = table[columns].copy()
+    y = labels[np.arange(len(frame)) % len(labels)]
+    y[:300], y[300:450] = labels[-1], labels[0]         # single-class chunks first
+    frame["label"] = y
+    chunks = [frame.iloc[s:e] for s, e in [(0, 300), (300, 450), (450, 1000), (1000, 2000)]]
+    streamed = fit_stream(make(), chunks, "label")
+    fitted = make().fit(frame[columns], frame["label"])
+    assert streamed.classes_.dtype.kind == fitted.classes_.dtype.kind
+    np.testing.assert_array_equal(streamed.class_count_, fitted.class_count_)
+    assert_same_model(streamed, fitted, frame[columns])
+
+
+def test_naive_bayes_priors_and_too_few_classes():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(300, 3)), np.repeat(["a", "b", "c"], 100)
+    chunks = [(X[s:s + 100], y[s:s + 100]) for s in range(0, 300, 100)]   # one class each
+    priors = [0.2, 0.3, 0.5]
+    streamed = fit_stream(fastml.GaussianNB(priors=priors), chunks)
+    fitted = fastml.GaussianNB(priors=priors).fit(X, y)
+    np.testing.assert_array_equal(streamed.class_prior_, fitted.class_prior_)
+    np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), atol=1e-12)
+    with pytest.raises(ValueError, match="at least 2 classes in y; got 1 class"):
+        fit_stream(fastml.GaussianNB(), chunks[:1])
+    with pytest.raises(ValueError, match="continuous values in y"):
+        fit_stream(fastml.GaussianNB(), [(X[:100], np.full(100, 0.5)), (X[100:], y[100:] == "b")])
+    with pytest.raises(ValueError, match="priors has 2 values; there are 3 classes"):
+        fit_stream(fastml.GaussianNB(priors=[0.5, 0.5]), chunks)
+
+
+def test_stage_costs_build_where_the_thread_would_wait():
+    """A chunk's arrays are built by the caller when its fit is quicker than a read (the
+    reader then sets the pace), by the reader otherwise, and by the reader until the first
+    fit has been timed."""
+    from fastml.stream import _StageCosts
+    costs = _StageCosts()
+    costs.read, costs.build = 0.24, 0.08
+    assert not costs.build_in_caller()          # no fit timed yet
+    costs.fit = 0.10                            # 0.24 a chunk against 0.32
+    assert costs.build_in_caller()
+    costs.fit = 0.35                            # 0.43 against 0.35
+    assert not costs.build_in_caller()
+
+
+@pytest.mark.parametrize("in_caller", [False, True])
+def test_chunks_built_by_either_thread_are_the_same(in_caller, table, parquet_path,
+                                                    monkeypatch):
+    from fastml import stream
+    monkeypatch.setattr(stream._StageCosts, "build_in_caller", lambda self: in_caller)
+    built = []
+    split = stream._Stream._split
+
+    def recording_split(self, *args):
+        import threading
+        built.append(threading.current_thread().name)
+        return split(self, *args)
+
+    monkeypatch.setattr(stream._Stream, "_split", recording_split)
+    streamed = fit_stream(fastml.GaussianNB(), parquet_path, "yc", chunk_rows=300,
+                          columns=NUM)
+    assert len(built) == 7
+    assert set(built) == {"MainThread" if in_caller else "fastml-read-ahead"}
+    assert_same_model(streamed, fastml.GaussianNB().fit(table[NUM], table["yc"]), table[NUM])
+
+
+def test_sgd_classes_are_found_beside_the_first_read(table, parquet_path, monkeypatch):
+    """The SGD family's classes pass over a file runs in a background thread while the first
+    chunk is read: its classes are the file's, and its error is raised in the caller."""
+    import threading
+    from fastml import stream
+    seen = []
+    classes = stream._Stream.classes
+
+    def recording(self):
+        seen.append(threading.current_thread().name)
+        return classes(self)
+    monkeypatch.setattr(stream._Stream, "classes", recording)
+    model = fit_stream(fastml.Perceptron(random_state=0), parquet_path, "y3", columns=NUM,
+                       chunk_rows=300)
+    assert seen == ["fastml-classes"]
+    np.testing.assert_array_equal(model.classes_, np.unique(table["y3"]))
+
+    def failing(self):
+        raise OSError("target column unreadable")
+    monkeypatch.setattr(stream._Stream, "classes", failing)
+    with pytest.raises(OSError, match="target column unreadable"):
+        fit_stream(fastml.Perceptron(), parquet_path, "y3", columns=NUM, chunk_rows=300)
