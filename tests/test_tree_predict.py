@@ -119,13 +119,14 @@ def test_hand_made_tree_equals_apply():
 
 def test_compact_copy_size_and_caching():
     """A builder's tree packs into node_count slots plus at most one alignment pad per
-    threshold node, 16 bytes each, plus n_values doubles per leaf; it is made once."""
+    threshold node, 16 bytes each and a 4-byte leaf offset each, plus n_values doubles per
+    leaf; it is made once."""
     X, y = w3_like(2000, 0, nan=0.05)
     tree = fastml.DecisionTreeClassifier(random_state=0).fit(X, y).tree_
     packed = packed_tree(tree)
     assert packed is packed_tree(tree)
     assert tree.node_count <= packed.node_count <= tree.node_count + 1
-    assert packed.nbytes == 16 * packed.node_count + 4 + 8 * tree.n_leaves * 3
+    assert packed.nbytes == 20 * packed.node_count + 4 + 8 * tree.n_leaves * 3
     assert packed_tree(tree, False) is not packed    # raw values: a copy of its own
 
 
