@@ -55,10 +55,12 @@ typedef struct {
     ptrdiff_t n_nodes, n_leaf_values;
 } fastml_tree_view;
 
-/* Steps a lane takes between two looks at whether it reached its leaf (measured on W3's fully
- * grown trees: 1 step 1.17G instructions, 2 steps 0.83G, 3 steps 0.75G for 2M row walks;
- * 2 and 3 equally fast: a longer round wastes more steps on rows already at their leaf). */
-#define FASTML_FOREST_STEPS 2
+/* Steps a lane takes between two looks at whether it reached its leaf. Measured on W3's fully
+ * grown trees (2M row walks, ~15 steps each; callgrind): 1 step 1.17G instructions, 2 steps
+ * 0.85G, 3 steps 0.80G, 4 steps 0.75G, and CPU time 2 > 3 >= 4 within the noise of a loaded
+ * machine; a longer round wastes more steps on rows already at their leaf, which costs most
+ * on shallow trees, so 3. */
+#define FASTML_FOREST_STEPS 3
 
 /* The next slot from a general node, by the Tree's own rules (next_node in _tree_fast.pyx):
  * NaN to the missing slot; a threshold test; or a categorical node's entry for the level, an
