@@ -11,7 +11,10 @@ on 100,000 held-out rows. Whole default fits, validation and binning included.
   scikit-learn's RandomForestClassifier(n_estimators=100, criterion="entropy", n_jobs=2), on
   BENCH_HIST_FOREST_N rows (default 100,000, as bench_tree.py's forest: scikit-learn needs
   minutes per fit at 400,000 on a shared 2-core machine).
-Run: OMP_NUM_THREADS=1 pytest bench/bench_hist.py --benchmark-only (the forest rows pin
+- forest predict_proba (issue 13's batch floor, >= 3x): the two forests above, fit once on
+  BENCH_HIST_FOREST_N rows, predict W3's 100,000 held-out rows, one thread (n_jobs=1 on both,
+  threadpoolctl limits); the timed call includes the input checks of each library.
+Run: OMP_NUM_THREADS=1 pytest bench/bench_hist.py --benchmark-only (the forest fit rows pin
 their own two threads through n_jobs).
 """
 import os
@@ -65,3 +68,26 @@ def test_forest_w3(benchmark, data, who):
                        iterations=1)
     record(benchmark, f"forest W3 100 trees n_jobs=2 {N_FOREST}x20", who,
            accuracy=model.score(Xt, yt))
+
+
+@pytest.fixture(scope="module")
+def forests(data):
+    """fastml (hist trees) and scikit-learn forests of 100 fully grown trees, fit once."""
+    from sklearn.ensemble import RandomForestClassifier as PeerForest
+    from fastml.tree import RandomForestClassifier
+    X, y = data[0][:N_FOREST], data[1][:N_FOREST]
+    return {"fastml": RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0,
+                                             splitter="hist").fit(X, y),
+            "sklearn": PeerForest(n_estimators=100, criterion="entropy", n_jobs=2,
+                                  random_state=0).fit(X, y)}
+
+
+@pytest.mark.parametrize("who", ["sklearn", "fastml"])
+def test_forest_predict_proba_w3(benchmark, data, forests, who, single_thread):
+    model = forests[who]
+    model.n_jobs = 1
+    Xt, yt = data[2], data[3]
+    model.predict_proba(Xt[:10])        # fastml makes its compact copies on the first call
+    proba = benchmark.pedantic(lambda: model.predict_proba(Xt), rounds=ROUNDS, iterations=1)
+    record(benchmark, f"forest W3 predict_proba 1 thread {N_TEST}x20 ({N_FOREST}-row fit)",
+           who, accuracy=float((model.classes_[proba.argmax(axis=1)] == yt).mean()))

@@ -58,6 +58,31 @@ def test_fully_grown_forest_equals_apply(splitter, n_jobs):
     np.testing.assert_array_equal(reg.predict(Xt), apply_sum(trees, Xt, False)[:, 0] / 5)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_blocks_without_nan_walk_as_apply(n_jobs):
+    """A block of rows without NaN takes the walk without the NaN test (csrc/fastml_forest.h),
+    a block with one keeps it: trees fit with NaN (nodes send NaN left or right), rows with
+    NaN only at the end, so a 2-thread call runs both walks; every sum is apply's."""
+    X, y = w3_like(3000, 4, nan=0.05)
+    Xt, _ = w3_like(12000, 5)
+    Xt[-3:, 1] = np.nan
+    clf = RandomForestClassifier(n_estimators=6, n_jobs=n_jobs, random_state=0).fit(X, y)
+    trees = [e.tree_ for e in clf.estimators_]
+    for rows in (Xt, Xt[:-3], Xt[-20:]):
+        np.testing.assert_array_equal(walk(trees, rows, True, n_jobs),
+                                      apply_sum(trees, rows, True))
+
+
+def test_single_leaf_tree_walks_rows_without_columns():
+    """A leaf reads column 0 in the lane loop; X without columns (only a single-leaf tree can
+    walk it) is walked as a column of zeros, and every row gets the leaf's values."""
+    tree = fastml.DecisionTreeRegressor().fit([[0.0], [1.0], [2.0]], [2.5, 2.5, 2.5]).tree_
+    assert tree.node_count == 1
+    for n in (1, 40):
+        np.testing.assert_array_equal(walk([tree, tree], np.zeros((n, 0)), False),
+                                      np.full((n, 1), 5.0))
+
+
 @pytest.mark.parametrize("categorical_split", ["multiway", "binary"])
 def test_categorical_forest_equals_apply(categorical_split):
     import pandas as pd
@@ -119,13 +144,14 @@ def test_hand_made_tree_equals_apply():
 
 def test_compact_copy_size_and_caching():
     """A builder's tree packs into node_count slots plus at most one alignment pad per
-    threshold node, 16 bytes each, plus n_values doubles per leaf; it is made once."""
+    threshold node, 16 bytes each and a 4-byte leaf offset each, plus n_values doubles per
+    leaf; it is made once."""
     X, y = w3_like(2000, 0, nan=0.05)
     tree = fastml.DecisionTreeClassifier(random_state=0).fit(X, y).tree_
     packed = packed_tree(tree)
     assert packed is packed_tree(tree)
     assert tree.node_count <= packed.node_count <= tree.node_count + 1
-    assert packed.nbytes == 16 * packed.node_count + 4 + 8 * tree.n_leaves * 3
+    assert packed.nbytes == 20 * packed.node_count + 4 + 8 * tree.n_leaves * 3
     assert packed_tree(tree, False) is not packed    # raw values: a copy of its own
 
 

@@ -24,14 +24,6 @@ ctypedef struct Node:
     int kind                # a NodeKind
 
 
-ctypedef struct PackedNode:  # 16 bytes: forest_sum's compact copy of a node (_tree_fast.pyx, pack_tree)
-    double threshold        # the test x[meta >> 1] < threshold at a threshold node
-    int32_t meta            # >= 0: threshold node (column meta >> 1, missing to the right if meta & 1);
-                            # PACKED_LEAF (-1): a leaf; PACKED_GENERAL (-2): read the aux table
-    int32_t left            # threshold node: its left child (the right one is left + 1); leaf: its
-                            # values' offset in the leaf table; general node: its aux offset
-
-
 ctypedef struct TreeBuffer:  # a tree under construction: growable C arrays of the layout above
     index_t n_nodes, cap_nodes, n_children, cap_children, n_values
     Node *nodes

@@ -21,16 +21,6 @@ import numpy as np
 
 from .._core._csrc cimport fastml_check_index
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define fastml_prefetch_line(p) __builtin_prefetch(p)
-    #else
-    #define fastml_prefetch_line(p) ((void)(p))
-    #endif
-    """
-    void fastml_prefetch_line(const void *p) noexcept nogil    # a hint: never faults
-
 # The first sizes of a TreeBuffer's arrays (they double when full).
 cdef index_t FIRST_NODES = 64
 cdef index_t FIRST_CHILDREN = 128
@@ -480,17 +470,33 @@ cdef class Tree:
 #
 # forest_sum walks a compact copy of each tree (PackedTree, made on first use and kept on the
 # Tree, never saved): a 16-byte PackedNode instead of the 80-byte Node, the two children of a
-# threshold node in adjacent slots (one index, no children-table read), leaves pointing into a
-# table of their values (already divided by their sum for class frequencies). A fully grown
-# tree of 100,000 rows (~15k nodes) is then ~0.4 MB, inside a core's L2 cache, where the Node
-# arrays (1.6 MB with values and children) were not. Memory: 16 bytes per node + n_values
-# doubles per leaf, plus an aux table for the rare general nodes (categorical splits, and a
+# threshold node in adjacent slots (one index, no children-table read), a leaf stepping to
+# itself (the walk in csrc/fastml_forest.h needs no test for it), and per slot the offset of a
+# leaf's values in a table of them (already divided by their sum for class frequencies). A
+# fully grown tree of 100,000 rows (~15k nodes) is then ~0.4 MB, inside a core's L2 cache,
+# where the Node arrays (1.6 MB with values and children) were not. Memory: 20 bytes per node
+# (the node, its leaf offset) + n_values doubles per leaf, plus an aux table for the rare general nodes (categorical splits, and a
 # threshold node whose missing child is neither of its children, which a checked file may hold
 # but the builder never makes): 3 + n_child int32 each.
 
+cdef extern from "fastml_forest.h" nogil:
+    ctypedef struct PackedNode "fastml_packed_node":  # 16 bytes, described in the header
+        double threshold
+        int32_t meta
+        int32_t left
+    enum:
+        PACKED_GENERAL "FASTML_PACKED_GENERAL"
+    ctypedef struct TreeView "fastml_tree_view":     # what the walk reads of one compact copy
+        const PackedNode *nodes
+        const int32_t *aux
+        const double *leaf
+        const int32_t *leaf_of
+        Py_ssize_t n_nodes, n_leaf_values
+    void fastml_forest_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
+                             Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last,
+                             double *out, Py_ssize_t n_values, int32_t *leaf_at) noexcept
+
 cdef enum:
-    PACKED_LEAF = -1
-    PACKED_GENERAL = -2
     PACKED_MAX = 2147483647     # int32_t's largest value: the packed indices are int32
 
 
@@ -500,6 +506,7 @@ cdef class PackedTree:
     cdef const PackedNode *nodes
     cdef const int32_t *aux
     cdef const double *leaf
+    cdef const int32_t *leaf_of
     cdef index_t n_nodes, n_aux, n_leaf_values
 
     @property
@@ -517,6 +524,17 @@ cdef inline void set_packed(PackedNode *p, double threshold, index_t meta, index
     p.threshold = threshold
     p.meta = <int32_t> meta
     p.left = <int32_t> left
+
+
+def line_aligned_copy(raw):
+    """A copy of the uint8 array raw starting on a 64-byte boundary: the pairs of children
+    that pack_tree puts at even slots then each lie in one cache line (numpy aligns large
+    arrays to 16 bytes only)."""
+    room = np.empty(raw.nbytes + 64, dtype=np.uint8)
+    start = -room.ctypes.data % 64
+    copy = room[start:start + raw.nbytes]
+    copy[:] = raw
+    return copy
 
 
 cdef PackedTree pack_tree(Tree tree, bint normalize):
@@ -553,10 +571,11 @@ cdef PackedTree pack_tree(Tree tree, bint normalize):
     origin = np.empty(cap, dtype=np.int64)      # the node each slot holds a copy of
     slot_of = np.full(n, -1, dtype=np.int64)    # a slot of each child in the current block
     made = np.zeros(n, dtype=np.int8)           # 1 once the node's content is made
+    leaf_of = np.zeros(cap, dtype=np.int32)     # a leaf slot's offset in the leaf table
     cdef uint8_t[::1] packed_raw = packed, content_raw = content
     cdef PackedNode *P = <PackedNode *> &packed_raw[0]
     cdef PackedNode *done = <PackedNode *> &content_raw[0]
-    cdef int32_t[::1] A = aux
+    cdef int32_t[::1] A = aux, F = leaf_of
     cdef double[::1] L = leaf
     cdef index_t[::1] O = origin, slot = slot_of
     cdef int8_t[::1] is_made = made
@@ -573,7 +592,7 @@ cdef PackedTree pack_tree(Tree tree, bint normalize):
                     total += V[i * nv + c]
                 for c in range(nv):
                     L[n_leaf * nv + c] = V[i * nv + c] / total if normalize else V[i * nv + c]
-                set_packed(&done[i], 0.0, PACKED_LEAF, n_leaf * nv)
+                set_packed(&done[i], NAN, 0, n_leaf * nv)     # left: set per slot below
                 n_leaf += 1
             else:
                 cs, nc, m, feature = node.child_start, node.n_child, node.missing_child, \
@@ -617,16 +636,22 @@ cdef PackedTree pack_tree(Tree tree, bint normalize):
                     set_packed(&done[i], 0.0, PACKED_GENERAL, n_aux)
                     n_aux += nc + 3
         P[s] = done[i]
+        if node.kind == KIND_LEAF:  # a leaf steps to itself (NaN: no value goes right)
+            F[s] = P[s].left
+            P[s].left = <int32_t> s
         s += 1
     cdef PackedTree result = PackedTree.__new__(PackedTree)
-    result._arrays = (read_only(packed[:used * sizeof(PackedNode)].copy()),
-                      read_only(aux[:max(n_aux, 1)].copy()), read_only(leaf))
+    result._arrays = (read_only(line_aligned_copy(packed[:used * sizeof(PackedNode)])),
+                      read_only(aux[:max(n_aux, 1)].copy()), read_only(leaf),
+                      read_only(leaf_of[:used].copy()))
     cdef const uint8_t[::1] kept = result._arrays[0]
     cdef const int32_t[::1] kept_aux = result._arrays[1]
     cdef const double[::1] kept_leaf = result._arrays[2]
+    cdef const int32_t[::1] kept_leaf_of = result._arrays[3]
     result.nodes = <const PackedNode *> &kept[0]
     result.aux = &kept_aux[0]
     result.leaf = &kept_leaf[0] if n_leaves * nv > 0 else NULL
+    result.leaf_of = &kept_leaf_of[0]
     result.n_nodes = used
     result.n_aux = n_aux
     result.n_leaf_values = n_leaves * nv
@@ -645,101 +670,24 @@ cdef PackedTree packed_copy(Tree tree, bint normalize):
     return p
 
 
-cdef index_t general_step(const PackedNode *p, const int32_t *aux, const double *x) \
-        noexcept nogil:
-    """The next slot from a general node: next_node's rules on its aux entry
-    [feature, n_child (0: a threshold test), missing slot, slot per entry...]."""
-    cdef const int32_t *a = aux + p.left
-    cdef double v = x[a[0]]
-    if isnan(v):
-        return a[2]
-    if a[1] == 0:
-        return a[3] + (0 if v < p.threshold else 1)
-    if v < 0 or v >= a[1]:      # a category never seen at fit: the majority path
-        return a[2]
-    return a[3 + <index_t> v]
-
-
-cdef inline index_t packed_step(const PackedNode *p, const int32_t *aux, const double *x) \
-        noexcept nogil:
-    """The next slot from inner node p for the row x. At a threshold node: x < t goes left,
-    otherwise right (the adjacent slot), and NaN to the side meta's last bit names; written
-    without a branch on the data ((v >= t) is false for NaN, (v != v) true only for NaN)."""
-    cdef int32_t meta = p.meta
-    cdef double v
-    if meta >= 0:
-        v = x[meta >> 1]
-        return p.left + ((v >= p.threshold) | ((v != v) & (meta & 1)))
-    return general_step(p, aux, x)
-
-
-ctypedef struct TreeView:       # what the walk needs of one tree's compact copy
-    const PackedNode *nodes
-    const int32_t *aux
-    const double *leaf
-    index_t n_nodes, n_leaf_values
-
 cdef enum:
     WALK_ROWS = 4096    # the fewest rows per thread's block: each tree walks all the rows of
                         # a block before the next tree, so its compact copy is fetched into
                         # cache once per block (measured on 100k rows x 100 fully grown trees:
                         # 1,024-row blocks 2.3 s, 16,384 1.1 s, one block 1.0 s)
-    WALK_LANES = 8      # rows that descend a tree together (walk_block)
 
 
-cdef void walk_tree(const TreeView *t, const double *X, Py_ssize_t n_columns,
-                    Py_ssize_t first, Py_ssize_t last, double *out, Py_ssize_t n_values) \
-        noexcept nogil:
-    """out[i] += the leaf values of the tree for rows first..last-1.
-
-    WALK_LANES rows descend the tree at once, each lane one step per round: a lone walk is a
-    chain of dependent loads, while the lanes' steps are independent, so the CPU overlaps
-    them. A lane that reaches its leaf adds the leaf's values and takes the next row, so no
-    lane waits for the deepest walk of a group; and each step prefetches the line that holds
-    both children of the node, so the next step's node load overlaps this step's load of x."""
-    cdef Py_ssize_t g, c, lanes, next_row = first + min(<Py_ssize_t> WALK_LANES, last - first)
-    cdef Py_ssize_t row[WALK_LANES]
-    cdef index_t node[WALK_LANES]
-    cdef const PackedNode *p
-    cdef const double *leaf
-    cdef double *row_out
-    cdef Py_ssize_t active
-    lanes = next_row - first
-    active = lanes
-    for g in range(lanes):
-        row[g] = first + g
-        node[g] = 0
-    while active > 0:       # ends: every walk of the Tree ends (pack_tree), within node_count
-        for g in range(lanes):
-            if row[g] < 0:
-                continue
-            p = &t.nodes[node[g]]
-            if p.meta == PACKED_LEAF:
-                fastml_check_index(p.left + n_values - 1, t.n_leaf_values)
-                leaf = t.leaf + p.left
-                row_out = out + row[g] * n_values
-                for c in range(n_values):
-                    row_out[c] += leaf[c]
-                node[g] = 0
-                if next_row < last:
-                    row[g] = next_row
-                    next_row += 1
-                else:
-                    row[g] = -1
-                    active -= 1
-            else:
-                fastml_prefetch_line(&t.nodes[p.left])
-                node[g] = packed_step(p, t.aux, X + row[g] * n_columns)
-                fastml_check_index(node[g], t.n_nodes)
-
-
-cdef void walk_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
-                     Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last, double *out,
-                     Py_ssize_t n_values) noexcept nogil:
-    """out[i] += the leaf values of rows first..last-1 summed over the trees in tree order."""
-    cdef Py_ssize_t k
-    for k in range(n_trees):
-        walk_tree(&trees[k], X, n_columns, first, last, out, n_values)
+cdef int sum_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
+                   Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last, double *out,
+                   Py_ssize_t n_values) noexcept nogil:
+    """out[i] += the leaf values of rows first..last-1 summed over the trees in tree order
+    (csrc/fastml_forest.h); -1 when memory for the block's leaf records runs out."""
+    cdef int32_t *leaf_at = <int32_t *> malloc((last - first) * sizeof(int32_t))
+    if leaf_at == NULL:
+        return -1
+    fastml_forest_block(trees, n_trees, X, n_columns, first, last, out, n_values, leaf_at)
+    free(leaf_at)
+    return 0
 
 
 def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint normalize,
@@ -753,6 +701,7 @@ def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint norm
     The walk reads each tree's compact copy (PackedTree), made on a tree's first walk."""
     cdef Py_ssize_t n_trees = len(trees), n = X.shape[0], d = X.shape[1]
     cdef Py_ssize_t n_values = out.shape[1], n_blocks, b, k, rows
+    cdef int failed
     cdef Tree tree
     cdef PackedTree packed
     if out.shape[0] != n:
@@ -775,19 +724,26 @@ def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint norm
             views[k].nodes = packed.nodes
             views[k].aux = packed.aux
             views[k].leaf = packed.leaf
+            views[k].leaf_of = packed.leaf_of
             views[k].n_nodes = packed.n_nodes
             views[k].n_leaf_values = packed.n_leaf_values
+        if d == 0:      # only single-leaf trees walk such X, and a leaf reads column 0
+            X = np.zeros((n, 1))
+            d = 1
         # one block per thread (rows in a block share each tree's fetch); a row's sum is in
         # tree order whatever the blocks, so the result does not depend on n_threads
         rows = max(<Py_ssize_t> WALK_ROWS, (n + max(n_threads, 1) - 1) // max(n_threads, 1))
         n_blocks = (n + rows - 1) // rows
+        failed = 0
         with nogil:
             if n_blocks == 1:                       # no thread team for a small call
-                walk_block(views, n_trees, &X[0, 0], d, 0, n, &out[0, 0], n_values)
+                failed = sum_block(views, n_trees, &X[0, 0], d, 0, n, &out[0, 0], n_values)
             else:
                 for b in prange(n_blocks, num_threads=n_threads, schedule="static"):
-                    walk_block(views, n_trees, &X[0, 0], d, b * rows,
-                               min(n, (b + 1) * rows), &out[0, 0], n_values)
+                    failed |= sum_block(views, n_trees, &X[0, 0], d, b * rows,
+                                        min(n, (b + 1) * rows), &out[0, 0], n_values)
+        if failed:
+            raise MemoryError("no memory for forest_sum's leaf records")
     finally:
         free(views)
 
