@@ -204,7 +204,7 @@ static FASTML_INLINE void fastml_kernel_tile(int R, const double *dots, double *
 #endif
             for (; b < w; b++) row[b] = fastml_int_power(g * dot[b] + c0, k->degree);
         } else if (k->kind == FASTML_KERNEL_SIGMOID) {
-            for (b = 0; b < w; b++) row[b] = tanh(g * dot[b] + c0);
+            fastml_tanh_rows_f64(dot, row, w, g, c0);
         } else {
             for (b = 0; b < w; b++) row[b] = dot[b];
         }
