@@ -235,19 +235,20 @@ def test_kernel_decide_refuses_inconsistent_shapes():
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 40), m=st.integers(1, 70), d=st.integers(1, 40),
        kind=st.sampled_from(sorted(kpf.KERNELS)), log_gamma=st.floats(-4, 3),
-       seed=st.integers(0, 2**32 - 1))
-def test_kernel_decide_property(n, m, d, kind, log_gamma, seed):
+       outputs=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def test_kernel_decide_property(n, m, d, kind, log_gamma, outputs, seed):
     """Any row count (tiles of 4, tails), stored-row count (padding), width (column blocks of
-    32): kernel_decide equals numpy's kernel sums to 1e-12 of the absolute sum."""
+    32), output count (one output: rbf sums its values without storing them): kernel_decide
+    equals numpy's kernel sums to 1e-12 of the absolute sum."""
     rng = np.random.default_rng(seed)
     X, SV = rng.normal(size=(n, d)), rng.normal(size=(m, d))
-    coef = rng.normal(size=(2, m))
+    coef = rng.normal(size=(outputs, m))
     g = 10.0 ** log_gamma / d
     sq = (SV * SV).sum(1)
     align = kpf.PACK_ALIGN
-    pack = np.zeros((d + 3, -(-m // align) * align))
+    pack = np.zeros((d + 1 + outputs, -(-m // align) * align))
     pack[:d, :m], pack[d, :m], pack[d + 1:, :m] = SV.T, sq, coef
-    scores = np.empty((n, 2))
+    scores = np.empty((n, outputs))
     params = dict(kind=kpf.KERNELS[kind], gamma=g, coef0=0.3, degree=2)
     kpf.kernel_decide(X, pack, params, float(sq.max()), scores)
     K = KERNELS[kind](X @ SV.T, (X * X).sum(1), sq, g, 0.3, 2)
