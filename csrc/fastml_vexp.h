@@ -1,5 +1,6 @@
 /* exp(x) for four doubles at once, for the rbf kernel (csrc/fastml_kernel_rows.h), where libm's
- * exp, one call per value, was the cost of kernel perceptron predict.
+ * exp, one call per value, was the cost of kernel perceptron predict; and tanh on top of it for
+ * the sigmoid kernel (below fastml_v4_exp_fast).
  *
  * Method (Cephes/SLEEF style): x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2 (Cody-Waite:
  * ln2 in two parts, n * ln2_hi exact), exp(r) = 1 + r + r^2 q(r) with q a degree-9 fit to

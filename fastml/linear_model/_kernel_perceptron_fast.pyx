@@ -84,7 +84,7 @@ cdef void transform_rows(floating *out, Py_ssize_t n_a, Py_ssize_t n_b, const do
         else:
             fastml_tanh_rows_f32(out, out, n_a * n_b, g, c0)
         return
-    for a in range(n_a):
+    for a in range(n_a):            # poly
         row = out + a * n_b
         if p.degree == 2:
             for b in range(n_b):
