@@ -204,7 +204,7 @@ static FASTML_INLINE void fastml_kernel_tile(int R, const double *dots, double *
 #endif
             for (; b < w; b++) row[b] = fastml_int_power(g * dot[b] + c0, k->degree);
         } else if (k->kind == FASTML_KERNEL_SIGMOID) {
-            for (b = 0; b < w; b++) row[b] = tanh(g * dot[b] + c0);
+            fastml_tanh_rows_f64(dot, row, w, g, c0);
         } else {
             for (b = 0; b < w; b++) row[b] = dot[b];
         }
@@ -219,20 +219,50 @@ static FASTML_INLINE void fastml_sum_tile(int R, const double *kv, const double 
     int r;
     for (c = 0; c < K; c++) {
         const double *cc = coef + c * m_pad + b0;
+#if FASTML_HAVE_V4
+        /* the rows' sums side by side: R independent chains (one alone waits on each add) */
+        fastml_v4d acc[FASTML_DECIDE_ROWS];
+        for (r = 0; r < R; r++) acc[r] = fastml_v4_set1(0.0);
+        for (b = 0; b < w; b += 4) {
+            fastml_v4d cb = fastml_load4_f64(cc + b);
+            for (r = 0; r < R; r++) acc[r] += cb * fastml_load4_f64(kv + r * FASTML_DECIDE_CHUNK + b);
+        }
+        for (r = 0; r < R; r++) scores[r * K + c] += (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+#else
         for (r = 0; r < R; r++) {
             const double *row = kv + r * FASTML_DECIDE_CHUNK;
-#if FASTML_HAVE_V4
-            fastml_v4d acc = fastml_v4_set1(0.0);
-            for (b = 0; b < w; b += 4) acc += fastml_load4_f64(cc + b) * fastml_load4_f64(row + b);
-            scores[r * K + c] += (acc[0] + acc[1]) + (acc[2] + acc[3]);
-#else
             double acc[4] = {0.0, 0.0, 0.0, 0.0};
             for (b = 0; b < w; b++) acc[b % 4] += cc[b] * row[b];
             scores[r * K + c] += (acc[0] + acc[1]) + (acc[2] + acc[3]);
-#endif
         }
+#endif
     }
 }
+
+#if FASTML_HAVE_V4
+/* scores[r] += sum_b coef[b0 + b] rbf(x_r, sv_{b0 + b}) for one output (K = 1) when no value
+ * can underflow: fastml_kernel_tile's values summed as fastml_sum_tile sums them (the same
+ * products in the same order: the same bits), without the round trip through kv. */
+static FASTML_INLINE void fastml_rbf_sum_tile(int R, const double *dots, const double *sq_x,
+                                              const double *sq_sv, const double *coef,
+                                              ptrdiff_t b0, ptrdiff_t w, double gamma,
+                                              double *scores) {
+    fastml_v4d ng = fastml_v4_set1(-gamma);
+    for (int r = 0; r < R; r++) {
+        const double *dot = dots + r * FASTML_DECIDE_CHUNK;
+        fastml_v4d acc = fastml_v4_set1(0.0), sqa = fastml_v4_set1(sq_x[r]);
+        for (ptrdiff_t b = 0; b < w; b += 16) {     /* four exp chains per iteration */
+            fastml_v4d xs[4];
+            for (int v = 0; v < 4; v++)
+                xs[v] = fastml_v4_rbf_arg(fastml_load4_f64(dot + b + 4 * v), sqa,
+                                          fastml_load4_f64(sq_sv + b0 + b + 4 * v), ng);
+            for (int v = 0; v < 4; v++)
+                acc += fastml_load4_f64(coef + b0 + b + 4 * v) * fastml_v4_exp_fast(xs[v]);
+        }
+        scores[r] += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+}
+#endif
 
 /* R rows (R <= 4, pointers x[r] to d values, their squared norms sq_x) against the pack. */
 static FASTML_INLINE void fastml_decide_rows(int R, const double *const *x,
@@ -247,6 +277,12 @@ static FASTML_INLINE void fastml_decide_rows(int R, const double *const *x,
     for (b0 = 0; b0 < m_pad; b0 += FASTML_DECIDE_CHUNK) {
         w = m_pad - b0 < FASTML_DECIDE_CHUNK ? m_pad - b0 : FASTML_DECIDE_CHUNK;
         fastml_dot_tile(R, x, d, pack, m_pad, b0, w, dots);
+#if FASTML_HAVE_V4
+        if (K == 1 && k->kind == FASTML_KERNEL_RBF && !check_underflow) {
+            fastml_rbf_sum_tile(R, dots, sq_x, sq_sv, coef, b0, w, k->gamma, scores);
+            continue;
+        }
+#endif
         fastml_kernel_tile(R, dots, kv, sq_x, sq_sv, b0, w, k, check_underflow);
         fastml_sum_tile(R, kv, coef, m_pad, K, b0, w, scores);
     }

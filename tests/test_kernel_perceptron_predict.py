@@ -1,4 +1,4 @@
-"""Issue 13's predict paths: the vector exp (csrc/fastml_vexp.h), the kernel perceptron's fused
+"""Issue 13's predict paths: the vector exp and tanh (csrc/fastml_vexp.h), the kernel perceptron's fused
 predict (kernel_decide) and the voted perceptron's compiled votes (voted_votes), each against
 a numpy or libm reference."""
 import math
@@ -59,6 +59,65 @@ def test_vector_exp_limits_denormal_inputs_and_nan():
     # the same value in every lane position and for every length (the scalar tail agrees)
     for n in range(1, 9):
         np.testing.assert_array_equal(vector_exp(x[:n]), got[:n], strict=False)
+
+
+def vector_tanh(x, a=1.0, b=-0.0):     # x * 1 + -0 is x, -0 included
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    kpf.vector_tanh(x, out, a, b)
+    return out
+
+
+def test_vector_tanh_is_within_two_ulp_of_numpy_on_a_dense_grid():
+    rng = np.random.default_rng(1)
+    x = np.concatenate([
+        np.linspace(-25, 25, 2_000_001),                       # both forms, the clamp at 20
+        rng.uniform(-0.7, 0.7, 300_000),                        # the rational form
+        np.linspace(0.62, 0.63, 20_001), np.linspace(-0.63, -0.62, 20_001),  # the switch
+        np.geomspace(1e-320, 1.0, 20_000), -np.geomspace(1e-320, 1.0, 20_000),  # tiny, subnormal
+        np.geomspace(19.0, 1e300, 2_000), -np.geomspace(19.0, 1e300, 2_000)])   # huge
+    got, want = vector_tanh(x), np.tanh(x)
+    # measured: max 2.0 ulp, on both sides of the switch at |x| = 0.625; mean 0.17
+    assert ulps(got, want).max() <= 2
+    tiny = np.abs(x) < 1e-9
+    np.testing.assert_array_equal(got[tiny], x[tiny])          # tanh(x) = x to the last bit
+    np.testing.assert_array_equal(vector_tanh(-x), -got)        # odd, bit for bit
+
+
+def test_vector_tanh_limits_nan_and_every_lane():
+    x = np.array([0.0, -0.0, 5e-324, -5e-324, 1e-310, 0.625, -0.625, 19.0625, 20.0, 1e300,
+                  np.inf, -np.inf, -1e300, np.nan])
+    got = vector_tanh(np.tile(x, 3))[:len(x)]
+    np.testing.assert_array_equal(got[:5], x[:5])
+    assert np.signbit(got[1]) and np.signbit(got[3])
+    assert ulps(got[5:7], np.tanh(x[5:7])).max() <= 1
+    np.testing.assert_array_equal(got[7:13], [1.0, 1.0, 1.0, 1.0, -1.0, -1.0])
+    assert np.isnan(got[13])
+    for n in range(1, 9):       # the scalar tail gives the vector lanes' bits
+        np.testing.assert_array_equal(vector_tanh(x[:n]), got[:n])
+    # tanh(a x + b): the sigmoid kernel's gamma and coef0, with a * x rounded first
+    z = np.random.default_rng(2).normal(size=1001) * 3
+    np.testing.assert_array_equal(vector_tanh(z, 0.37, -0.5), vector_tanh(z * 0.37 + -0.5))
+    with pytest.raises(ValueError, match="differ in length"):
+        kpf.vector_tanh(np.zeros(3), np.zeros(4))
+
+
+def test_sigmoid_training_and_predict_use_the_same_tanh():
+    """The training transform (kernel_block) and predict (kernel_decide) give the same kernel
+    values: a model's decision values equal its kernel rows summed by numpy to 1e-13."""
+    X, y = noisy(n=300, seed=9)
+    for dtype in (np.float64, np.float32):
+        model = KernelPerceptron(kernel="sigmoid", gamma=0.05, coef0=-0.3, max_iter=1,
+                                 random_state=0).fit(X.astype(dtype), y)
+        A, SV = X[:40].astype(dtype), model.support_vectors_
+        K = model._kernel(A, SV)
+        dots = A.astype(float) @ SV.T.astype(float)
+        want = vector_tanh(dots.ravel(), 0.05, -0.3).reshape(dots.shape)
+        if dtype == np.float64:     # BLAS's dot order may differ from numpy's: a few ulps
+            assert np.abs(K - np.tanh(A @ SV.T * 0.05 - 0.3)).max() <= 1e-15
+        # float32: the dot products themselves are float32 sums (sgemm), ~1e-7 of |dots|
+        np.testing.assert_allclose(K, want.astype(dtype), rtol=0 if dtype == np.float32 else 1e-14,
+                                   atol=2e-6 if dtype == np.float32 else 1e-15)
 
 
 # ---------------------------------------------------------------- the kernel perceptron
@@ -176,19 +235,20 @@ def test_kernel_decide_refuses_inconsistent_shapes():
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 40), m=st.integers(1, 70), d=st.integers(1, 40),
        kind=st.sampled_from(sorted(kpf.KERNELS)), log_gamma=st.floats(-4, 3),
-       seed=st.integers(0, 2**32 - 1))
-def test_kernel_decide_property(n, m, d, kind, log_gamma, seed):
+       outputs=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def test_kernel_decide_property(n, m, d, kind, log_gamma, outputs, seed):
     """Any row count (tiles of 4, tails), stored-row count (padding), width (column blocks of
-    32): kernel_decide equals numpy's kernel sums to 1e-12 of the absolute sum."""
+    32), output count (one output: rbf sums its values without storing them): kernel_decide
+    equals numpy's kernel sums to 1e-12 of the absolute sum."""
     rng = np.random.default_rng(seed)
     X, SV = rng.normal(size=(n, d)), rng.normal(size=(m, d))
-    coef = rng.normal(size=(2, m))
+    coef = rng.normal(size=(outputs, m))
     g = 10.0 ** log_gamma / d
     sq = (SV * SV).sum(1)
     align = kpf.PACK_ALIGN
-    pack = np.zeros((d + 3, -(-m // align) * align))
+    pack = np.zeros((d + 1 + outputs, -(-m // align) * align))
     pack[:d, :m], pack[d, :m], pack[d + 1:, :m] = SV.T, sq, coef
-    scores = np.empty((n, 2))
+    scores = np.empty((n, outputs))
     params = dict(kind=kpf.KERNELS[kind], gamma=g, coef0=0.3, degree=2)
     kpf.kernel_decide(X, pack, params, float(sq.max()), scores)
     K = KERNELS[kind](X @ SV.T, (X * X).sum(1), sq, g, 0.3, 2)

@@ -66,9 +66,14 @@ cdef extern from "fastml_adagrad.h" nogil:
                                  double *A, Py_ssize_t n, double alpha, double eta0,
                                  double eps, double B) noexcept
 
-# exp over the whole double range, four lanes at a time (csrc/fastml_vexp.h).
+# exp over the whole double range, four lanes at a time; tanh(a x + b) on top of it
+# (csrc/fastml_vexp.h).
 cdef extern from "fastml_vexp.h" nogil:
     void fastml_exp_array(const double *x, double *out, Py_ssize_t n) noexcept
+    void fastml_tanh_rows_f64(const double *x, double *out, Py_ssize_t n, double a,
+                              double b) noexcept
+    void fastml_tanh_rows_f32(const float *x, float *out, Py_ssize_t n, double a,
+                              double b) noexcept
 
 # The kernel perceptron's kernel values and fused predict, the voted perceptron's votes
 # (csrc/fastml_kernel_rows.h).

@@ -16,7 +16,6 @@
 # and the block's own stored mistakes are new[:, first_new:n_new] (their G2 rows add the rest).
 # One-vs-rest: output k makes its own mistakes; a row that is a mistake for any output is stored
 # once, with coefficient y_k for the outputs that erred and 0 for the others.
-from libc.math cimport tanh
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from cython cimport floating
@@ -24,7 +23,8 @@ from cython.parallel cimport prange
 
 from .._core._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
 from .._core._csrc cimport (fastml_exp_array, fastml_kernel_decide, fastml_kernel_spec,
-                            fastml_rbf_rows_f32, fastml_rbf_rows_f64, fastml_voted_votes)
+                            fastml_rbf_rows_f32, fastml_rbf_rows_f64, fastml_tanh_rows_f32,
+                            fastml_tanh_rows_f64, fastml_voted_votes)
 from .._core._typedefs cimport index_t
 
 cdef enum:
@@ -78,18 +78,20 @@ cdef void transform_rows(floating *out, Py_ssize_t n_a, Py_ssize_t n_b, const do
         else:
             fastml_rbf_rows_f32(out, n_a, n_b, sq_a, sq_b, g)
         return
-    for a in range(n_a):
+    if p.kind == KERNEL_SIGMOID:    # the vector tanh of csrc/fastml_vexp.h, as predict uses
+        if floating is double:
+            fastml_tanh_rows_f64(out, out, n_a * n_b, g, c0)
+        else:
+            fastml_tanh_rows_f32(out, out, n_a * n_b, g, c0)
+        return
+    for a in range(n_a):            # poly
         row = out + a * n_b
-        if p.kind == KERNEL_POLY:
-            if p.degree == 2:
-                for b in range(n_b):
-                    row[b] = <floating> ((g * row[b] + c0) * (g * row[b] + c0))
-            else:
-                for b in range(n_b):
-                    row[b] = <floating> int_power(g * row[b] + c0, p.degree)
+        if p.degree == 2:
+            for b in range(n_b):
+                row[b] = <floating> ((g * row[b] + c0) * (g * row[b] + c0))
         else:
             for b in range(n_b):
-                row[b] = <floating> tanh(g * row[b] + c0)
+                row[b] = <floating> int_power(g * row[b] + c0, p.degree)
 
 
 def kernel_block(const floating[:, ::1] A, const floating[:, ::1] B, const double[::1] sq_a,
@@ -262,3 +264,12 @@ def vector_exp(const double[::1] x, double[::1] out):
     if x.shape[0]:
         with nogil:
             fastml_exp_array(&x[0], &out[0], x.shape[0])
+
+
+def vector_tanh(const double[::1] x, double[::1] out, double a=1.0, double b=-0.0):
+    """out = tanh(a x + b) by csrc/fastml_vexp.h (the sigmoid kernel's tanh), for the tests."""
+    if out.shape[0] != x.shape[0]:
+        raise ValueError("vector_tanh: x and out differ in length")
+    if x.shape[0]:
+        with nogil:
+            fastml_tanh_rows_f64(&x[0], &out[0], x.shape[0], a, b)
