@@ -74,6 +74,18 @@ def class_keys(codes, y, k):
     return [lambda v, c=c: np.mean(y[codes == v] == c) for c in range(1 if k == 2 else k)]
 
 
+def adjusted_log_p(gain_bits, n, df, log_tests):
+    """numpy replica of binary mode's attribute score: the G-test's log p-value (G = 2 n IG in
+    nats) plus the log of the number of candidate splits (Bonferroni)."""
+    from scipy.stats import chi2
+    return float(chi2.logsf(2 * n * gain_bits * np.log(2), df)) + log_tests
+
+
+def partitions_log(levels):
+    """log(2^(levels-1) - 1): the two-way partitions of the levels."""
+    return float(np.log(2.0 ** (levels - 1) - 1))
+
+
 def node_rows(est, X):
     paths = est.decision_path(X).tocsc()
     return [paths[:, node].nonzero()[0] for node in range(est.tree_.node_count)]
@@ -125,10 +137,13 @@ def test_two_class_split_equals_brute_force_over_all_partitions(seed, min_leaf):
             assert len(np.unique(y_node)) == 1 or all(g is None for g in gains)
             continue
         assert t.kind[node] == KIND_CATEGORICAL and len(t.child_ids(node)) == 2
-        best = max(g for g in gains if g is not None)
-        assert t.gain[node] == pytest.approx(best, abs=1e-9)
+        # the attribute: the smallest Bonferroni-adjusted p-value of each one's best split
+        log_p = [np.inf if g is None else
+                 adjusted_log_p(g, len(rows), 1, partitions_log(len(np.unique(c))))
+                 for g, c in zip(gains, codes)]
         f = t.feature[node]
-        assert gains[f] == pytest.approx(best, abs=1e-9)
+        assert f == int(np.argmin(log_p))
+        assert t.gain[node] == pytest.approx(gains[f], abs=1e-9)
         # the stored partition is the one scored: recompute its gain from the rows
         mask = np.isin(X[rows, f], list(left_levels(est, node)))
         gain = (entropy_cost(y_node, 2) - entropy_cost(y_node[mask], 2)
