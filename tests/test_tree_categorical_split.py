@@ -56,8 +56,13 @@ def prefix_best_gain(codes, y, cost, keys, min_leaf=1):
     """numpy replica of the builder's search: for each key (level -> number), the levels
     sorted by key (then by code) and every prefix that leaves min_leaf rows on both sides;
     the largest gain per row (None if no prefix is allowed)."""
+    return prefix_best_split(codes, y, cost, keys, min_leaf)[0]
+
+
+def prefix_best_split(codes, y, cost, keys, min_leaf=1):
+    """prefix_best_gain's (gain, rows of the first group) of the first best prefix."""
     levels = np.unique(codes)
-    parent, n, best = cost(y), len(y), None
+    parent, n, best, best_mask = cost(y), len(y), None, None
     for key in keys:
         order = [v for _, v in sorted((key(v), v) for v in levels)]
         for i in range(1, len(order)):
@@ -65,8 +70,9 @@ def prefix_best_gain(codes, y, cost, keys, min_leaf=1):
             if mask.sum() < min_leaf or (~mask).sum() < min_leaf:
                 continue
             gain = (parent - cost(y[mask]) - cost(y[~mask])) / n
-            best = gain if best is None else max(best, gain)
-    return best
+            if best is None or gain > best + 1e-12:
+                best, best_mask = gain, mask
+    return best, best_mask
 
 
 def class_keys(codes, y, k):
@@ -74,16 +80,16 @@ def class_keys(codes, y, k):
     return [lambda v, c=c: np.mean(y[codes == v] == c) for c in range(1 if k == 2 else k)]
 
 
-def adjusted_log_p(gain_bits, n, df, log_tests):
-    """numpy replica of binary mode's attribute score: the G-test's log p-value (G = 2 n IG in
-    nats) plus the log of the number of candidate splits (Bonferroni)."""
+def adjusted_log_p(first, y, k, levels=None):
+    """numpy replica of binary mode's attribute score of a split sending the rows `first` to
+    its first child: the log p-value of Pearson's chi-square test of its 2 x k table (scipy),
+    plus, for a categorical column with `levels` levels at the node, log(2^(levels-1) - 1),
+    the number of two-way partitions it was chosen from (Bonferroni)."""
     from scipy.stats import chi2
-    return float(chi2.logsf(2 * n * gain_bits * np.log(2), df)) + log_tests
-
-
-def partitions_log(levels):
-    """log(2^(levels-1) - 1): the two-way partitions of the levels."""
-    return float(np.log(2.0 ** (levels - 1) - 1))
+    table = np.array([np.bincount(y[first], minlength=k), np.bincount(y[~first], minlength=k)])
+    statistic, _ = info.chi2_test(table)
+    df = (table.sum(axis=0) > 0).sum() - 1
+    return float(chi2.logsf(statistic, df)) + (np.log(2.0 ** (levels - 1) - 1) if levels else 0.0)
 
 
 def node_rows(est, X):
@@ -123,8 +129,9 @@ def test_two_class_split_equals_brute_force_over_all_partitions(seed, min_leaf):
         def cost(v):
             return entropy_cost(v, 2)
         codes, y_node = [X[rows, f] for f in range(2)], y[rows]
-        gains = [prefix_best_gain(c, y_node, cost, class_keys(c, y_node, 2), min_leaf)
-                 if len(np.unique(c)) > 1 else None for c in codes]
+        splits = [prefix_best_split(c, y_node, cost, class_keys(c, y_node, 2), min_leaf)
+                  if len(np.unique(c)) > 1 else (None, None) for c in codes]
+        gains = [g for g, _ in splits]
         brute = [best_partition_gain(c, y_node, cost, min_leaf) if len(np.unique(c)) > 1
                  else None for c in codes]
         for g, b in zip(gains, brute):
@@ -138,9 +145,8 @@ def test_two_class_split_equals_brute_force_over_all_partitions(seed, min_leaf):
             continue
         assert t.kind[node] == KIND_CATEGORICAL and len(t.child_ids(node)) == 2
         # the attribute: the smallest Bonferroni-adjusted p-value of each one's best split
-        log_p = [np.inf if g is None else
-                 adjusted_log_p(g, len(rows), 1, partitions_log(len(np.unique(c))))
-                 for g, c in zip(gains, codes)]
+        log_p = [np.inf if g is None else adjusted_log_p(first, y_node, 2, len(np.unique(c)))
+                 for (g, first), c in zip(splits, codes)]
         f = t.feature[node]
         assert f == int(np.argmin(log_p))
         assert t.gain[node] == pytest.approx(gains[f], abs=1e-9)

@@ -589,48 +589,49 @@ cdef inline int takes_two_values(Builder *b, int f, Py_ssize_t start,
 # ---------------------------------------------------------------- binary mode: attribute selection
 #
 # The largest gain is a biased attribute selector: the best of many candidate splits is larger
-# by chance, so where no attribute carries signal any more a many-level categorical column (the
-# best of 2^(P-1) - 1 partitions) beats real columns and few-level ones. In binary mode, whose
-# partitions make that choice large, the ATTRIBUTE is the one whose best split is the most
-# significant after a Bonferroni adjustment for how many splits it was chosen from, and its
-# split stays the one the gain chose (CHAID's rule, Kass 1980; unbiased selection as in Loh &
-# Shih 1997, QUEST, and Hothorn, Hornik & Zeileis 2006):
-#   adjusted log p = log chi2.sf(statistic, df) + log m,
-# statistic: the likelihood ratio G = 2 n IG (IG in nats) for entropy, Pearson's X^2 of the
-# split's 2 x K table for Gini (the statistic whose reduction Gini's gain is, for two classes),
-# and for regression the Gaussian likelihood ratio n log(SSE_node / SSE_children); df = K - 1
-# for the K classes present (1 for regression); m = 2^(P-1) - 1 partitions of the P levels
-# present, c - 1 cuts between c distinct values of a real column (twice as many when the node
-# has missing values: each cut is tried with them on either side). The smallest adjusted log p
-# wins; ties go to the larger gain, then to the first feature (draw order), as before.
+# by chance, so where no attribute carries signal any more a categorical column's best of its
+# 2^(P-1) - 1 level partitions beats the real thresholds and the single levels (bench/README.md,
+# "hashcat"). In binary mode the ATTRIBUTE is the one whose best split is the most significant
+# after a Bonferroni adjustment for the partitions it was chosen from, and its split stays the
+# one the gain chose (CHAID's rule, Kass 1980; unbiased selection as in Loh & Shih 1997, QUEST):
+#   adjusted log p = log chi2.sf(statistic, df) + log m.
+# statistic: Pearson's X^2 of the split's 2 x K table (CHAID's, and 000's chi-square pruning's,
+# test), df = K - 1 for the K classes present; regression: the Gaussian likelihood ratio
+# n log(SSE_node / SSE_children), df = 1. m = 2^(P-1) - 1 for a categorical column with P
+# levels present at the node; m = 1 for a real column. Measured on the issue's data and the
+# README table's generators (bench/README.md, "Binary splits: unbiased attribute selection"),
+# that beat both CHAID's ordinal Bonferroni m = c - 1 for c distinct values (adjacent cuts are
+# nearly the same test, so it over-penalizes real columns: -1.4 points on issue14) and a Miller
+# & Siegmund style effective number of cuts; the likelihood ratio G = 2 n IG in place of X^2
+# under entropy lost 0.8-1 point (it overstates tables with a rare class isolated in a small
+# child, the same bias the gain has). The smallest adjusted log p wins; ties go to the larger
+# gain, then to the first feature (in draw order), as before.
 
 cdef double LN2 = 0.69314718055994530942
 
 
-cdef double log_tests(Builder *b, int f, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    """log m: how many candidate splits feature f's best split was chosen from at the node."""
+cdef double log_partitions(Builder *b, int f, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """log m: log(2^(P-1) - 1) for categorical feature f with P levels present at the node (the
+    partitions its best split was chosen from), 0 for a real feature."""
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end), p = start
-    cdef double runs = 0.0  # distinct values (levels) present
+    cdef double levels = 0.0
+    if not b.is_cat[f]:
+        return 0.0
     while p < e:
         p = run_end(val, p, e)
-        runs += 1.0
-    if b.is_cat[f]:
-        return (runs - 1.0) * LN2 + log1p(-exp2(1.0 - runs))  # log(2^(P-1) - 1), any P
-    return log(runs - 1.0) + (LN2 if e < end else 0.0)
+        levels += 1.0
+    return (levels - 1.0) * LN2 + log1p(-exp2(1.0 - levels))  # any P, no overflow
 
 
 cdef double split_statistic(Builder *b, const Split *split, count_t n) noexcept nogil:
     """The chi-square statistic of a two-child split of the node's n rows (see above)."""
     cdef int c
     cdef count_t n_first = 0
-    cdef double x = 0.0, gain, share, observed, expected, sse
+    cdef double x = 0.0, share, deviation, expected, sse
     if b.criterion == CRIT_SSE:
-        sse = b.node_ss + split.cost  # cost = -(between-children sum of squares)
+        sse = b.node_ss + split.cost  # cost = -(the between-children sum of squares)
         return n * log(b.node_ss / sse) if sse > 0.0 else INFINITY
-    if b.criterion == CRIT_ENTROPY:
-        gain = counts_term(CRIT_ENTROPY, b.K, b.nlogn, b.node_counts, n) - split.cost
-        return 2.0 * LN2 * gain if gain > 0.0 else 0.0  # n IG in bits -> 2 n IG in nats
     for c in range(b.K):
         n_first += split.left_counts[c]
     share = <double> n_first / n
@@ -638,8 +639,8 @@ cdef double split_statistic(Builder *b, const Split *split, count_t n) noexcept 
         if b.node_counts[c] == 0:
             continue
         expected = share * b.node_counts[c]
-        observed = split.left_counts[c] - expected  # the second child's deviation is minus it
-        x += observed * observed * (1.0 / expected + 1.0 / (b.node_counts[c] - expected))
+        deviation = split.left_counts[c] - expected  # the second child's is minus it
+        x += deviation * deviation * (1.0 / expected + 1.0 / (b.node_counts[c] - expected))
     return x
 
 
@@ -647,7 +648,7 @@ cdef int least_adjusted_p(Builder *b, int n_cand, Py_ssize_t start, Py_ssize_t e
     """Of the candidates' best splits (found), the index of the one of smallest adjusted log
     p-value (ties: the larger gain, then the first); -1 if none is valid."""
     cdef int i, c, pick = -1
-    cdef double df = 1.0, lp, least = INFINITY, tie = TIE * (end - start)
+    cdef double df = 1.0, log_p, least = INFINITY, tie = TIE * (end - start)
     cdef const Split *split
     if b.criterion != CRIT_SSE:
         df = -1.0
@@ -657,11 +658,12 @@ cdef int least_adjusted_p(Builder *b, int n_cand, Py_ssize_t start, Py_ssize_t e
         split = &b.found[i]
         if split.feature < 0:
             continue
-        lp = fastml_chi2_logsf(split_statistic(b, split, end - start), df) + \
-            log_tests(b, split.feature, start, end)
-        if pick < 0 or lp < least or (lp == least and split.cost < b.found[pick].cost - tie):
+        log_p = fastml_chi2_logsf(split_statistic(b, split, end - start), df) + \
+            log_partitions(b, split.feature, start, end)
+        if pick < 0 or log_p < least or \
+                (log_p == least and split.cost < b.found[pick].cost - tie):
             pick = i
-            least = lp
+            least = log_p
     return pick
 
 
