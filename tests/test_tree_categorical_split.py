@@ -256,6 +256,68 @@ def test_pruning_collapses_exactly_the_splits_above_max_pchance():
     assert t.feature[0] == 0 and left_levels(pruned, 0) in ({0, 2, 4}, {1, 3, 5})
 
 
+# ------------------------------------------------------------------ the attribute selection
+
+def test_chi2_logsf_matches_scipy_and_stays_finite_where_the_p_value_underflows():
+    """The C log chi-square survival function (csrc/fastml_chi2.h) against scipy over df 1..20
+    and statistics 1e-3..1e5, relative 1e-10. Where scipy's logsf is -inf (the p-value
+    underflows: statistics above ~1,400) the reference is the asymptotic series of the upper
+    incomplete gamma, log Q(a, z) = (a-1) log z - z - log Gamma(a) + log sum_k (a-1)...(a-k)/z^k,
+    whose terms shrink by a / z < 0.015 there (20 terms: exact to double precision)."""
+    from scipy.special import gammaln
+    from scipy.stats import chi2
+    from fastml.tree._builder_fast import chi2_logsf
+    x = np.logspace(-3, 5, 300)[:, None]
+    df = np.arange(1, 21)[None, :]
+    ours = chi2_logsf(x, df)
+    ref = chi2.logsf(x, df)
+    finite = np.isfinite(ref)
+    assert finite.sum() > 4000 and (~finite).sum() > 500
+    np.testing.assert_allclose(ours[finite], ref[finite], rtol=1e-10, atol=0)
+    a, z = np.broadcast_arrays(df / 2.0, x / 2.0)
+    a, z = a[~finite], z[~finite]
+    term, series = np.ones_like(z), np.ones_like(z)
+    for k in range(1, 21):
+        term = term * (a - k) / z
+        series += term
+    asymptotic = (a - 1) * np.log(z) - z - gammaln(a) + np.log(series)
+    np.testing.assert_allclose(ours[~finite], asymptotic, rtol=1e-10, atol=0)
+    assert chi2_logsf(0.0, 3) == 0.0 and chi2_logsf(np.inf, 3) == -np.inf
+    assert np.isnan(chi2_logsf(1.0, 0)) and np.isnan(chi2_logsf(np.nan, 2))
+
+
+def test_a_weak_real_column_beats_a_many_level_noise_column():
+    """The selection bias binary mode removes, on a constructed node: a real column that
+    carries a little signal (the class is x > 0 with 42% of the labels flipped) against a
+    40-level column of pure noise. The noise column's best partition has the larger gain (by
+    chance: it is the best of 2^39 - 1), so the highest-gain rule would split on it; the
+    adjusted p-value (CHAID's Bonferroni over the partitions) picks the real column, as its
+    numpy replica does."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    x, noise = rng.normal(size=n), rng.integers(0, 40, n).astype(float)
+    y = ((x > 0) ^ (rng.random(n) < 0.42)).astype(int)
+
+    def cost(v):
+        return entropy_cost(v, 2)
+    order = np.argsort(x)
+    cuts = [(cost(y) - cost(y[order[:i]]) - cost(y[order[i:]])) / n for i in range(1, n)]
+    real_gain, cut = max(cuts), int(np.argmax(cuts)) + 1
+    noise_gain, noise_first = prefix_best_split(noise, y, cost, class_keys(noise, y, 2))
+    assert noise_gain > 1.5 * real_gain > 0.01
+    real_first = np.zeros(n, dtype=bool)
+    real_first[order[:cut]] = True
+    assert adjusted_log_p(real_first, y, 2) < adjusted_log_p(noise_first, y, 2, 40)
+    stump = DecisionTreeClassifier(categorical_features=[1], categorical_split="binary",
+                                   max_depth=1).fit(np.column_stack([x, noise]), y)
+    assert stump.tree_.feature[0] == 0
+    assert stump.tree_.gain[0] == pytest.approx(real_gain, abs=1e-12)
+    noise_alone_gain = DecisionTreeClassifier(  # the noise column alone: the gain said above
+        categorical_features="all", categorical_split="binary", max_depth=1).fit(
+        noise[:, None], y).tree_.gain[0]
+    assert noise_alone_gain == pytest.approx(noise_gain, abs=1e-12)
+
+
 # ------------------------------------------------------------------ storage and prediction
 
 def colour_data(n=300, seed=0):
@@ -361,10 +423,9 @@ def issue14_data(n, seed):
 def test_binary_splits_reach_sklearn_one_hot_accuracy_where_multiway_falls_short():
     """Issue 14's comparison, at 30k rows: the binary tree is at least as accurate as
     scikit-learn's on one-hot columns, and multiway is not. Fully grown trees fit the 10%
-    label noise, binary ones the most (their splits are the most flexible): at 400k rows the
-    unpruned binary tree falls below one-hot (bench/bench_tree_categorical.py), and 000's
-    chi-square pruning is what keeps it ahead, so the pruned tree is checked too, and the
-    pruning against the old one-node-at-a-time implementation (fastml.info.chi2_test)."""
+    label noise; 000's chi-square pruning removes more of it, so the pruned tree is checked
+    too, and the pruning against the old one-node-at-a-time implementation
+    (fastml.info.chi2_test)."""
     from sklearn.tree import DecisionTreeClassifier as SkTree
     X, y = issue14_data(30_000, 0)
     Xt, yt = issue14_data(20_000, 1)
@@ -382,6 +443,29 @@ def test_binary_splits_reach_sklearn_one_hot_accuracy_where_multiway_falls_short
     assert acc["pruned"] > acc["binary"] >= acc["one-hot"] > acc["multiway"], acc
     assert binary.tree_.node_count < multiway.tree_.node_count
     assert pruned.tree_ == one_node_at_a_time_prune(binary.tree_, 0.01)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+def test_unpruned_binary_tree_beats_sklearn_one_hot_on_issue14_data(criterion):
+    """Issue 14 part 5's acceptance, at 60k training rows: min_samples_leaf=5, unpruned,
+    binary categorical splits against scikit-learn's tree on one-hot columns. Measured over 8
+    seeds (bench/README.md, "Binary splits: unbiased attribute selection") the binary tree led
+    by 3.4 to 4.6 points (entropy) and 5.5 to 6.4 points (gini), and at 400k rows (seeds 0, 1)
+    by 1.5 and 1.8 (entropy), 1.6 and 1.3 (gini): the 2-point floor asserted here is well below
+    the smallest lead at this size. Before the adjusted attribute selection the unpruned binary
+    tree trailed one-hot by 0.9 points (entropy) at 400k rows."""
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    X, y = issue14_data(60_000, 0)
+    Xt, yt = issue14_data(20_000, 1)
+    binary = DecisionTreeClassifier(criterion=criterion, categorical_split="binary",
+                                    categorical_features=list(range(10)),
+                                    min_samples_leaf=5).fit(X, y)
+
+    def one_hot(X):
+        return np.column_stack([np.eye(8)[X[:, :10].astype(int)].reshape(len(X), 80), X[:, 10:]])
+
+    sk = SkTree(criterion=criterion, min_samples_leaf=5, random_state=0).fit(one_hot(X), y)
+    assert binary.score(Xt, yt) >= sk.score(one_hot(Xt), yt) + 0.02
 
 
 def one_node_at_a_time_prune(tree, max_pchance):
