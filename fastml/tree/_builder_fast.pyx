@@ -10,7 +10,9 @@
 #   - categorical attribute: the multiway split, one child per value seen at the node (ID3);
 #     or, with categorical_split="binary", the best two-way partition of the levels present
 #     at the node (sweep_binary: sort the levels, scan the prefixes; Breiman et al. 1984),
-#     which keeps the data together and lets the attribute be tested again deeper.
+#     which keeps the data together and lets the attribute be tested again deeper; in that
+#     mode the ATTRIBUTE is chosen by the adjusted significance of its best split rather
+#     than by the largest gain (least_adjusted_p, below: CHAID's rule);
 # Base cases (000/002): a node whose outputs all agree is a leaf; a node where no attribute
 # takes two values is a leaf (predict the majority); a zero information gain does NOT stop the
 # recursion (XOR needs two zero-gain levels). Limits: max_depth, min_samples_split,
@@ -1047,7 +1049,7 @@ def chi2_logsf(x, df):
     Examples
     --------
     >>> float(chi2_logsf(2000.0, 3))  # scipy.stats.chi2.logsf gives -inf
-    -994.2...
+    -996.42...
     """
     xs, dfs = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.float64))
     out = np.empty(xs.shape)
