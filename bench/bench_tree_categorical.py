@@ -13,6 +13,10 @@ each also with 000's chi-square pruning (max_pchance=0.01: fully grown trees fit
 noise); scikit-learn on one-hot columns and on the ordinal codes. Times include the encoding (pandas
 categories for fastml, OneHotEncoder for scikit-learn). Accuracy on 100,000 held-out rows.
 Run: pytest bench/bench_tree_categorical.py --benchmark-only
+
+The accuracy table over the other generators (GENERATORS: halves with 4 / 20 levels or a
+1,000-level noise ID column, scores), as bench/README.md shows it:
+python bench/bench_tree_categorical.py ["generator name" ...]
 """
 import os
 
