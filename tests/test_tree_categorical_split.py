@@ -318,6 +318,17 @@ def test_a_weak_real_column_beats_a_many_level_noise_column():
     assert noise_alone_gain == pytest.approx(noise_gain, abs=1e-12)
 
 
+def test_binary_mode_without_categorical_columns_grows_the_gain_tree():
+    """The adjusted selection corrects the partitions' bias, so it applies only when the data
+    has a categorical column: on real columns alone binary mode is the lectures' tree, the
+    same as multiway's and as the hist splitter's (which keeps the gain rule)."""
+    X, y = issue14_data(5_000, 3)
+    real = X[:, 10:]
+    kw = dict(criterion="gini", min_samples_leaf=5)
+    binary = DecisionTreeClassifier(categorical_split="binary", **kw).fit(real, y)
+    assert binary.tree_ == DecisionTreeClassifier(**kw).fit(real, y).tree_
+
+
 # ------------------------------------------------------------------ storage and prediction
 
 def colour_data(n=300, seed=0):

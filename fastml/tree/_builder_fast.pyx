@@ -109,6 +109,8 @@ ctypedef struct Builder:
     const int *n_levels
     int K, criterion
     int cat_binary            # categorical_split="binary": two-way partitions of the levels
+    int adjusted              # and the data has a categorical column: the attribute is chosen
+                              # by least_adjusted_p (with none, binary mode changes nothing)
     # limits (build_tree clamps them to the sample size)
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     # scratch
@@ -593,7 +595,7 @@ cdef inline int takes_two_values(Builder *b, int f, Py_ssize_t start,
 # The largest gain is a biased attribute selector: the best of many candidate splits is larger
 # by chance, so where no attribute carries signal any more a categorical column's best of its
 # 2^(P-1) - 1 level partitions beats the real thresholds and the single levels (bench/README.md,
-# "hashcat"). In binary mode the ATTRIBUTE is the one whose best split is the most significant
+# "hashcat"). In binary mode, when the data has a categorical column, the ATTRIBUTE is the one whose best split is the most significant
 # after a Bonferroni adjustment for the partitions it was chosen from, and its split stays the
 # one the gain chose (CHAID's rule, Kass 1980; unbiased selection as in Loh & Shih 1997, QUEST):
 #   adjusted log p = log chi2.sf(statistic, df) + log m.
@@ -674,7 +676,7 @@ cdef inline void search_feature(Builder *b, Scratch *s, int i, Py_ssize_t start,
     """found[i] = the best split of the i-th candidate feature (by gain), with the class counts
     of its first child in found_left when binary mode's selection needs them."""
     clear_split(&b.found[i], INFINITY, 0)
-    if b.cat_binary and b.criterion != CRIT_SSE:
+    if b.adjusted and b.criterion != CRIT_SSE:
         b.found[i].left_counts = b.found_left + i * (b.K + 1)
     sweep(b, s, b.candidates[i], start, end, &b.found[i], mean)
 
@@ -705,7 +707,7 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
     else:
         for i in range(n_cand):
             search_feature(b, b.scratch, i, start, end, mean)
-    if b.cat_binary:
+    if b.adjusted:
         pick = least_adjusted_p(b, n_cand, start, end)
         limit = b.found[pick].cost + TIE * (end - start) if pick >= 0 else INFINITY
     else:
@@ -1030,6 +1032,8 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     for f in range(d):
         if is_categorical[f] and n_levels[f] > b.max_levels:
             b.max_levels = n_levels[f]
+        if is_categorical[f] and categorical_split:
+            b.adjusted = 1
     fastml_rng_seed(&b.rng, seed)
     with nogil:
         if builder_init(&b, n) < 0 or buffer_init(&t, b.K if classification else 1) < 0:

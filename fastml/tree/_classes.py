@@ -385,8 +385,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         more classes the best of one scan per class, each class's levels ordered by their
         proportion of it); the attribute can be tested again deeper, and many-level columns
         do not fragment the data. Missing values and levels not present at the node go to the
-        larger group. In binary mode each attribute's split is still the one of largest gain,
-        but the attribute is chosen by the significance of that split (CHAID's rule, Kass
+        larger group. In binary mode (on data with a categorical column) each attribute's
+        split is still the one of largest gain, but the attribute is chosen by the significance of that split (CHAID's rule, Kass
         1980; Loh & Shih 1997): the smallest log p-value of Pearson's chi-square test of its
         2 x classes table (regression: the likelihood-ratio test of the variance reduction),
         plus log(2^(P-1) - 1) for a categorical attribute with P levels at the node, the
