@@ -13,6 +13,10 @@ each also with 000's chi-square pruning (max_pchance=0.01: fully grown trees fit
 noise); scikit-learn on one-hot columns and on the ordinal codes. Times include the encoding (pandas
 categories for fastml, OneHotEncoder for scikit-learn). Accuracy on 100,000 held-out rows.
 Run: pytest bench/bench_tree_categorical.py --benchmark-only
+
+The accuracy table over the other generators (GENERATORS: halves with 4 / 20 levels or a
+1,000-level noise ID column, scores), as bench/README.md shows it:
+python bench/bench_tree_categorical.py ["generator name" ...]
 """
 import os
 
@@ -28,21 +32,66 @@ CATEGORICAL = [f"c{j}" for j in range(10)]
 
 def issue14_data(n, seed):
     """(X, y): X a DataFrame of 10 pandas category columns (levels v0..v7) and 5 floats."""
-    import pandas as pd
-    halves = np.array([np.random.default_rng(12345 + j).permutation(8) < 4 for j in range(10)])
+    return halves_data(n, seed)
+
+
+def halves_data(n, seed, levels=8, noise=0.1, id_levels=0):
+    """issue14_data's kind of data with `levels` levels per categorical column and `noise` of
+    the labels redrawn: the class bins a score counting, for 4 of the 10 categorical columns,
+    whether the row's level is in a fixed random half of the levels, plus whether
+    x0 + x1/2 > 0. id_levels > 0 adds a column "id" of that many levels drawn at random (an
+    identifier: pure noise with many levels)."""
+    halves = np.array([np.random.default_rng(12345 + j).permutation(levels) < levels // 2
+                       for j in range(10)])
     rng = np.random.default_rng(seed)
-    codes = rng.integers(0, 8, size=(n, 10))
+    codes = rng.integers(0, levels, size=(n, 10))
     real = rng.normal(size=(n, 5))
     in_half = halves[np.arange(10), codes]
     score = in_half[:, :4].sum(axis=1) + (real[:, 0] + 0.5 * real[:, 1] > 0)
     y = np.digitize(score, [1.5, 3.5])
-    y = np.where(rng.random(n) < 0.1, rng.integers(0, 3, n), y)
-    levels = np.array([f"v{k}" for k in range(8)], dtype=object)
-    frame = pd.DataFrame({c: pd.Categorical(levels[codes[:, j]], categories=levels)
-                          for j, c in enumerate(CATEGORICAL)})
-    for j in range(5):
-        frame[f"r{j}"] = real[:, j]
+    y = np.where(rng.random(n) < noise, rng.integers(0, 3, n), y)
+    frame = categorical_frame(codes, levels, real)
+    if id_levels:
+        frame["id"] = categorical_frame(rng.integers(0, id_levels, size=(n, 1)), id_levels)["c0"]
     return frame, y
+
+
+def scores_data(n, seed, levels=8, noise=0.1):
+    """Each level of 4 of the 10 categorical columns carries a fixed random score vector over
+    the 3 classes; the class is the argmax of the row's 4 vectors summed plus (x0 + x1/2) times
+    (1, 0, -1); `noise` of the labels redrawn. Unlike halves, no two-group structure exists."""
+    scores = np.array([np.random.default_rng(54321 + j).normal(size=(levels, 3))
+                       for j in range(4)])
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, levels, size=(n, 10))
+    real = rng.normal(size=(n, 5))
+    total = scores[np.arange(4), codes[:, :4]].sum(axis=1)
+    total += np.outer(real[:, 0] + 0.5 * real[:, 1], [1.0, 0.0, -1.0])
+    y = total.argmax(axis=1)
+    y = np.where(rng.random(n) < noise, rng.integers(0, 3, n), y)
+    return categorical_frame(codes, levels, real), y
+
+
+def categorical_frame(codes, levels, real=None):
+    """A DataFrame of category columns c0.. (levels v0..) from codes, then float columns r0.."""
+    import pandas as pd
+    names = np.array([f"v{k}" for k in range(levels)], dtype=object)
+    frame = pd.DataFrame({f"c{j}": pd.Categorical(names[codes[:, j]], categories=names)
+                          for j in range(codes.shape[1])})
+    for j in range(0 if real is None else real.shape[1]):
+        frame[f"r{j}"] = real[:, j]
+    return frame
+
+
+# The other generators of bench/README.md's table (name: (function, keyword arguments, rows)).
+GENERATORS = {
+    "issue14: halves, 8 levels, 10% noise": (halves_data, {}, 400_000),
+    "halves, 4 levels, 20% noise": (halves_data, {"levels": 4, "noise": 0.2}, 200_000),
+    "halves, 20 levels": (halves_data, {"levels": 20}, 200_000),
+    "halves + a 1,000-level noise ID column": (halves_data, {"id_levels": 1000}, 200_000),
+    "scores, 8 levels": (scores_data, {}, 200_000),
+    "scores, 12 levels, 25% noise": (scores_data, {"levels": 12, "noise": 0.25}, 200_000),
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +101,7 @@ def data():
     return X, y, Xt, yt
 
 
-def model_for(who):
+def model_for(who, categorical=CATEGORICAL):
     from sklearn.compose import make_column_transformer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
@@ -65,7 +114,7 @@ def model_for(who):
                                       max_pchance=0.01 if "max_pchance" in who else None)
     encoder = (OneHotEncoder(sparse_output=False) if who.startswith("sklearn one-hot")
                else OrdinalEncoder())
-    return make_pipeline(make_column_transformer((encoder, CATEGORICAL), remainder="passthrough"),
+    return make_pipeline(make_column_transformer((encoder, categorical), remainder="passthrough"),
                          SkTree(criterion=criterion, min_samples_leaf=5, random_state=0))
 
 
@@ -82,3 +131,32 @@ def test_tree_categorical_split(benchmark, data, who, single_thread):
     record(benchmark, f"tree categorical split {N} rows 10x8 levels + 5 real, 3 classes",
            "fastml" if who == "fastml binary" else who,
            accuracy=model.score(Xt, yt), nodes=tree.node_count)
+
+
+TABLE_MODELS = ["fastml binary", "sklearn one-hot", "fastml binary gini", "sklearn one-hot gini",
+                "fastml multiway"]
+
+
+def accuracy_table(seed=0, names=None):
+    """bench/README.md's table: held-out accuracy (N_TEST rows) of TABLE_MODELS on each
+    generator (training seed `seed`, test seed `seed` + 1), one thread; markdown rows."""
+    from threadpoolctl import threadpool_limits
+    lines = ["| data (rows) | " + " | ".join(TABLE_MODELS) + " |",
+             "|---" * (len(TABLE_MODELS) + 1) + "|"]
+    for name in names or GENERATORS:
+        make, kwargs, n = GENERATORS[name]
+        X, y = make(n, seed, **kwargs)
+        Xt, yt = make(N_TEST, seed + 1, **kwargs)
+        categorical = [c for c in X.columns if X[c].dtype == "category"]
+        scores = []
+        with threadpool_limits(1):
+            for who in TABLE_MODELS:
+                scores.append(model_for(who, categorical).fit(X, y).score(Xt, yt))
+        lines.append(f"| {name} ({n:,}) | " + " | ".join(f"{a:.4f}" for a in scores) + " |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+if __name__ == "__main__":  # python bench/bench_tree_categorical.py [generator names]
+    import sys
+    print("\n".join(accuracy_table(names=sys.argv[1:] or None)))

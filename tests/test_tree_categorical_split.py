@@ -56,8 +56,13 @@ def prefix_best_gain(codes, y, cost, keys, min_leaf=1):
     """numpy replica of the builder's search: for each key (level -> number), the levels
     sorted by key (then by code) and every prefix that leaves min_leaf rows on both sides;
     the largest gain per row (None if no prefix is allowed)."""
+    return prefix_best_split(codes, y, cost, keys, min_leaf)[0]
+
+
+def prefix_best_split(codes, y, cost, keys, min_leaf=1):
+    """prefix_best_gain's (gain, rows of the first group) of the first best prefix."""
     levels = np.unique(codes)
-    parent, n, best = cost(y), len(y), None
+    parent, n, best, best_mask = cost(y), len(y), None, None
     for key in keys:
         order = [v for _, v in sorted((key(v), v) for v in levels)]
         for i in range(1, len(order)):
@@ -65,13 +70,26 @@ def prefix_best_gain(codes, y, cost, keys, min_leaf=1):
             if mask.sum() < min_leaf or (~mask).sum() < min_leaf:
                 continue
             gain = (parent - cost(y[mask]) - cost(y[~mask])) / n
-            best = gain if best is None else max(best, gain)
-    return best
+            if best is None or gain > best + 1e-12:
+                best, best_mask = gain, mask
+    return best, best_mask
 
 
 def class_keys(codes, y, k):
     """One ordering per class c (the level's proportion of c); one is enough for k = 2."""
     return [lambda v, c=c: np.mean(y[codes == v] == c) for c in range(1 if k == 2 else k)]
+
+
+def adjusted_log_p(first, y, k, levels=None):
+    """numpy replica of binary mode's attribute score of a split sending the rows `first` to
+    its first child: the log p-value of Pearson's chi-square test of its 2 x k table (scipy),
+    plus, for a categorical column with `levels` levels at the node, log(2^(levels-1) - 1),
+    the number of two-way partitions it was chosen from (Bonferroni)."""
+    from scipy.stats import chi2
+    table = np.array([np.bincount(y[first], minlength=k), np.bincount(y[~first], minlength=k)])
+    statistic, _ = info.chi2_test(table)
+    df = (table.sum(axis=0) > 0).sum() - 1
+    return float(chi2.logsf(statistic, df)) + (np.log(2.0 ** (levels - 1) - 1) if levels else 0.0)
 
 
 def node_rows(est, X):
@@ -111,8 +129,9 @@ def test_two_class_split_equals_brute_force_over_all_partitions(seed, min_leaf):
         def cost(v):
             return entropy_cost(v, 2)
         codes, y_node = [X[rows, f] for f in range(2)], y[rows]
-        gains = [prefix_best_gain(c, y_node, cost, class_keys(c, y_node, 2), min_leaf)
-                 if len(np.unique(c)) > 1 else None for c in codes]
+        splits = [prefix_best_split(c, y_node, cost, class_keys(c, y_node, 2), min_leaf)
+                  if len(np.unique(c)) > 1 else (None, None) for c in codes]
+        gains = [g for g, _ in splits]
         brute = [best_partition_gain(c, y_node, cost, min_leaf) if len(np.unique(c)) > 1
                  else None for c in codes]
         for g, b in zip(gains, brute):
@@ -125,10 +144,12 @@ def test_two_class_split_equals_brute_force_over_all_partitions(seed, min_leaf):
             assert len(np.unique(y_node)) == 1 or all(g is None for g in gains)
             continue
         assert t.kind[node] == KIND_CATEGORICAL and len(t.child_ids(node)) == 2
-        best = max(g for g in gains if g is not None)
-        assert t.gain[node] == pytest.approx(best, abs=1e-9)
+        # the attribute: the smallest Bonferroni-adjusted p-value of each one's best split
+        log_p = [np.inf if g is None else adjusted_log_p(first, y_node, 2, len(np.unique(c)))
+                 for (g, first), c in zip(splits, codes)]
         f = t.feature[node]
-        assert gains[f] == pytest.approx(best, abs=1e-9)
+        assert f == int(np.argmin(log_p))
+        assert t.gain[node] == pytest.approx(gains[f], abs=1e-9)
         # the stored partition is the one scored: recompute its gain from the rows
         mask = np.isin(X[rows, f], list(left_levels(est, node)))
         gain = (entropy_cost(y_node, 2) - entropy_cost(y_node[mask], 2)
@@ -233,6 +254,79 @@ def test_pruning_collapses_exactly_the_splits_above_max_pchance():
         if t.kind[node] != KIND_LEAF and all(t.kind[c] == KIND_LEAF for c in t.child_ids(node)):
             assert info.chi2_test(t.value[t.child_ids(node)])[1] <= 0.05
     assert t.feature[0] == 0 and left_levels(pruned, 0) in ({0, 2, 4}, {1, 3, 5})
+
+
+# ------------------------------------------------------------------ the attribute selection
+
+def test_chi2_logsf_matches_scipy_and_stays_finite_where_the_p_value_underflows():
+    """The C log chi-square survival function (csrc/fastml_chi2.h) against scipy over df 1..20
+    and statistics 1e-3..1e5, relative 1e-10. Where scipy's logsf is -inf (the p-value
+    underflows: statistics above ~1,400) the reference is the asymptotic series of the upper
+    incomplete gamma, log Q(a, z) = (a-1) log z - z - log Gamma(a) + log sum_k (a-1)...(a-k)/z^k,
+    whose terms shrink by a / z < 0.015 there (20 terms: exact to double precision)."""
+    from scipy.special import gammaln
+    from scipy.stats import chi2
+    from fastml.tree._builder_fast import chi2_logsf
+    x = np.logspace(-3, 5, 300)[:, None]
+    df = np.arange(1, 21)[None, :]
+    ours = chi2_logsf(x, df)
+    ref = chi2.logsf(x, df)
+    finite = np.isfinite(ref)
+    assert finite.sum() > 4000 and (~finite).sum() > 500
+    np.testing.assert_allclose(ours[finite], ref[finite], rtol=1e-10, atol=0)
+    a, z = np.broadcast_arrays(df / 2.0, x / 2.0)
+    a, z = a[~finite], z[~finite]
+    term, series = np.ones_like(z), np.ones_like(z)
+    for k in range(1, 21):
+        term = term * (a - k) / z
+        series += term
+    asymptotic = (a - 1) * np.log(z) - z - gammaln(a) + np.log(series)
+    np.testing.assert_allclose(ours[~finite], asymptotic, rtol=1e-10, atol=0)
+    assert chi2_logsf(0.0, 3) == 0.0 and chi2_logsf(np.inf, 3) == -np.inf
+    assert np.isnan(chi2_logsf(1.0, 0)) and np.isnan(chi2_logsf(np.nan, 2))
+
+
+def test_a_weak_real_column_beats_a_many_level_noise_column():
+    """The selection bias binary mode removes, on a constructed node: a real column that
+    carries a little signal (the class is x > 0 with 42% of the labels flipped) against a
+    40-level column of pure noise. The noise column's best partition has the larger gain (by
+    chance: it is the best of 2^39 - 1), so the highest-gain rule would split on it; the
+    adjusted p-value (CHAID's Bonferroni over the partitions) picks the real column, as its
+    numpy replica does."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    x, noise = rng.normal(size=n), rng.integers(0, 40, n).astype(float)
+    y = ((x > 0) ^ (rng.random(n) < 0.42)).astype(int)
+
+    def cost(v):
+        return entropy_cost(v, 2)
+    order = np.argsort(x)
+    cuts = [(cost(y) - cost(y[order[:i]]) - cost(y[order[i:]])) / n for i in range(1, n)]
+    real_gain, cut = max(cuts), int(np.argmax(cuts)) + 1
+    noise_gain, noise_first = prefix_best_split(noise, y, cost, class_keys(noise, y, 2))
+    assert noise_gain > 1.5 * real_gain > 0.01
+    real_first = np.zeros(n, dtype=bool)
+    real_first[order[:cut]] = True
+    assert adjusted_log_p(real_first, y, 2) < adjusted_log_p(noise_first, y, 2, 40)
+    stump = DecisionTreeClassifier(categorical_features=[1], categorical_split="binary",
+                                   max_depth=1).fit(np.column_stack([x, noise]), y)
+    assert stump.tree_.feature[0] == 0
+    assert stump.tree_.gain[0] == pytest.approx(real_gain, abs=1e-12)
+    noise_alone_gain = DecisionTreeClassifier(  # the noise column alone: the gain said above
+        categorical_features="all", categorical_split="binary", max_depth=1).fit(
+        noise[:, None], y).tree_.gain[0]
+    assert noise_alone_gain == pytest.approx(noise_gain, abs=1e-12)
+
+
+def test_binary_mode_without_categorical_columns_grows_the_gain_tree():
+    """The adjusted selection corrects the partitions' bias, so it applies only when the data
+    has a categorical column: on real columns alone binary mode is the lectures' tree, the
+    same as multiway's and as the hist splitter's (which keeps the gain rule)."""
+    X, y = issue14_data(5_000, 3)
+    real = X[:, 10:]
+    kw = dict(criterion="gini", min_samples_leaf=5)
+    binary = DecisionTreeClassifier(categorical_split="binary", **kw).fit(real, y)
+    assert binary.tree_ == DecisionTreeClassifier(**kw).fit(real, y).tree_
 
 
 # ------------------------------------------------------------------ storage and prediction
@@ -340,10 +434,9 @@ def issue14_data(n, seed):
 def test_binary_splits_reach_sklearn_one_hot_accuracy_where_multiway_falls_short():
     """Issue 14's comparison, at 30k rows: the binary tree is at least as accurate as
     scikit-learn's on one-hot columns, and multiway is not. Fully grown trees fit the 10%
-    label noise, binary ones the most (their splits are the most flexible): at 400k rows the
-    unpruned binary tree falls below one-hot (bench/bench_tree_categorical.py), and 000's
-    chi-square pruning is what keeps it ahead, so the pruned tree is checked too, and the
-    pruning against the old one-node-at-a-time implementation (fastml.info.chi2_test)."""
+    label noise; 000's chi-square pruning removes more of it, so the pruned tree is checked
+    too, and the pruning against the old one-node-at-a-time implementation
+    (fastml.info.chi2_test)."""
     from sklearn.tree import DecisionTreeClassifier as SkTree
     X, y = issue14_data(30_000, 0)
     Xt, yt = issue14_data(20_000, 1)
@@ -361,6 +454,29 @@ def test_binary_splits_reach_sklearn_one_hot_accuracy_where_multiway_falls_short
     assert acc["pruned"] > acc["binary"] >= acc["one-hot"] > acc["multiway"], acc
     assert binary.tree_.node_count < multiway.tree_.node_count
     assert pruned.tree_ == one_node_at_a_time_prune(binary.tree_, 0.01)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+def test_unpruned_binary_tree_beats_sklearn_one_hot_on_issue14_data(criterion):
+    """Issue 14 part 5's acceptance, at 60k training rows: min_samples_leaf=5, unpruned,
+    binary categorical splits against scikit-learn's tree on one-hot columns. Measured over 8
+    seeds (bench/README.md, "Binary splits: unbiased attribute selection") the binary tree led
+    by 3.4 to 4.6 points (entropy) and 5.5 to 6.4 points (gini), and at 400k rows (seeds 0, 1)
+    by 1.5 and 1.8 (entropy), 1.6 and 1.3 (gini): the 2-point floor asserted here is well below
+    the smallest lead at this size. Before the adjusted attribute selection the unpruned binary
+    tree trailed one-hot by 0.9 points (entropy) at 400k rows."""
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    X, y = issue14_data(60_000, 0)
+    Xt, yt = issue14_data(20_000, 1)
+    binary = DecisionTreeClassifier(criterion=criterion, categorical_split="binary",
+                                    categorical_features=list(range(10)),
+                                    min_samples_leaf=5).fit(X, y)
+
+    def one_hot(X):
+        return np.column_stack([np.eye(8)[X[:, :10].astype(int)].reshape(len(X), 80), X[:, 10:]])
+
+    sk = SkTree(criterion=criterion, min_samples_leaf=5, random_state=0).fit(one_hot(X), y)
+    assert binary.score(Xt, yt) >= sk.score(one_hot(Xt), yt) + 0.02
 
 
 def one_node_at_a_time_prune(tree, max_pchance):

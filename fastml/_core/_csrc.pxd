@@ -6,6 +6,11 @@ from libc.stdint cimport int64_t, uint64_t
 cdef extern from "fastml_math.h" nogil:
     double fastml_logistic_loss_dloss(double m, double t, double *dloss) noexcept
 
+# log of the chi-square survival function (csrc/fastml_chi2.h): the binary-split tree builder's
+# attribute selection.
+cdef extern from "fastml_chi2.h" nogil:
+    double fastml_chi2_logsf(double x, double df) noexcept
+
 # Software prefetch (csrc/fastml_prefetch.h): shuffled row orders defeat the hardware prefetcher.
 cdef extern from "fastml_prefetch.h" nogil:
     void fastml_prefetch_range(const void *start, size_t n_bytes) noexcept

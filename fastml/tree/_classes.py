@@ -379,12 +379,20 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         any n_jobs.
     categorical_split : {"multiway", "binary"}, default="multiway"
         "multiway": ID3's split (000), one child per level present at the node; the attribute
-        is used up on that path. "binary": the best partition of the levels present at the
-        node into two groups (exact for two classes and for regression, Breiman et al. 1984;
-        with more classes the best of one scan per class, each class's levels ordered by
-        their proportion of it); the attribute can be tested again deeper, and many-level
-        columns do not fragment the data. Missing values and levels not present at the node
-        go to the larger group. See the tree user guide.
+        is used up on that path, and the attribute of the largest information gain is chosen
+        (the lectures' rule). "binary": the best partition of the levels present at the node
+        into two groups (exact for two classes and for regression, Breiman et al. 1984; with
+        more classes the best of one scan per class, each class's levels ordered by their
+        proportion of it); the attribute can be tested again deeper, and many-level columns
+        do not fragment the data. Missing values and levels not present at the node go to the
+        larger group. In binary mode (on data with a categorical column) each attribute's
+        split is still the one of largest gain, but the attribute is chosen by the significance of that split (CHAID's rule, Kass
+        1980; Loh & Shih 1997): the smallest log p-value of Pearson's chi-square test of its
+        2 x classes table (regression: the likelihood-ratio test of the variance reduction),
+        plus log(2^(P-1) - 1) for a categorical attribute with P levels at the node, the
+        Bonferroni adjustment for the partitions searched. The largest gain would favour
+        many-level attributes whose best partition fits noise by chance. See the tree user
+        guide.
     splitter : {"best", "hist"}, default="best"
         "best": the lectures' exact sweep over every sorted value. "hist": the same search
         over binned values (fastml/tree/_hist_fast.pyx), several times faster on large data;

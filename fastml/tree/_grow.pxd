@@ -99,6 +99,8 @@ ctypedef struct Split:
     int ordering         # exact builder, binary categorical: the level order of the partition
     int cut              # histogram builder: the last bin of the left child
     int cut_next         # and the first bin of the right one (at this node)
+    count_t *left_counts # exact builder, binary mode's attribute selection: where the sweep
+                         # keeps the class counts of the best split's first child (NULL: not kept)
 
 
 cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
@@ -106,6 +108,7 @@ cdef inline void clear_split(Split *split, double limit, int first_within) noexc
     split.cost = INFINITY
     split.limit = limit
     split.first_within = first_within
+    split.left_counts = NULL
 
 
 cdef inline int takes(Split *best, double cost, int feature, int missing_left,

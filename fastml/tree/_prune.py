@@ -68,8 +68,10 @@ def split_children(tree, inner):
 def p_chances(value, parent, child, n_nodes):
     """Pearson's chi-square p_chance of every split's (children x classes) count table, as
     fastml.info.chi2_test computes it (empty rows and columns dropped, (r-1)(c-1) degrees of
-    freedom, 1.0 when that is 0), for all splits in a few vectorized passes."""
-    from scipy.stats import chi2
+    freedom, 1.0 when that is 0), for all splits in a few vectorized passes. The p-value is
+    the builder's (csrc/fastml_chi2.h, which binary mode's attribute selection uses): one
+    implementation of the chi-square tail for growing and pruning."""
+    from ._builder_fast import chi2_logsf
     rows = value[child]                       # (pairs, K): each child's class counts
     cols = value[parent]                      # the split node's class counts
     row_sum = rows.sum(axis=1)
@@ -83,5 +85,5 @@ def p_chances(value, parent, child, n_nodes):
     dof = (r - 1) * (c - 1)
     p = np.ones(n_nodes)
     tested = dof > 0
-    p[tested] = chi2.sf(statistic[tested], dof[tested])
+    p[tested] = np.exp(chi2_logsf(statistic[tested], dof[tested]))
     return p
