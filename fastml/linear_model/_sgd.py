@@ -164,13 +164,16 @@ class SGDEngine:
         if len(shards) < 2:
             return self.epoch(X, Y, sample_weight, order, epoch_index)
         copies = [copy.deepcopy(self) for _ in shards]
+
+        def run_shard(engine, rows):    # the weight's O(n) gather runs in the threads too
+            return engine.epoch(X, Y, sample_weight, rows, epoch_index), np.sum(
+                sample_weight[rows])
+
         with ThreadPoolExecutor(len(shards)) as pool:
-            results = list(pool.map(
-                lambda engine, rows: engine.epoch(X, Y, sample_weight, rows, epoch_index),
-                copies, shards))
+            results, weights = zip(*pool.map(run_shard, copies, shards))
         steps = self.n_steps + sum(engine.n_steps - self.n_steps for engine in copies)
         loss_sum, updates, step_weight = (sum(column) for column in zip(*results))
-        mix_into(self, copies, [np.sum(sample_weight[rows]) for rows in shards])
+        mix_into(self, copies, weights)
         self.state[_STEPS] = steps
         self.n_updates += updates
         self.config["epoch"] = int(epoch_index)
