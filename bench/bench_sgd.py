@@ -7,7 +7,9 @@ tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the
 
 `python bench/bench_sgd.py` times n_jobs=1 against n_jobs=2 interleaved in one process (wall
 and CPU minima of FASTML_BENCH_SGD_ROUNDS rounds, default 5) with the held-out quality of each:
-the table of bench/README.md's "n_jobs=2" section."""
+the table of bench/README.md's "n_jobs=2" section. FASTML_BENCH_WAIT_IDLE=1 starts each pair
+only once /proc/loadavg shows no other runnable task (threads only pay on an idle machine:
+the scheduler shares a busy one between sessions, not threads)."""
 import os
 import time
 import warnings
@@ -99,6 +101,22 @@ def test_perceptron(benchmark, single_thread, average, who):
            accuracy=float(np.mean(model.predict(X_test) == y_test)))
 
 
+def _wait_until_idle():
+    """Until four samples 0.1 s apart show one runnable task (this one) on the machine."""
+    def runnable():
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    def busy():
+        samples = []
+        for _ in range(4):
+            samples.append(runnable())
+            time.sleep(0.1)
+        return max(samples) > 1
+
+    while busy():
+        time.sleep(0.5)
+
+
 def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
     """n_jobs=1 and n_jobs=2 interleaved, round by round: wall and CPU minima, quality."""
     from threadpoolctl import threadpool_limits
@@ -112,6 +130,8 @@ def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
                 times = {1: [], 2: []}
                 models = {}
                 for _ in range(rounds):
+                    if os.environ.get("FASTML_BENCH_WAIT_IDLE") == "1":
+                        _wait_until_idle()
                     for n_jobs in (1, 2):
                         models[n_jobs] = make(f"fastml n_jobs={n_jobs}")
                         wall, cpu = time.perf_counter(), time.process_time()
