@@ -1,9 +1,17 @@
 """The SGD family at issue 13's sizes, fastml next to scikit-learn in one session, one thread:
 logistic SGD (5 epochs, shuffled) at 300k x 100 and 1M x 100 with fastml's full shuffle
 (shuffle=True, the default) and its block shuffle (shuffle="block"), the perceptron and the
-averaged perceptron at 300k x 100. Quality: held-out log-loss next to the optimum (L-BFGS to
-tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes."""
+averaged perceptron at 300k x 100, and fastml's n_jobs=2 (parameter mixing over two threads,
+issue 13: wall time is what it buys). Quality: held-out log-loss next to the optimum (L-BFGS to
+tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes.
+
+`python bench/bench_sgd.py` times n_jobs=1 against n_jobs=2 interleaved in one process (wall
+and CPU minima of FASTML_BENCH_SGD_ROUNDS rounds, default 5) with the held-out quality of each:
+the table of bench/README.md's "n_jobs=2" section. FASTML_BENCH_WAIT_IDLE=1 starts each pair
+only once /proc/loadavg shows no other runnable task (threads only pay on an idle machine:
+the scheduler shares a busy one between sessions, not threads)."""
 import os
+import time
 import warnings
 
 import numpy as np
@@ -39,18 +47,32 @@ def data(n):
     return _cache[n]
 
 
+def _options(who):
+    """fastml's options named in a `who` label: the shuffle and n_jobs."""
+    return dict(shuffle="block" if "block" in who else True,
+                n_jobs=2 if "n_jobs=2" in who else None)
+
+
+def logistic(who):
+    return LogisticRegression(solver="sgd", alpha=ALPHA, max_iter=5, tol=None, random_state=0,
+                              **_options(who))
+
+
+def perceptron(who, average=False):
+    return Perceptron(max_iter=5, tol=None, random_state=0, average=average, **_options(who))
+
+
 def held_out(model, X_test, y_test):
     return log_loss(y_test, model.predict_proba(X_test), model.classes_)
 
 
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
-                                 "scikit-learn SGDClassifier"])
+                                 "fastml shuffle=True n_jobs=2", "scikit-learn SGDClassifier"])
 def test_logistic_sgd(benchmark, single_thread, n, who):
     X, y, X_test, y_test, optimum = data(n)
     if who.startswith("fastml"):
-        model = LogisticRegression(solver="sgd", alpha=ALPHA, max_iter=5, tol=None,
-                                   random_state=0, shuffle="block" if "block" in who else True)
+        model = logistic(who)
     else:
         from sklearn.linear_model import SGDClassifier
         model = SGDClassifier(loss="log_loss", alpha=ALPHA, max_iter=5, tol=None,
@@ -62,13 +84,12 @@ def test_logistic_sgd(benchmark, single_thread, n, who):
 
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
-                                 "scikit-learn"])
+                                 "fastml shuffle=True n_jobs=2", "scikit-learn"])
 def test_perceptron(benchmark, single_thread, average, who):
     n = SIZES[0]
     X, y, X_test, y_test, _ = data(n)
     if who.startswith("fastml"):
-        model = Perceptron(max_iter=5, tol=None, random_state=0, average=average,
-                           shuffle="block" if "block" in who else True)
+        model = perceptron(who, average)
     else:
         from sklearn.linear_model import SGDClassifier
         model = SGDClassifier(loss="perceptron", penalty=None, learning_rate="constant",
@@ -78,3 +99,57 @@ def test_perceptron(benchmark, single_thread, average, who):
         benchmark.pedantic(model.fit, args=(X, y), rounds=3, iterations=1)
     record(benchmark, f"{'averaged ' if average else ''}perceptron {n} x 100, 5 epochs", who,
            accuracy=float(np.mean(model.predict(X_test) == y_test)))
+
+
+def _wait_until_idle():
+    """Until four samples 0.1 s apart show one runnable task (this one) on the machine."""
+    def runnable():
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    def busy():
+        samples = []
+        for _ in range(4):
+            samples.append(runnable())
+            time.sleep(0.1)
+        return max(samples) > 1
+
+    while busy():
+        time.sleep(0.5)
+
+
+def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
+    """n_jobs=1 and n_jobs=2 interleaved, round by round: wall and CPU minima, quality."""
+    from threadpoolctl import threadpool_limits
+    print(f"load average before: {os.getloadavg()}")
+    print("| task | n_jobs | wall min (s) | CPU min (s) | speed-up (wall) | held-out |")
+    print("|---|---|---|---|---|---|")
+    with threadpool_limits(limits=1):
+        for n in SIZES:
+            X, y, X_test, y_test, optimum = data(n)
+            for task, make in (("logistic SGD", logistic), ("perceptron", perceptron)):
+                times = {1: [], 2: []}
+                models = {}
+                for _ in range(rounds):
+                    if os.environ.get("FASTML_BENCH_WAIT_IDLE") == "1":
+                        _wait_until_idle()
+                    for n_jobs in (1, 2):
+                        models[n_jobs] = make(f"fastml n_jobs={n_jobs}")
+                        wall, cpu = time.perf_counter(), time.process_time()
+                        models[n_jobs].fit(X, y)
+                        times[n_jobs].append((time.perf_counter() - wall,
+                                              time.process_time() - cpu))
+                for n_jobs in (1, 2):
+                    wall = min(t[0] for t in times[n_jobs])
+                    cpu = min(t[1] for t in times[n_jobs])
+                    model = models[n_jobs]
+                    quality = (f"log-loss {held_out(model, X_test, y_test):.5f} "
+                               f"(optimum {optimum:.5f})" if task == "logistic SGD" else
+                               f"accuracy {np.mean(model.predict(X_test) == y_test):.4f}")
+                    speedup = min(t[0] for t in times[1]) / wall
+                    print(f"| {task} {n} x {N_FEATURES}, 5 epochs | {n_jobs} | {wall:.3f} | "
+                          f"{cpu:.3f} | {speedup:.2f}x | {quality} |", flush=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

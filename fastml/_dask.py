@@ -561,29 +561,15 @@ def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
 
 
 def _mix(models, weights):
-    """The row-weighted average of the models' SGD states (adapter onto SGDEngine: the
-    weights W (folded with their scale), intercepts, AdaGrad sums, running averages (their
-    explicit sums, fold_average) and counters are averaged)."""
+    """The models' SGD states mixed into the first's (fastml.linear_model._sgd.mix_into: the
+    row-weighted average, the one definition), their counters summed."""
+    from .linear_model._sgd import mix_into
     first = models[0]
     engines = [m._engine for m in models]
-    p = weights / weights.sum()
-    avg = functools.partial(_weighted, p)
-    engine = first._engine
-    for e in engines:   # S = A, W = w in every engine: the slots average as the sums do
-        e.fold_average()
-    engine.W = avg([e.W for e in engines]).astype(engine.dtype)
-    engine.b = avg([e.b for e in engines]).astype(engine.dtype)
-    engine.G, engine.Gb = avg([e.G for e in engines]), avg([e.Gb for e in engines])
-    engine.A, engine.Ab = avg([e.A for e in engines]), avg([e.Ab for e in engines])
-    engine.state = avg([e.state for e in engines])
-    engine.state[0] = 1.0
-    engine.n_updates = int(sum(e.n_updates for e in engines))
-    first.coef_, first.intercept_ = engine.coef(), engine.intercept()
+    mix_into(first._engine, engines, weights)
+    first._engine.n_updates = int(sum(e.n_updates for e in engines))
+    first.coef_, first.intercept_ = first._engine.coef(), first._engine.intercept()
     return first
-
-
-def _weighted(p, arrays):
-    return np.tensordot(p, np.stack(arrays), axes=1)
 
 
 def _finish_mixing(estimator, n_epochs, curve, progressive):

@@ -96,7 +96,14 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         1: a progress bar (tqdm, if installed) over iterations / epochs showing the loss and
         weight or gradient norm; 2: one line per iteration / epoch; 0: silent.
     n_jobs : int or None
-        Threads for the batch kernel (None = 1, -1 = all cores).
+        Threads (None = 1, -1 = all cores). The batch solvers split the rows of each pass
+        (the same model for any n_jobs). "sgd" / "minibatch" with n_jobs > 1 run each epoch
+        (and each `partial_fit` call) by parameter mixing: the epoch's shuffled rows are cut
+        into n_jobs contiguous shards, each runs SGD in its own thread from the same weights,
+        then the weights are averaged (weighted by the shards' sample weights). This changes
+        the model: it depends on n_jobs (give a number, not -1, to get the same model on any
+        machine) and is deterministic for a fixed random_state and n_jobs; it costs a little
+        log-loss per epoch (see the user guide). None or 1 is the serial loop.
 
     Attributes
     ----------
@@ -414,7 +421,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
             name="LogisticRegression", first_epoch=self._epochs_done,
-            watch_progressive=self.early_stopping == "progressive")
+            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs)
         self._epochs_done += n_iter
         self.coef_ = self._engine.coef()
         self.intercept_ = self._engine.intercept()

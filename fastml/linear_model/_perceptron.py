@@ -18,7 +18,7 @@ from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
-                    labels_from_scores, start_partial_fit)
+                    check_n_jobs_param, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
@@ -32,7 +32,8 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
 
     Subclasses give `_engine_options()` (loss, learning_rate, eta0, alpha) and may check their
     own parameters in `_check_params`; they need max_iter, tol, n_iter_no_change, shuffle,
-    average, average_halflife, early_stopping, fit_intercept, random_state and verbose
+    average, average_halflife, early_stopping, fit_intercept, random_state, verbose and n_jobs
+    (> 1: epochs by parameter mixing over threads, _sgd.py's SGDEngine.mixed_epoch)
     attributes.
     """
 
@@ -121,6 +122,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         check_param("average_halflife", self.average_halflife, low=0.0, low_inclusive=False,
                     allow_none=True)
         check_param("early_stopping", self.early_stopping, choices=(False, "progressive"))
+        check_n_jobs_param(self.n_jobs)
 
     def _new_engine(self, X):
         layout = OutputLayout(len(self.classes_))
@@ -143,7 +145,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             name=type(self).__name__, first_epoch=self._epochs_done,
             stop_without_updates=self._stop_without_updates and epochs > 1,
             progressive=self._progressive,
-            watch_progressive=self.early_stopping == "progressive")
+            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs)
         self._epochs_done += n_iter
         self.coef_ = engine.coef()
         self.intercept_ = engine.intercept()
@@ -190,6 +192,14 @@ class Perceptron(_OnlineLinearClassifier):
         Seeds the shuffling.
     verbose : int, default 0
         Print the loss, |w| and the mistakes of each epoch.
+    n_jobs : int or None, default None
+        Threads (None = 1, -1 = all cores). n_jobs > 1 runs each epoch (and each
+        `partial_fit` call) by parameter mixing: the epoch's shuffled rows are cut into n_jobs
+        contiguous shards, each runs the perceptron in its own thread from the same weights
+        (and the same running average), then they are averaged (weighted by the shards'
+        sample weights). That model depends on n_jobs (give a number, not -1, for the same
+        model on any machine) and is deterministic for a fixed random_state and n_jobs. None
+        or 1 is the serial loop.
 
     Attributes
     ----------
@@ -228,7 +238,8 @@ class Perceptron(_OnlineLinearClassifier):
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
                  shuffle: Union[bool, str] = True, average: Union[bool, int] = False,
                  average_halflife: Optional[float] = None, fit_intercept: bool = True,
-                 random_state: RandomStateLike = None, verbose: int = 0) -> None:
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 n_jobs: Optional[int] = None) -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -239,6 +250,7 @@ class Perceptron(_OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def _engine_options(self):
         return dict(loss="perceptron", learning_rate="constant", eta0=1.0, alpha=0.0)

@@ -642,7 +642,8 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         n_iter, curve, _ = run_epochs(
             self._engine, X, Y, sw, max_iter=epochs, tol=self.tol if epochs > 1 else None,
             n_iter_no_change=self.n_iter_no_change, shuffle=self.shuffle, rng=self._rng,
-            verbose=self.verbose, name=type(self).__name__, first_epoch=self._epochs_done)
+            verbose=self.verbose, name=type(self).__name__, first_epoch=self._epochs_done,
+            n_jobs=self.n_jobs)
         self._epochs_done += n_iter
         self.n_iter_ = self._epochs_done
         self.loss_curve_ = (getattr(self, "loss_curve_", []) if resume else []) + curve
@@ -750,6 +751,11 @@ _SOLVER_DOC = """
         counts them: None = 1 (BLAS then threads dsyrk under its own setting), -1 = every
         core. With more than one, BLAS runs single-threaded inside them for the call only.
         (scikit-learn's LinearRegression uses n_jobs for its multi-target solves.)
+        solver="sgd" with n_jobs > 1 runs each epoch (and each `partial_fit` call) by
+        parameter mixing: the shuffled rows cut into n_jobs shards, SGD on each in its own
+        thread from the same weights, then the weights averaged; that model depends on n_jobs
+        (give a number, not -1, for the same model on any machine) and is deterministic for
+        a fixed random_state and n_jobs.
 
     Attributes
     ----------
@@ -907,7 +913,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         solves from the QR factor of the expanded data (NIST's degree-10 Filip keeps 7
         digits); scaling x to [-1, 1] first keeps it on the one-pass Cholesky path.
     n_jobs : int or None, default None
-        Threads of the feature expansion and of X^T X (None = 1, -1 = every core).
+        Threads of the feature expansion and of X^T X (None = 1, -1 = every core); with
+        solver="sgd", the parameter-mixing threads of LinearRegression's n_jobs.
 
     `fit` computes the number of terms first and refuses more than MAX_POLYNOMIAL_TERMS
     (30,000) with a ValueError, before expanding anything.

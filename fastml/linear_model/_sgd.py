@@ -4,15 +4,20 @@
 stored as scale * W, the intercepts, AdaGrad's sums of squared gradients, the lazy running
 average (A, B) and the step count t. `run_epochs` runs epochs with shuffling, convergence on the
 training loss (`tol`, `n_iter_no_change`), early stopping on a held-out fraction, divergence
-detection and per-epoch progress. Estimators (LogisticRegression, Perceptron, LinearSVM,
+detection and per-epoch progress; with n_jobs > 1, each epoch by parameter mixing over threads
+(`SGDEngine.mixed_epoch`, `mix_into`: the one definition of mixing, which the Dask driver
+uses too). Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
+import copy
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from . import _sgd_fast as _sgd
 from ._iterate import iterate
 from ..exceptions import DivergenceError
-from .._validation import check_param, state_array, state_count
+from .._validation import check_n_jobs, check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
@@ -139,6 +144,41 @@ class SGDEngine:
         self.n_updates += updates
         return loss_sum, updates, step_weight
 
+    def mixed_epoch(self, X, Y, sample_weight, order, epoch_index, n_shards):
+        """One epoch by parameter mixing on `n_shards` threads; returns what `epoch` returns,
+        summed over the shards.
+
+        `order` is cut into n_shards contiguous shards (their lengths differ by at most one
+        row; fewer when there are fewer rows). Each shard runs `epoch` on its own copy of this
+        state, in its own thread (the kernel releases the GIL), all from the same weights and
+        the same step clock t. Then this state becomes their mix (`mix_into`, weighted by the
+        shards' sample-weight sums) and t becomes t + the steps of all the shards: the next
+        epoch starts where the serial one would, so the schedules (inverse, optimal) decay with
+        the total updates; within an epoch each shard's steps are sized as the first
+        len(shard) steps of a serial epoch would be. The result depends on `order` and
+        n_shards only, never on thread timing. A shard that diverges raises its
+        DivergenceError (the first such shard in order) and leaves this state as it was."""
+        n = len(order)
+        bounds = [n * i // n_shards for i in range(n_shards + 1)]
+        shards = [order[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+        if len(shards) < 2:
+            return self.epoch(X, Y, sample_weight, order, epoch_index)
+        copies = [copy.deepcopy(self) for _ in shards]
+
+        def run_shard(engine, rows):    # the weight's O(n) gather runs in the threads too
+            return engine.epoch(X, Y, sample_weight, rows, epoch_index), np.sum(
+                sample_weight[rows])
+
+        with ThreadPoolExecutor(len(shards)) as pool:
+            results, weights = zip(*pool.map(run_shard, copies, shards))
+        steps = self.n_steps + sum(engine.n_steps - self.n_steps for engine in copies)
+        loss_sum, updates, step_weight = (sum(column) for column in zip(*results))
+        mix_into(self, copies, weights)
+        self.state[_STEPS] = steps
+        self.n_updates += updates
+        self.config["epoch"] = int(epoch_index)
+        return loss_sum, updates, step_weight
+
     def _arrays(self):
         """Copies of the state arrays an epoch changes in place (O(K d): an epoch is O(n d))."""
         return {name: getattr(self, name).copy()
@@ -206,6 +246,28 @@ class SGDEngine:
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
+
+
+def mix_into(target, engines, weights):
+    """Parameter mixing, the one definition (threads: SGDEngine.mixed_epoch; Dask:
+    fastml/_dask.py): set `target`'s state (it may be one of `engines`) to the weighted average
+    of the engines' states, slot by slot: the weights (scale folded in), intercepts, AdaGrad's
+    sums, and the running average's explicit sum S and mass Z (fold_average), so the reported
+    average is sum_j p_j S_j / sum_j p_j Z_j (the mean of the engines' averages when their
+    masses agree). `weights` >= 0 (the engines' rows or sample weights; all zero = equal);
+    the step clock is averaged too and the counter n_updates is left to the caller."""
+    p = np.asarray(weights, dtype=np.float64)
+    p = p / p.sum() if p.sum() > 0 else np.full(len(engines), 1.0 / len(engines))
+    for engine in engines:   # S = A, w = W in every engine: the slots average as the sums do
+        engine.fold_average()
+
+    def average(name):
+        return np.tensordot(p, np.stack([getattr(engine, name) for engine in engines]), axes=1)
+
+    target.W, target.b = average("W").astype(target.dtype), average("b").astype(target.dtype)
+    target.G, target.Gb, target.A, target.Ab = (average(name) for name in ("G", "Gb", "A", "Ab"))
+    target.state = average("state")
+    target.state[_SCALE] = target.state[_AVERAGE_C] = 1.0    # 1 in every engine (not 1 - ulp)
 
 
 def check_sgd_engine(engine, n_outputs, n_features):
@@ -294,7 +356,8 @@ def epoch_order(rng, n, shuffle, block=_sgd.SHUFFLE_BLOCK_ROWS):
 
 def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
                validation=None, verbose=0, name="SGD", first_epoch=0,
-               stop_without_updates=False, progressive="loss", watch_progressive=False):
+               stop_without_updates=False, progressive="loss", watch_progressive=False,
+               n_jobs=None):
     """Run up to `max_iter` epochs of `engine` over (X, Y).
 
     Stops early when the epoch's mean loss has not dropped by more than `tol` below the best
@@ -308,8 +371,11 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     mean over its rows of each row's loss at the weights before the step that uses it:
     progressive="loss" takes the engine's loss (so it equals the mean training loss),
     "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
+    n_jobs (`check_n_jobs`: None = 1) > 1 runs each epoch by parameter mixing over that many
+    threads (SGDEngine.mixed_epoch); 1 is the serial loop.
     Returns (epochs run, list of mean training losses, list of progressive losses).
     """
+    n_shards = check_n_jobs(n_jobs)
     check_shuffle(shuffle)
     X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
     n = X.shape[0]
@@ -318,7 +384,9 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
 
     def step(epoch):
         order = epoch_order(rng, n, shuffle)
-        loss_sum, updates, step_weight = engine.epoch(X, Y, sample_weight, order, epoch)
+        loss_sum, updates, step_weight = (
+            engine.epoch(X, Y, sample_weight, order, epoch) if n_shards == 1
+            else engine.mixed_epoch(X, Y, sample_weight, order, epoch, n_shards))
         mean_loss = loss_sum / weight_total
         curve.append(mean_loss)
         progressive_curve.append(step_weight / weight_total if progressive == "mistakes"

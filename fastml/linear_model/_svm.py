@@ -19,7 +19,7 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import OutputLayout, all_or_nothing, check_n_jobs_param
+from ._base import OutputLayout, all_or_nothing
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
@@ -76,7 +76,12 @@ class LinearSVM(_OnlineLinearClassifier):
     random_state : int, Generator or None
     verbose : int, default 0
     n_jobs : int or None
-        Threads of the "subgradient" kernel (None = 1, -1 = all cores).
+        Threads (None = 1, -1 = all cores): "subgradient" splits the rows of each pass (the
+        same model for any n_jobs); "sgd" with n_jobs > 1 runs each epoch (and each
+        `partial_fit` call) by parameter mixing: the shuffled rows cut into n_jobs shards,
+        SGD on each in its own thread from the same weights, then the weights averaged.
+        That model depends on n_jobs (give a number, not -1, for the same model on any
+        machine) and is deterministic for a fixed random_state and n_jobs.
 
     Attributes
     ----------
@@ -128,7 +133,6 @@ class LinearSVM(_OnlineLinearClassifier):
 
     def _check_params(self):
         super()._check_params()
-        check_n_jobs_param(self.n_jobs)
         check_param("solver", self.solver, choices=SOLVERS)
         check_param("alpha", self.alpha, low=0.0, low_inclusive=False)
         check_param("eta0", self.eta0, low=0.0, low_inclusive=False)
