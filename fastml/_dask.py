@@ -523,7 +523,7 @@ def _fit_parameter_mixing(estimator, parts, X):
                                       indexed=True) if r is not None]
         if not local:
             raise ValueError("X has 0 samples")
-        state = _mix([r[0] for r in local], np.array([r[2] for r in local]))
+        state = _mix([r[0] for r in local], np.array([r[2] for r in local]), state)
         weights = [r[2] for r in local]
         curve.append(float(np.average([r[1] for r in local], weights=weights)))
         progressive.append(float(np.average([r[3] for r in local], weights=weights)))
@@ -560,14 +560,18 @@ def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
     return model, float(model.loss_curve_[-1]), weight, float(progressive[-1])
 
 
-def _mix(models, weights):
+def _mix(models, weights, start):
     """The models' SGD states mixed into the first's (fastml.linear_model._sgd.mix_into: the
-    row-weighted average, the one definition), their counters summed."""
+    row-weighted average, the one definition); the update counter becomes `start`'s (the
+    model every one of them began this epoch from; None: from scratch) plus the updates each
+    made, so n_mistakes_ counts every update once."""
     from .linear_model._sgd import mix_into
     first = models[0]
     engines = [m._engine for m in models]
+    before = 0 if start is None else start._engine.n_updates
+    updates = before + sum(e.n_updates - before for e in engines)
     mix_into(first._engine, engines, weights)
-    first._engine.n_updates = int(sum(e.n_updates for e in engines))
+    first._engine.n_updates = int(updates)
     first.coef_, first.intercept_ = first._engine.coef(), first._engine.intercept()
     return first
 

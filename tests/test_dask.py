@@ -333,3 +333,16 @@ def test_naive_bayes_is_one_graph_and_finds_the_classes_on_the_way(make, data, d
             warnings.simplefilter("ignore")      # a class of prior 0
             np.testing.assert_allclose(distributed.predict_proba(X), local.predict_proba(X),
                                        rtol=0, atol=1e-12)
+
+
+def test_mixing_counts_each_update_once(data, dask_client):
+    """n_mistakes_ over Dask is the updates of all epochs on all partitions, each counted
+    once: at most one per row and epoch (the partitions start each epoch from the mixed
+    model, whose count must not be added again once per partition)."""
+    X, y2, _, _, _ = data
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    model = fastml.Perceptron(random_state=0, max_iter=6, tol=None).fit(darr(Xs), darr(y2))
+    assert model.n_iter_ == 6
+    assert 0 < model.n_mistakes_ <= 6 * len(y2)
+    first = fastml.Perceptron(random_state=0, max_iter=1, tol=None).fit(darr(Xs), darr(y2))
+    assert model.n_mistakes_ > first.n_mistakes_
