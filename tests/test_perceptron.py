@@ -271,7 +271,7 @@ def test_poly2_kernel_is_the_linear_perceptron_on_the_explicit_map():
     y = np.where(X[:, 0] ** 2 - 0.7 * X[:, 0] * X[:, 1] - 0.5 * X[:, 1] ** 2 > 0.2, 1, -1)
     kernel = KernelPerceptron(kernel="poly", degree=2, coef0=0.0, gamma=1.0, max_iter=4,
                               random_state=3).fit(X, y)
-    linear = Perceptron(fit_intercept=False, max_iter=4, tol=None, random_state=3).fit(
+    linear = Perceptron(fit_intercept=False, max_iter=4, tol=None, random_state=3, shuffle=True).fit(
         phi_degree2(X), y)
     assert kernel.n_mistakes_ == linear.n_mistakes_
     Xt = rng.normal(size=(500, 2))

@@ -540,7 +540,7 @@ def test_weighted_sgd_ridge_reaches_the_closed_form():
     sw = rng.uniform(0.2, 3.0, size=len(X))
     exact = Ridge(alpha=300.0).fit(X, y, sw)
     sgd = Ridge(alpha=300.0, solver="sgd", eta0=0.01, average=len(X), max_iter=100, tol=None,
-                random_state=0).fit(X, y, sw)
+                random_state=0, shuffle=True).fit(X, y, sw)
     assert_rel(sgd.coef_, exact.coef_, 2e-3)
 
 

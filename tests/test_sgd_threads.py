@@ -162,7 +162,7 @@ def test_estimators_mix_like_the_replica_and_repeat_exactly(make, y):
     Y = serial_targets(serial, target)
     rng = np.random.default_rng(0)
     for epoch in range(3):
-        order = epoch_order(rng, len(X), True)
+        order = epoch_order(rng, len(X), serial.shuffle)   # the default: "block"
         engine = replica_mixed_epoch(engine, X, Y, np.ones(len(X)), order, epoch, 2)
     np.testing.assert_allclose(np.ravel(fits[0].coef_), np.ravel(engine.coef()), rtol=0,
                                atol=1e-12)
@@ -222,7 +222,7 @@ def test_one_thread_is_the_serial_loop_bit_for_bit(n_jobs):
     X, w = rng.normal(size=(300, 4)), np.array([1.0, -2.0, 0.5, 0.0])
     y = (X @ w + 0.5 * rng.normal(size=300) > 0).astype(int)
     yr = X @ w + 0.1 * rng.normal(size=300)
-    common = dict(max_iter=3, tol=None, random_state=0, n_jobs=n_jobs)
+    common = dict(max_iter=3, tol=None, random_state=0, n_jobs=n_jobs, shuffle=True)  # stored
     models = {
         "logistic_sgd": (LogisticRegression(solver="sgd", **common), y),
         "logistic_minibatch_avg": (LogisticRegression(

@@ -186,7 +186,7 @@ def test_sgd_shuffles_rows_within_each_chunk(table, scaled):
     sizes = [700, 700, 600]
     starts = np.cumsum([0] + sizes[:-1])
     chunks = [frame.iloc[s:s + n] for s, n in zip(starts, sizes)]
-    streamed = fit_stream(fastml.LogisticRegression(solver="sgd", random_state=7),
+    streamed = fit_stream(fastml.LogisticRegression(solver="sgd", random_state=7, shuffle=True),
                           chunks, "y")
     rng = np.random.default_rng(7)
     order = np.concatenate([s + rng.permutation(n) for s, n in zip(starts, sizes)])

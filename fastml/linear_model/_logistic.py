@@ -74,7 +74,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         "minibatch"), for streams that drift (003). Implies averaging (from the first step,
         or after `average` steps when that is an int); it carries on across `partial_fit`
         calls and `fastml.fit_stream` chunks.
-    shuffle : bool or "block", default True
+    shuffle : bool or "block", default "block"
         Visit the rows in a new random order each epoch: True, a full permutation; "block",
         blocks of 256 consecutive rows in random order with the rows inside each block
         shuffled (reads X near memory bandwidth instead of waiting on each row; on data
@@ -142,7 +142,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                  max_iter: int = 100, tol: Optional[float] = 1e-4, learning_rate: str = "adagrad",
                  eta0: Optional[float] = None, decay: float = 1.0, batch_size: int = 512,
                  average: Union[bool, int] = False, average_halflife: Optional[float] = None,
-                 shuffle: Union[bool, str] = True, early_stopping: Union[bool, str] = False,
+                 shuffle: Union[bool, str] = "block", early_stopping: Union[bool, str] = False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 5,
                  multi_class: str = "multinomial", random_state: RandomStateLike = None,
                  verbose: int = 0, n_jobs: Optional[int] = None) -> None:

@@ -171,7 +171,7 @@ class Perceptron(_OnlineLinearClassifier):
     early_stopping : False or "progressive", default False
         "progressive": the `tol` criterion watches `progressive_loss_` (the epoch's mistake
         rate) instead of the mean perceptron loss, which grows with |w|; no rows are held out.
-    shuffle : bool or "block", default True
+    shuffle : bool or "block", default "block"
         Visit the rows in a new random order each epoch: True, a full permutation; "block",
         blocks of 256 consecutive rows in random order with the rows inside each block
         shuffled (reads X near memory bandwidth instead of waiting on each row; on data
@@ -236,7 +236,7 @@ class Perceptron(_OnlineLinearClassifier):
 
     def __init__(self, max_iter: int = 1000, tol: Optional[float] = 1e-3,
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
-                 shuffle: Union[bool, str] = True, average: Union[bool, int] = False,
+                 shuffle: Union[bool, str] = "block", average: Union[bool, int] = False,
                  average_halflife: Optional[float] = None, fit_intercept: bool = True,
                  random_state: RandomStateLike = None, verbose: int = 0,
                  n_jobs: Optional[int] = None) -> None:

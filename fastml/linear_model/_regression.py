@@ -734,7 +734,7 @@ _SOLVER_DOC = """
         Report the average of the SGD iterates; an int starts averaging after that many
         steps (n_samples: after the first epoch, which drops the start-up transient), as in
         SGDRegressor.
-    shuffle : bool or "block", default True
+    shuffle : bool or "block", default "block"
         Visit the rows in a new random order each epoch: True, a full permutation; "block",
         blocks of 256 consecutive rows in random order with the rows inside each block
         shuffled (reads X near memory bandwidth instead of waiting on each row; on data
@@ -805,7 +805,7 @@ class LinearRegression(_LeastSquares):
     def __init__(self, fit_intercept: bool = True, solver: str = "normal", max_iter: int = 1000,
                  tol: Optional[float] = 1e-4, learning_rate: str = "constant", eta0: float = 0.01,
                  decay: float = 1.0, batch_size: int = 1, average: Union[bool, int] = True,
-                 shuffle: Union[bool, str] = True, n_iter_no_change: int = 5,
+                 shuffle: Union[bool, str] = "block", n_iter_no_change: int = 5,
                  random_state: RandomStateLike = None, verbose: int = 0,
                  n_jobs: Optional[int] = None) -> None:
         self.fit_intercept = fit_intercept
@@ -863,7 +863,7 @@ class Ridge(_LeastSquares):
                  max_iter: int = 1000, tol: Optional[float] = 1e-4,
                  learning_rate: str = "constant", eta0: float = 0.01, decay: float = 1.0,
                  batch_size: int = 1, average: Union[bool, int] = True,
-                 shuffle: Union[bool, str] = True, n_iter_no_change: int = 5,
+                 shuffle: Union[bool, str] = "block", n_iter_no_change: int = 5,
                  random_state: RandomStateLike = None, verbose: int = 0,
                  n_jobs: Optional[int] = None) -> None:
         self.alpha = alpha

@@ -66,7 +66,7 @@ class LinearSVM(_OnlineLinearClassifier):
         weighing 2**(-t / average_halflife) (normalised), for streams that drift. Implies
         averaging (from the first step, or after `average` steps when that is an int); it
         carries on across `partial_fit` calls.
-    shuffle : bool or "block", default True
+    shuffle : bool or "block", default "block"
         Visit the rows in a new random order each epoch: True, a full permutation; "block",
         blocks of 256 consecutive rows in random order with the rows inside each block
         shuffled (reads X near memory bandwidth instead of waiting on each row; on data
@@ -112,7 +112,7 @@ class LinearSVM(_OnlineLinearClassifier):
                  eta0: float = 0.01, max_iter: int = 1000, tol: Optional[float] = 1e-4,
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
                  average: Union[bool, int] = False, average_halflife: Optional[float] = None,
-                 shuffle: Union[bool, str] = True, fit_intercept: bool = True,
+                 shuffle: Union[bool, str] = "block", fit_intercept: bool = True,
                  random_state: RandomStateLike = None, verbose: int = 0,
                  n_jobs: Optional[int] = None) -> None:
         self.alpha = alpha
