@@ -91,3 +91,48 @@ def test_forest_predict_proba_w3(benchmark, data, forests, who, single_thread):
     proba = benchmark.pedantic(lambda: model.predict_proba(Xt), rounds=ROUNDS, iterations=1)
     record(benchmark, f"forest W3 predict_proba 1 thread {N_TEST}x20 ({N_FOREST}-row fit)",
            who, accuracy=float((model.classes_[proba.argmax(axis=1)] == yt).mean()))
+
+
+def min_cpu(fit, rounds=ROUNDS):
+    """The smallest CPU time (time.process_time) of `rounds` calls of fit()."""
+    import time
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        fit()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def lightgbm_fit(X, y, leaves, rounds):
+    """LightGBM, one thread: bin X (a Dataset) and boost `rounds` rounds of a 3-class model
+    (one tree per class per round) with `leaves` leaves, 255 bins, leaves of >= 1 row."""
+    import lightgbm
+    params = dict(objective="multiclass", num_class=3, num_leaves=leaves, max_bin=255,
+                  num_threads=1, learning_rate=1.0, min_data_in_leaf=1, force_col_wise=True,
+                  verbose=-1)
+    data = lightgbm.Dataset(X, y, params=dict(max_bin=255, verbose=-1))
+    return lightgbm.train(params, data, num_boost_round=rounds)
+
+
+@pytest.mark.parametrize("leaves", [31, 255, 4095])
+@pytest.mark.parametrize("who", ["fastml hist", "lightgbm"])
+def test_tree_growth_vs_lightgbm(benchmark, data, who, leaves, single_thread):
+    """Issue 13's goal: a hist tree within 2x of LightGBM's time per tree at the same number of
+    leaves. Whole fits are timed (binning included); `per_tree_s` takes the binning out by a
+    difference of CPU times: fastml fit(leaves) - fit(2 leaves) (binning, checks, one split);
+    LightGBM (3 rounds - 1 round) / 6 trees (each round grows one tree per class)."""
+    X, y = data[0], data[1]
+    if who == "lightgbm":
+        pytest.importorskip("lightgbm")
+        benchmark.pedantic(lambda: lightgbm_fit(X, y, leaves, 1), rounds=ROUNDS, iterations=1)
+        per_tree = (min_cpu(lambda: lightgbm_fit(X, y, leaves, 3))
+                    - min_cpu(lambda: lightgbm_fit(X, y, leaves, 1))) / 6
+    else:
+        from fastml.tree import DecisionTreeClassifier
+        grow = DecisionTreeClassifier(splitter="hist", max_leaf_nodes=leaves)
+        benchmark.pedantic(lambda: grow.fit(X, y), rounds=ROUNDS, iterations=1)
+        stump = DecisionTreeClassifier(splitter="hist", max_leaf_nodes=2)
+        per_tree = min_cpu(lambda: grow.fit(X, y)) - min_cpu(lambda: stump.fit(X, y))
+    record(benchmark, f"tree W3 {N}x20, {leaves} leaves: fastml hist vs LightGBM "
+           f"(1 round = 3 trees)", who, per_tree_s=per_tree)
