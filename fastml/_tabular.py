@@ -358,8 +358,13 @@ class CategoryEncoder:
         return self
 
     def partial_fit(self, X, name="X"):
-        merged = [merge_levels(old, new)
-                  for old, new in zip(self.categories_, self._levels_of(X, name))]
+        return self.add_levels(self._levels_of(X, name))
+
+    def add_levels(self, levels):
+        """Grow each column's vocabulary to its union with levels[j] (sorted, as fit finds
+        them) and return, per column, where each old level went (None for a column seen the
+        first time): partial_fit once the levels are known."""
+        merged = [merge_levels(old, new) for old, new in zip(self.categories_, levels)]
         self.categories_ = [union for union, _ in merged]   # a new list: all or nothing
         return [where for _, where in merged]
 

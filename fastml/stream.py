@@ -637,22 +637,17 @@ def _nb_merge_models(a, b):
         if isinstance(part_a, _GaussianPart):
             part_a.moments = merge_moments(part_a.moments, part_b.moments)
         else:
-            _grow_vocabulary(part_a, part_b, a.n_features_in_)
-            _grow_vocabulary(part_b, part_a, a.n_features_in_)
+            _grow_vocabulary(part_a, part_b)
+            _grow_vocabulary(part_b, part_a)
             part_a.counts = part_a.counts + part_b.counts
     return a     # finalized once, by _nb_finish
 
 
-def _grow_vocabulary(part, other, n_features):
+def _grow_vocabulary(part, other):
     """Add `other`'s levels to `part`'s vocabularies (its count columns move as
     partial_fit moves them)."""
-    levels = other.encoder.categories_
-    height = max(len(c) for c in levels)
-    table = np.full((height, n_features), None, dtype=object)
-    for column, values in zip(part.encoder.columns_, levels):
-        table[:len(values), column] = values
     before = [len(c) for c in part.encoder.categories_]
-    moved = part.encoder.partial_fit(table)
+    moved = part.encoder.add_levels(other.encoder.categories_)
     part.counts = part._relaid(before, moved)
 
 

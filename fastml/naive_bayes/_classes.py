@@ -36,7 +36,7 @@ from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
 from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
-                       check_table, codes_for, merge_levels, numeric_block)
+                       check_table, codes_for, numeric_block)
 from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
                            check_param, check_sample_weight, check_target, state_array,
                            state_count)
@@ -174,7 +174,7 @@ class _CategoricalPart:
             # a row of weight 0 is not there: its levels do not join the vocabulary
             moved = self.encoder.partial_fit(X if sw.all() else _rows(X, sw > 0))
         else:
-            moved = self._grow_vocabulary(counted[0])
+            moved = self.encoder.add_levels(counted[0])
         self.counts = self._relaid(old_levels, moved)
         empty = np.flatnonzero(self.n_categories == 0)
         if len(empty):
@@ -196,14 +196,6 @@ class _CategoricalPart:
             return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
-
-    def _grow_vocabulary(self, levels):
-        """The encoder's partial_fit for a chunk whose levels are known (sorted, one array
-        per column): the vocabularies become the unions, and, per column, where each old
-        level went (None for a column seen the first time)."""
-        merged = [merge_levels(old, new) for old, new in zip(self.encoder.categories_, levels)]
-        self.encoder.categories_ = [union for union, _ in merged]
-        return [where for _, where in merged]
 
     @property
     def n_categories(self):
