@@ -6,7 +6,9 @@
 # M = X_blk W^T + b (csrc/fastml_simd.h), the loss and its derivative per row (for the
 # logistic loss vectorized across the block's rows, csrc/fastml_batch.h; the other losses
 # through loss_and_dloss of _loss.pxd, the definitions the SGD loop uses), the residuals
-# R = sw * dloss, then G += R^T X_blk (fastml_simd.h) while the block is still in L1. X is
+# R = sw * dloss, then G += R^T X_blk (fastml_simd.h) while the block is still in L1. The
+# softmax over K > 1 outputs keeps M and R output-major (softmax_block), so its loss runs
+# across rows and R^T X takes the outputs in register tiles: the same sums, fewer loads. X is
 # read from memory once per call; the rows ahead are prefetched as the loops go, so memory
 # streams while the arithmetic runs (bench/README.md, branch batch: ~1.4x one X.sum() for
 # binary rows of 100 features, where the arithmetic alone is about half a read).
