@@ -96,6 +96,46 @@ def test_gd_iteration_fastml_threads(benchmark, gradient_setup, threads):
            if threads > 1 else "fastml")
 
 
+@pytest.fixture(scope="module", params=[3, 5], ids=lambda k: f"{k}classes")
+def multinomial_setup(request, data):
+    """One pass of the multinomial objective (K softmax outputs, as a K-class default fit
+    makes): labels from K random linear scores, weights at a random point."""
+    X = data[0]
+    n_classes = request.param
+    rng = np.random.default_rng(2)
+    y = np.argmax(X @ rng.standard_normal((N_FEATURES, n_classes)) / np.sqrt(N_FEATURES)
+                  + rng.gumbel(size=(len(X), n_classes)), axis=1)
+    w = rng.standard_normal(n_classes * N_FEATURES) * 0.1
+    objective = _Objective(X, y, np.ones(len(y)), OutputLayout(n_classes, "multinomial"),
+                           ALPHA, False, 1)
+    return X, y, w, objective, n_classes
+
+
+def test_gd_iteration_multinomial_fastml(benchmark, multinomial_setup, single_thread):
+    X, y, w, objective, n_classes = multinomial_setup
+    benchmark.pedantic(objective, args=(w,), rounds=10, iterations=1)
+    record(benchmark, f"logreg one gradient pass, {n_classes} classes", "fastml")
+
+
+def test_gd_iteration_multinomial_numpy(benchmark, multinomial_setup, single_thread):
+    from scipy.special import softmax
+    X, y, w, _, n_classes = multinomial_setup
+    W = w.reshape(n_classes, N_FEATURES)
+    onehot = np.eye(n_classes)[y]
+    benchmark.pedantic(lambda: (softmax(X @ W.T, axis=1) - onehot).T @ X, rounds=10,
+                       iterations=1)
+    record(benchmark, f"logreg one gradient pass, {n_classes} classes",
+           "numpy (softmax(X @ W.T) - Y).T @ X")
+
+
+def test_gd_iteration_multinomial_bandwidth_floor(benchmark, multinomial_setup,
+                                                  single_thread):
+    X, _, _, _, n_classes = multinomial_setup
+    benchmark.pedantic(X.sum, rounds=10, iterations=1)
+    record(benchmark, f"logreg one gradient pass, {n_classes} classes",
+           "X.sum() (one read of X)")
+
+
 def objective_value(model, X, y):
     p = model.predict_proba(X)[np.arange(len(y)), y]
     return -np.mean(np.log(p)) + 0.5 * ALPHA * float(np.sum(model.coef_ ** 2))

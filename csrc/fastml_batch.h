@@ -127,4 +127,48 @@ FASTML_LOSS_CLONES static double fastml_softmax_block(ptrdiff_t n_rows, ptrdiff_
     return total;
 }
 
+/* fastml_softmax_block's loss and derivatives for margins M and residuals R in output-major
+ * order ((K, n_rows): M[k * n_rows + i], fastml_simd.h's "cols" loops), with the same
+ * operations in the same order per row (the same bits). In fastml_softmax_block the per-row
+ * loops over k (the maxima, the sums, a division per value) run scalar, K steps per row; here
+ * every step is a loop across the block's rows, one output at a time, which the compiler
+ * vectorizes for any K. E is (K, n_rows) scratch, S and code (n_rows). */
+#ifndef FASTML_RESTRICT                          /* as in fastml_nb.h */
+#ifdef _MSC_VER
+#define FASTML_RESTRICT __restrict
+#else
+#define FASTML_RESTRICT restrict
+#endif
+#endif
+FASTML_LOSS_CLONES static double fastml_softmax_block_cols(
+        ptrdiff_t n_rows, ptrdiff_t K, const double *FASTML_RESTRICT M,
+        const double *FASTML_RESTRICT y, const double *FASTML_RESTRICT sw, int offset,
+        int reference, double *FASTML_RESTRICT R, double *FASTML_RESTRICT L,
+        double *FASTML_RESTRICT E, double *FASTML_RESTRICT S, double *FASTML_RESTRICT code) {
+    ptrdiff_t i, k, n = n_rows;
+    double total = 0.0;
+    for (i = 0; i < n; i++) {                    /* code <- the label's output; L <- m_label */
+        ptrdiff_t label = (ptrdiff_t)y[i] - offset;
+        code[i] = (double)label;
+        L[i] = label >= 0 && label < K ? M[label * n + i] : 0.0;
+        S[i] = reference ? 0.0 : M[i];           /* S <- mx_i */
+    }
+    for (k = 0; k < K; k++)
+        for (i = 0; i < n; i++) S[i] = M[k * n + i] > S[i] ? M[k * n + i] : S[i];
+    for (k = 0; k < K; k++)
+        for (i = 0; i < n; i++) E[k * n + i] = fastml_exp_nonpositive(M[k * n + i] - S[i]);
+    for (i = 0; i < n; i++) {                    /* L <- mx_i - m_label; S <- sum of exps */
+        L[i] = S[i] - L[i];
+        S[i] = reference ? fastml_exp_nonpositive(-S[i]) : 0.0;
+    }
+    for (k = 0; k < K; k++)
+        for (i = 0; i < n; i++) S[i] += E[k * n + i];
+    for (i = 0; i < n; i++) L[i] = sw[i] * (fastml_log_ge1(S[i]) + L[i]);
+    for (k = 0; k < K; k++)
+        for (i = 0; i < n; i++)
+            R[k * n + i] = sw[i] * (E[k * n + i] / S[i] - ((double)k == code[i] ? 1.0 : 0.0));
+    for (i = 0; i < n; i++) total += L[i];
+    return total;
+}
+
 #endif

@@ -180,8 +180,11 @@ static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c) {
 
 /* M[i, k] = X[i] . W[k] + b[k] for a C-contiguous (n_rows, d) block X and weights W (K, d):
  * the margins of the batch kernel, in float64 whatever the dtype of X. Four rows at a time (w
- * loaded once for four); two paced prefetches per 8 columns of the first output. */
-#define FASTML_DEFINE_MARGINS(NAME, DOT, T, LOAD)                                             \
+ * loaded once for four); two paced prefetches per 8 columns of the first output. M[i, k] is
+ * stored at M[AT(i, k)]: row-major (i * K + k) or output-major (k * n_rows + i). */
+#define FASTML_AT_ROWS(i, k) ((i) * K + (k))
+#define FASTML_AT_COLS(i, k) ((k) * n_rows + (i))
+#define FASTML_DEFINE_MARGINS(NAME, DOT, T, LOAD, AT)                                         \
 FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
                                const T *W, const T *b, double *M,                            \
                                fastml_prefetch_cursor *c) {                                   \
@@ -224,12 +227,12 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
             out[3] = fastml_lanes_total(lo3, hi3);                                            \
             for (; j < d; j++)                                                                \
                 for (r = 0; r < 4; r++) out[r] += (double)X[(i + r) * d + j] * (double)w[j]; \
-            for (r = 0; r < 4; r++) M[(i + r) * K + k] = out[r] + (double)b[k];               \
+            for (r = 0; r < 4; r++) M[AT(i + r, k)] = out[r] + (double)b[k];                 \
         }                                                                                     \
     }                                                                                         \
     for (; i < n_rows; i++)                                                                   \
         for (k = 0; k < K; k++)                                                               \
-            M[i * K + k] = DOT(X + i * d, W + k * d, d) + (double)b[k];                      \
+            M[AT(i, k)] = DOT(X + i * d, W + k * d, d) + (double)b[k];                       \
 }
 
 /* G[k, 0:d] += sum_i R[i, k] X[i, 0:d] for k < K, over a C-contiguous (n_rows, d) block X and
@@ -274,7 +277,97 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
 FASTML_DEFINE_XT_R(fastml_xt_r_f64, double, fastml_load4_f64)
 FASTML_DEFINE_XT_R(fastml_xt_r_f32, float, fastml_load4_f32)
 
-FASTML_DEFINE_MARGINS(fastml_margins_f64, fastml_dot_f64, double, fastml_load4_f64)
-FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32, float, fastml_load4_f32)
+FASTML_DEFINE_MARGINS(fastml_margins_f64, fastml_dot_f64, double, fastml_load4_f64,
+                      FASTML_AT_ROWS)
+FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32, float, fastml_load4_f32,
+                      FASTML_AT_ROWS)
+
+/* ---- The multinomial batch kernel (K > 1 outputs, issue 13) ----
+ * The block's margins and residuals in output-major order ((K, n_rows): M[k * n_rows + i]), so
+ * the softmax (fastml_softmax_block_cols, fastml_batch.h) runs across rows, vectorized, with no
+ * per-row loop over k. G += R^T X takes the outputs in tiles of 2 (the last tile 3 when K is
+ * odd): fastml_xt_r loads every x vector once per output, these once per tile, with the
+ * tile's residuals in registers (4 rows x 3 outputs = 12 broadcasts: the 16 AVX2 registers
+ * hold them, wider tiles would spill). Every M[i, k] and G[k, j] is summed in exactly the
+ * order of fastml_margins / fastml_xt_r (same bits). */
+#define FASTML_TILE_MAX 3
+
+/* Outputs in the tile that starts at output k of K. */
+static FASTML_INLINE int fastml_tile_width(ptrdiff_t k, ptrdiff_t K) {
+    return K - k == 3 ? 3 : (K - k >= 2 ? 2 : 1);
+}
+
+/* G[k, j] += ((r0 x0 + r1 x1) + r2 x2) + r3 x3 for the KB outputs of G (rows of length d) whose
+ * residuals of rows x0..x3 are R[k * n + 0..3]: fastml_xt_r's sum, each x loaded once. KB is
+ * a constant at each call, so the loops over k unroll and the arrays live in registers. */
+#define FASTML_DEFINE_XT_R_TILE(NAME, T, LOAD)                                               \
+static FASTML_INLINE void NAME(ptrdiff_t d, const int KB, const T *x0, const T *x1,          \
+                               const T *x2, const T *x3, const double *R, ptrdiff_t n,       \
+                               double *G, fastml_prefetch_cursor *c) {                        \
+    fastml_v4d v0[FASTML_TILE_MAX], v1[FASTML_TILE_MAX], v2[FASTML_TILE_MAX],                \
+               v3[FASTML_TILE_MAX], a0, a1, a2, a3, gv;                                       \
+    ptrdiff_t j, t;                                                                           \
+    int k;                                                                                    \
+    for (k = 0; k < KB; k++) {                                                                \
+        v0[k] = fastml_v4_set1(R[k * n]);                                                     \
+        v1[k] = fastml_v4_set1(R[k * n + 1]);                                                 \
+        v2[k] = fastml_v4_set1(R[k * n + 2]);                                                 \
+        v3[k] = fastml_v4_set1(R[k * n + 3]);                                                 \
+    }                                                                                         \
+    for (j = 0; j + 4 <= d; j += 4) {                                                         \
+        if (c) fastml_cursor_step(c);                                                         \
+        a0 = LOAD(x0 + j);                                                                    \
+        a1 = LOAD(x1 + j);                                                                    \
+        a2 = LOAD(x2 + j);                                                                    \
+        a3 = LOAD(x3 + j);                                                                    \
+        for (k = 0; k < KB; k++) {                                                            \
+            gv = fastml_load4_f64(G + k * d + j);                                             \
+            gv = fastml_v4_add(gv, fastml_v4_madd(fastml_v4_madd(fastml_v4_madd(              \
+                     fastml_v4_mul(v0[k], a0), v1[k], a1), v2[k], a2), v3[k], a3));           \
+            memcpy(G + k * d + j, &gv, sizeof gv);                                            \
+        }                                                                                     \
+    }                                                                                         \
+    for (t = j; t < d; t++)                                                                   \
+        for (k = 0; k < KB; k++)                                                              \
+            G[k * d + t] += R[k * n] * (double)x0[t] + R[k * n + 1] * (double)x1[t]           \
+                            + R[k * n + 2] * (double)x2[t] + R[k * n + 3] * (double)x3[t];    \
+}
+
+/* G[k, 0:d] += sum_i R[k * n_rows + i] X[i, 0:d] (R output-major), as fastml_xt_r (same
+ * groups of 4 rows, same order per G[k, j]); one paced prefetch per 4 columns of the first
+ * tile. */
+#define FASTML_DEFINE_XT_R_COLS(NAME, TILE, T)                                               \
+FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
+                               const double *R, double *G, fastml_prefetch_cursor *c) {      \
+    ptrdiff_t i = 0, j, k;                                                                    \
+    for (; i + 4 <= n_rows; i += 4) {                                                         \
+        const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
+        fastml_cursor_at(c, x0);                                                              \
+        for (k = 0; k < K; k += fastml_tile_width(k, K)) {                                    \
+            const double *r = R + k * n_rows + i;                                             \
+            double *g = G + k * d;                                                            \
+            fastml_prefetch_cursor *paced = k == 0 ? c : NULL;                                \
+            switch (fastml_tile_width(k, K)) {                                                \
+            case 3: TILE(d, 3, x0, x1, x2, x3, r, n_rows, g, paced); break;                   \
+            case 2: TILE(d, 2, x0, x1, x2, x3, r, n_rows, g, paced); break;                   \
+            default: TILE(d, 1, x0, x1, x2, x3, r, n_rows, g, paced);                         \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    for (; i < n_rows; i++)                                                                   \
+        for (k = 0; k < K; k++) {                                                             \
+            double rk = R[k * n_rows + i], *g = G + k * d;                                    \
+            for (j = 0; j < d; j++) g[j] += rk * (double)X[i * d + j];                        \
+        }                                                                                     \
+}
+
+FASTML_DEFINE_MARGINS(fastml_margins_cols_f64, fastml_dot_f64, double, fastml_load4_f64,
+                      FASTML_AT_COLS)
+FASTML_DEFINE_MARGINS(fastml_margins_cols_f32, fastml_dot_f32, float, fastml_load4_f32,
+                      FASTML_AT_COLS)
+FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f64, double, fastml_load4_f64)
+FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f32, float, fastml_load4_f32)
+FASTML_DEFINE_XT_R_COLS(fastml_xt_r_cols_f64, fastml_xt_r_tile_f64, double)
+FASTML_DEFINE_XT_R_COLS(fastml_xt_r_cols_f32, fastml_xt_r_tile_f32, float)
 
 #endif

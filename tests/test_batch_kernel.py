@@ -86,6 +86,24 @@ def test_same_bits_for_any_thread_count(dtype, n_classes, reference, sparse):
         np.testing.assert_array_equal(gb, gb1)
 
 
+# The softmax over K > 1 outputs runs output-major, R^T X in tiles of 2 outputs and a last tile
+# of 3 when K is odd (csrc/fastml_simd.h): K = 3 .. 7 covers tiles 3, 2+2, 2+3, 2+2+2, 2+2+3;
+# n = 1003 leaves 3 rows after the last 4-row group, d = 13 the 4-wide and 1-wide tails.
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes,reference", [(3, False), (4, False), (5, False),
+                                                 (6, False), (7, False), (8, True)])
+@pytest.mark.parametrize("n,d", [(1003, 13), (2053, 100), (5, 1)])
+def test_multinomial_tiles_match_numpy_and_csr(dtype, n_classes, reference, n, d):
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, dtype, seed=n + n_classes)
+    dense = kernel(X, codes, sw, W, b, reference)
+    assert_matches(dense, reference_of(X, codes, sw, W, b, reference))
+    assert_matches(dense, kernel(sp.csr_matrix(X), codes, sw, W, b, reference))
+    again = kernel(X, codes, sw, W, b, reference, threads=2)
+    assert again[0] == dense[0]
+    np.testing.assert_array_equal(again[1], dense[1])
+    np.testing.assert_array_equal(again[2], dense[2])
+
+
 def test_zero_sample_weight_rows_do_not_count():
     X, codes, sw, W, b = problem(1001, 9, 3, False, np.float64, seed=2)
     sw[::3] = 0.0

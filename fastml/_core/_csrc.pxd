@@ -42,6 +42,17 @@ cdef extern from "fastml_simd.h" nogil:
     void fastml_margins_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
                             const float *W, const float *b, double *M,
                             fastml_prefetch_cursor *c) noexcept
+    # the multinomial kernel's loops: M and R output-major (K, n_rows), the same sums
+    void fastml_margins_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K,
+                                 const double *X, const double *W, const double *b, double *M,
+                                 fastml_prefetch_cursor *c) noexcept
+    void fastml_margins_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
+                                 const float *W, const float *b, double *M,
+                                 fastml_prefetch_cursor *c) noexcept
+    void fastml_xt_r_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
+                              const double *R, double *G, fastml_prefetch_cursor *c) noexcept
+    void fastml_xt_r_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
+                              const double *R, double *G, fastml_prefetch_cursor *c) noexcept
     double fastml_row_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
     double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
     void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
@@ -54,6 +65,10 @@ cdef extern from "fastml_batch.h" nogil:
     double fastml_softmax_block(Py_ssize_t n_rows, Py_ssize_t K, const double *M,
                                 const double *y, const double *sw, int offset, int reference,
                                 double *R, double *L, double *E, double *S) noexcept
+    double fastml_softmax_block_cols(Py_ssize_t n_rows, Py_ssize_t K, const double *M,
+                                     const double *y, const double *sw, int offset,
+                                     int reference, double *R, double *L, double *E,
+                                     double *S, double *code) noexcept
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:

@@ -6,7 +6,9 @@
 # M = X_blk W^T + b (csrc/fastml_simd.h), the loss and its derivative per row (for the
 # logistic loss vectorized across the block's rows, csrc/fastml_batch.h; the other losses
 # through loss_and_dloss of _loss.pxd, the definitions the SGD loop uses), the residuals
-# R = sw * dloss, then G += R^T X_blk (fastml_simd.h) while the block is still in L1. X is
+# R = sw * dloss, then G += R^T X_blk (fastml_simd.h) while the block is still in L1. The
+# softmax over K > 1 outputs keeps M and R output-major (softmax_block), so its loss runs
+# across rows and R^T X takes the outputs in register tiles: the same sums, fewer loads. X is
 # read from memory once per call; the rows ahead are prefetched as the loops go, so memory
 # streams while the arithmetic runs (bench/README.md, branch batch: ~1.4x one X.sum() for
 # binary rows of 100 features, where the arithmetic alone is about half a read).
@@ -25,7 +27,10 @@ from cython cimport floating
 
 from .._core._csrc cimport (fastml_max_threads, fastml_margins_f64, fastml_margins_f32,
                               fastml_xt_r_f64, fastml_xt_r_f32, fastml_logistic_block,
-                              fastml_softmax_block, fastml_prefetch_cursor)
+                              fastml_softmax_block, fastml_prefetch_cursor,
+                              fastml_margins_cols_f64, fastml_margins_cols_f32,
+                              fastml_xt_r_cols_f64, fastml_xt_r_cols_f32,
+                              fastml_softmax_block_cols)
 from ._loss cimport loss_and_dloss, LOSS_LOG
 from ._rows cimport RowSource, row_source, get_row, row_axpy_double
 
@@ -61,6 +66,7 @@ ctypedef struct ThreadScratch:
     double *E             # softmax: the exponentials
     double *L             # the block's weighted losses
     double *S             # softmax: the row maxima, then the sums of exponentials
+    double *code          # softmax, output-major: the rows' label outputs
     double *dl            # (K,) one row's loss derivatives (generic losses, CSR rows)
 
 
@@ -83,19 +89,20 @@ cdef Py_ssize_t chunk_rows(Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
 
 cdef double *scratch_alloc(int n_threads, Py_ssize_t B, Py_ssize_t K) noexcept nogil:
     """One block of every thread's ThreadScratch buffers (NULL when out of memory)."""
-    return <double *> malloc(n_threads * (3 * B * K + 2 * B + K) * sizeof(double))
+    return <double *> malloc(n_threads * (3 * B * K + 3 * B + K) * sizeof(double))
 
 
 cdef inline ThreadScratch thread_scratch(double *base, int t, Py_ssize_t B,
                                          Py_ssize_t K) noexcept nogil:
     """Thread t's slice of scratch_alloc's block."""
     cdef ThreadScratch ts
-    ts.M = base + t * (3 * B * K + 2 * B + K)
+    ts.M = base + t * (3 * B * K + 3 * B + K)
     ts.R = ts.M + B * K
     ts.E = ts.R + B * K
     ts.L = ts.E + B * K
     ts.S = ts.L + B
-    ts.dl = ts.S + B
+    ts.code = ts.S + B
+    ts.dl = ts.code + B
     return ts
 
 
@@ -121,13 +128,15 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, const double *y,
     margins and R^T X loops request the rows ahead through `cursor` as they go."""
     cdef Py_ssize_t i, k, K = ls.K, d = ls.d
     cdef double loss
+    if ls.kind == LOSS_LOG and K > 1:
+        return softmax_block(X, n_rows, y, sw, W, b, ls, ts, cursor, grad, grad_b)
     if floating is double:
         fastml_margins_f64(n_rows, d, K, X, W, b, ts.M, cursor)
     else:
         fastml_margins_f32(n_rows, d, K, X, W, b, ts.M, cursor)
-    if ls.kind == LOSS_LOG and K == 1 and ls.reference:
+    if ls.kind == LOSS_LOG and ls.reference:
         loss = fastml_logistic_block(n_rows, ts.M, y, sw, ls.label_offset, ts.R, ts.L)
-    elif ls.kind == LOSS_LOG:
+    elif ls.kind == LOSS_LOG:        # one output without a reference class: a softmax of one
         loss = fastml_softmax_block(n_rows, K, ts.M, y, sw, ls.label_offset, ls.reference,
                                     ts.R, ts.L, ts.E, ts.S)
     else:
@@ -139,6 +148,32 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, const double *y,
     for i in range(n_rows):
         for k in range(K):
             grad_b[k] += ts.R[i * K + k]
+    return loss
+
+
+cdef double softmax_block(const floating *X, Py_ssize_t n_rows, const double *y,
+                          const double *sw, const floating *W, const floating *b,
+                          const LossSpec *ls, ThreadScratch *ts,
+                          fastml_prefetch_cursor *cursor, double *grad,
+                          double *grad_b) noexcept nogil:
+    """dense_block for the softmax over K > 1 outputs: the margins and residuals output-major
+    (ts.M[k * n_rows + i]), so the loss runs across rows and R^T X takes the outputs in
+    register tiles (csrc/fastml_simd.h); the same sums in the same order as dense_block's."""
+    cdef Py_ssize_t i, k, K = ls.K, d = ls.d
+    cdef double loss
+    if floating is double:
+        fastml_margins_cols_f64(n_rows, d, K, X, W, b, ts.M, cursor)
+    else:
+        fastml_margins_cols_f32(n_rows, d, K, X, W, b, ts.M, cursor)
+    loss = fastml_softmax_block_cols(n_rows, K, ts.M, y, sw, ls.label_offset, ls.reference,
+                                     ts.R, ts.L, ts.E, ts.S, ts.code)
+    if floating is double:
+        fastml_xt_r_cols_f64(n_rows, d, K, X, ts.R, grad, cursor)
+    else:
+        fastml_xt_r_cols_f32(n_rows, d, K, X, ts.R, grad, cursor)
+    for k in range(K):
+        for i in range(n_rows):
+            grad_b[k] += ts.R[k * n_rows + i]
     return loss
 
 
