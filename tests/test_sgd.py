@@ -138,6 +138,68 @@ def test_block_order_shuffles_blocks_and_rows_inside_them():
     assert not np.array_equal(order, epoch_order(np.random.default_rng(0), 2560, True))
 
 
+class _Xoshiro:
+    """csrc/fastml_rng.h's xoshiro256** seeded by splitmix64, in Python integers."""
+    M = 2**64 - 1
+
+    def __init__(self, seed):
+        self.s, x = [], seed
+        for _ in range(4):
+            x = (x + 0x9e3779b97f4a7c15) & self.M
+            z = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & self.M
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & self.M
+            self.s.append(z ^ (z >> 31))
+
+    def next(self):
+        s, rotl = self.s, lambda v, k: ((v << k) | (v >> (64 - k))) & self.M
+        result = (rotl((s[1] * 5) & self.M, 7) * 9) & self.M
+        t = (s[1] << 17) & self.M
+        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def below(self, n):
+        """Lemire's unbiased multiply-shift on the draw's top 32 bits (n < 2^32)."""
+        m = (self.next() >> 32) * n
+        if m % 2**32 < n:
+            while m % 2**32 < (2**32 - n) % n:
+                m = (self.next() >> 32) * n
+        return m >> 32
+
+
+def _block_order_replica(seed, n, block):
+    rng = _Xoshiro(seed)
+
+    def shuffle(a):                         # Fisher-Yates from the top
+        for i in range(len(a) - 1, 0, -1):
+            j = rng.below(i + 1)
+            a[i], a[j] = a[j], a[i]
+        return a
+
+    blocks = shuffle(list(range(-(-n // block))))
+    return np.array([row for k in blocks
+                     for row in shuffle(list(range(k * block, min(n, (k + 1) * block))))])
+
+
+@pytest.mark.parametrize("n, block", [(2, 1), (7, 3), (600, 256), (1000, 1), (513, 512)])
+def test_block_order_is_the_seeded_c_shuffle(n, block):
+    """epoch_order's block order is one seed drawn from the numpy Generator, then Fisher-Yates
+    over the blocks and inside each block with the project's generator (csrc/fastml_shuffle.h):
+    an exact Python replica."""
+    rng = np.random.default_rng(5)
+    seed = int(np.random.default_rng(5).integers(2**64, dtype=np.uint64))
+    np.testing.assert_array_equal(epoch_order(rng, n, "block", block=block),
+                                  _block_order_replica(seed, n, block))
+
+
+@pytest.mark.parametrize("n", [0, 1, 100, 256])
+def test_one_block_is_the_full_shuffle(n):
+    """Up to one block of rows, "block" is shuffle=True: the same seeded permutation."""
+    np.testing.assert_array_equal(epoch_order(np.random.default_rng(3), n, "block"),
+                                  epoch_order(np.random.default_rng(3), n, True))
+
+
 def test_block_shuffle_on_sorted_labels():
     """The weak case of block shuffling: X sorted by label, so each 256-row block holds one
     class. Within an epoch the blocks still alternate at random, and the fit stays within 2%

@@ -113,3 +113,8 @@ cdef extern from *:
     #endif
     """
     int fastml_max_threads() noexcept nogil
+
+# shuffle="block"'s epoch order, seeded once per epoch (csrc/fastml_shuffle.h).
+cdef extern from "fastml_shuffle.h" nogil:
+    void fastml_block_order(uint64_t seed, Py_ssize_t n, Py_ssize_t block, Py_ssize_t *order,
+                            Py_ssize_t *blocks) noexcept
