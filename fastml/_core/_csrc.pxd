@@ -46,6 +46,8 @@ cdef extern from "fastml_simd.h" nogil:
     double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
     void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
     void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
+    void fastml_axpy_acc_f64(double c, const double *x, double *a, Py_ssize_t n) noexcept
+    void fastml_axpy_acc_f32(double c, const float *x, double *a, Py_ssize_t n) noexcept
 
 cdef extern from "fastml_batch.h" nogil:
     double fastml_logistic_block(Py_ssize_t n_rows, const double *M, const double *y,

@@ -229,7 +229,9 @@ cdef inline void plain_row(const floating *x, const int *idx, Py_ssize_t nnz, co
     for k in range(m.K):
         if dl[k] == 0.0:
             continue
-        c = -eta * dl[k] / state[STATE_SCALE]
+        c = -eta * dl[k]
+        if state[STATE_SCALE] != 1.0:       # x / 1 is x: no divide on the step's critical path
+            c /= state[STATE_SCALE]
         row_axpy(x, idx, nnz, c, W + k * d)
         if cfg.average and state[STATE_B] != 0.0:
             row_axpy_double(x, idx, nnz, -state[STATE_B] * c, m.A + k * d)
