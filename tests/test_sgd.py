@@ -24,8 +24,8 @@ def _data(n=120, d=7, seed=0):
     return X, labels.reshape(-1, 1), targets
 
 
-def _fit(X, Y, loss, schedule, batch_size, average, seed=0):
-    engine = SGDEngine(1, X.shape[1], np.float64, loss=loss, learning_rate=schedule,
+def _fit(X, Y, loss, schedule, batch_size, average, seed=0, dtype=np.float64):
+    engine = SGDEngine(1, X.shape[1], dtype, loss=loss, learning_rate=schedule,
                        eta0=0.05, alpha=1e-2, decay=0.5, batch_size=batch_size,
                        average=average, label_offset=1 if loss != "squared" else 0,
                        reference=loss == "log")
@@ -47,6 +47,19 @@ def test_dense_and_csr_give_the_same_model(loss, schedule):
             scale = max(1.0, float(np.abs(a).max()))
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale,
                                        err_msg=f"batch_size={batch_size} average={average}")
+
+
+@pytest.mark.parametrize("loss", ["perceptron", "hinge"])
+def test_averaged_float32_dense_rows_step_as_csr_rows(loss):
+    """float32 weights, the averaged steps: a dense row's A -= B c x (csrc/fastml_simd.h's
+    AVX2 clone) rounds as the CSR loop does, so the two give the same bits."""
+    X, Y, _ = _data(n=300, d=13, seed=2)
+    X = X.astype(np.float32)
+    dense = _fit(X, Y, loss, "constant", 1, True, dtype=np.float32)
+    csr = _fit(sp.csr_matrix(X), Y, loss, "constant", 1, True, dtype=np.float32)
+    assert dense[0].dtype == np.float32 and np.abs(dense[0]).max() > 0
+    for a, b in zip(dense, csr):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("loss, schedule, average", [("log", "adagrad", False),
