@@ -1,15 +1,19 @@
 """The SGD family at issue 13's sizes, fastml next to scikit-learn in one session, one thread:
-logistic SGD (5 epochs, shuffled) at 300k x 100 and 1M x 100 with fastml's full shuffle
-(shuffle=True, the default) and its block shuffle (shuffle="block"), the perceptron and the
-averaged perceptron at 300k x 100, and fastml's n_jobs=2 (parameter mixing over two threads,
-issue 13: wall time is what it buys). Quality: held-out log-loss next to the optimum (L-BFGS to
-tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes.
+logistic SGD, the perceptron and the averaged perceptron (5 epochs, shuffled) at 300k x 100 and
+1M x 100 with fastml's block shuffle (shuffle="block", the default) and its full shuffle
+(shuffle=True), and fastml's n_jobs=2 (parameter mixing over two threads, issue 13: wall time
+is what it buys). Quality: held-out log-loss next to the optimum (L-BFGS to tol 1e-8), or
+held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes.
 
 `python bench/bench_sgd.py` times n_jobs=1 against n_jobs=2 interleaved in one process (wall
 and CPU minima of FASTML_BENCH_SGD_ROUNDS rounds, default 5) with the held-out quality of each:
 the table of bench/README.md's "n_jobs=2" section. FASTML_BENCH_WAIT_IDLE=1 starts each pair
 only once /proc/loadavg shows no other runnable task (threads only pay on an idle machine:
-the scheduler shares a busy one between sessions, not threads)."""
+the scheduler shares a busy one between sessions, not threads).
+
+`python bench/bench_sgd.py sklearn` times fastml's default fits against scikit-learn's
+SGDClassifier, interleaved round by round (whole fit() CPU and wall minima, wall median): the
+table of bench/README.md's "SGD per row" section."""
 import os
 import time
 import warnings
@@ -82,11 +86,11 @@ def test_logistic_sgd(benchmark, single_thread, n, who):
            log_loss=held_out(model, X_test, y_test), optimum=optimum)
 
 
+@pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
                                  "fastml shuffle=True n_jobs=2", "scikit-learn"])
-def test_perceptron(benchmark, single_thread, average, who):
-    n = SIZES[0]
+def test_perceptron(benchmark, single_thread, n, average, who):
     X, y, X_test, y_test, _ = data(n)
     if who.startswith("fastml"):
         model = perceptron(who, average)
@@ -151,5 +155,54 @@ def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
     print(f"load average after: {os.getloadavg()}")
 
 
+def _sklearn_sgd(task):
+    from sklearn.linear_model import SGDClassifier
+    if task == "logistic SGD":
+        return SGDClassifier(loss="log_loss", alpha=ALPHA, max_iter=5, tol=None, random_state=0)
+    return SGDClassifier(loss="perceptron", penalty=None, learning_rate="constant", eta0=1.0,
+                         average=task == "averaged perceptron", max_iter=5, tol=None,
+                         random_state=0)
+
+
+def versus_sklearn(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
+    """fastml's default fits (shuffle="block") and scikit-learn's SGDClassifier interleaved,
+    round by round, one thread: whole fit() minima and medians, held-out quality of each."""
+    from threadpoolctl import threadpool_limits
+    makers = {"logistic SGD": lambda who: logistic(who),
+              "perceptron": lambda who: perceptron(who),
+              "averaged perceptron": lambda who: perceptron(who, average=True)}
+    print(f"load average before: {os.getloadavg()}")
+    print("| task | fastml CPU min / wall min / median (s) | scikit-learn CPU min / wall min / "
+          "median (s) | ratio (CPU min) | held-out fastml, scikit-learn |")
+    print("|---|---|---|---|---|")
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in SIZES:
+            X, y, X_test, y_test = _problem(n)
+            for task, make in makers.items():
+                times = {"fastml": [], "sklearn": []}
+                for _ in range(rounds):
+                    models = {"fastml": make("fastml shuffle='block'"),
+                              "sklearn": _sklearn_sgd(task)}
+                    for who, model in models.items():
+                        wall, cpu = time.perf_counter(), time.process_time()
+                        model.fit(X, y)
+                        times[who].append((time.process_time() - cpu,
+                                           time.perf_counter() - wall))
+                cells, quality = {}, []
+                for who, model in models.items():
+                    cpu, wall = min(t[0] for t in times[who]), min(t[1] for t in times[who])
+                    cells[who] = (cpu, f"{cpu:.3f} / {wall:.3f} / "
+                                       f"{np.median([t[1] for t in times[who]]):.3f}")
+                    quality.append(f"log-loss {held_out(model, X_test, y_test):.4f}"
+                                   if task == "logistic SGD" else
+                                   f"accuracy {np.mean(model.predict(X_test) == y_test):.4f}")
+                print(f"| {task} {n} x {N_FEATURES} | {cells['fastml'][1]} | "
+                      f"{cells['sklearn'][1]} | {cells['sklearn'][0] / cells['fastml'][0]:.2f}x "
+                      f"| {', '.join(quality)} |", flush=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    versus_sklearn() if sys.argv[1:] == ["sklearn"] else main()

@@ -142,6 +142,17 @@ FASTML_CLONES static void NAME(double c, const T *x, T *w, ptrdiff_t n) {       
 FASTML_DEFINE_AXPY(fastml_axpy_f64, double)
 FASTML_DEFINE_AXPY(fastml_axpy_f32, float)
 
+/* a += c x over n values into a float64 accumulator (the averaged SGD's A, _rows.pxd's
+ * row_axpy_double): each a[j] += c * x[j], the CSR loop's rounding, in an AVX2 clone. */
+#define FASTML_DEFINE_AXPY_ACC(NAME, T)                                                      \
+FASTML_CLONES static void NAME(double c, const T *x, double *a, ptrdiff_t n) {               \
+    ptrdiff_t j;                                                                             \
+    for (j = 0; j < n; j++) a[j] += c * (double)x[j];                                        \
+}
+
+FASTML_DEFINE_AXPY_ACC(fastml_axpy_acc_f64, double)
+FASTML_DEFINE_AXPY_ACC(fastml_axpy_acc_f32, float)
+
 /* Software prefetch paced by the work: the batch kernel alternates between reading new rows
  * (the margins) and arithmetic on rows already in L1 (the loss, R^T X); with the hardware
  * prefetcher alone memory idles during the arithmetic, and the kernel took the time of the read

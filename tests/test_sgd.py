@@ -24,8 +24,8 @@ def _data(n=120, d=7, seed=0):
     return X, labels.reshape(-1, 1), targets
 
 
-def _fit(X, Y, loss, schedule, batch_size, average, seed=0):
-    engine = SGDEngine(1, X.shape[1], np.float64, loss=loss, learning_rate=schedule,
+def _fit(X, Y, loss, schedule, batch_size, average, seed=0, dtype=np.float64):
+    engine = SGDEngine(1, X.shape[1], dtype, loss=loss, learning_rate=schedule,
                        eta0=0.05, alpha=1e-2, decay=0.5, batch_size=batch_size,
                        average=average, label_offset=1 if loss != "squared" else 0,
                        reference=loss == "log")
@@ -47,6 +47,19 @@ def test_dense_and_csr_give_the_same_model(loss, schedule):
             scale = max(1.0, float(np.abs(a).max()))
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale,
                                        err_msg=f"batch_size={batch_size} average={average}")
+
+
+@pytest.mark.parametrize("loss", ["perceptron", "hinge"])
+def test_averaged_float32_dense_rows_step_as_csr_rows(loss):
+    """float32 weights, the averaged steps: a dense row's A -= B c x (csrc/fastml_simd.h's
+    AVX2 clone) rounds as the CSR loop does, so the two give the same bits."""
+    X, Y, _ = _data(n=300, d=13, seed=2)
+    X = X.astype(np.float32)
+    dense = _fit(X, Y, loss, "constant", 1, True, dtype=np.float32)
+    csr = _fit(sp.csr_matrix(X), Y, loss, "constant", 1, True, dtype=np.float32)
+    assert dense[0].dtype == np.float32 and np.abs(dense[0]).max() > 0
+    for a, b in zip(dense, csr):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("loss, schedule, average", [("log", "adagrad", False),
@@ -136,6 +149,68 @@ def test_block_order_shuffles_blocks_and_rows_inside_them():
     assert sorted(starts.tolist()) == list(range(10)) and starts.tolist() != list(range(10))
     assert not np.array_equal(np.sort(order[:256]), order[:256])   # rows shuffled in a block
     assert not np.array_equal(order, epoch_order(np.random.default_rng(0), 2560, True))
+
+
+class _Xoshiro:
+    """csrc/fastml_rng.h's xoshiro256** seeded by splitmix64, in Python integers."""
+    M = 2**64 - 1
+
+    def __init__(self, seed):
+        self.s, x = [], seed
+        for _ in range(4):
+            x = (x + 0x9e3779b97f4a7c15) & self.M
+            z = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & self.M
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & self.M
+            self.s.append(z ^ (z >> 31))
+
+    def next(self):
+        s, rotl = self.s, lambda v, k: ((v << k) | (v >> (64 - k))) & self.M
+        result = (rotl((s[1] * 5) & self.M, 7) * 9) & self.M
+        t = (s[1] << 17) & self.M
+        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def below(self, n):
+        """Lemire's unbiased multiply-shift on the draw's top 32 bits (n < 2^32)."""
+        m = (self.next() >> 32) * n
+        if m % 2**32 < n:
+            while m % 2**32 < (2**32 - n) % n:
+                m = (self.next() >> 32) * n
+        return m >> 32
+
+
+def _block_order_replica(seed, n, block):
+    rng = _Xoshiro(seed)
+
+    def shuffle(a):                         # Fisher-Yates from the top
+        for i in range(len(a) - 1, 0, -1):
+            j = rng.below(i + 1)
+            a[i], a[j] = a[j], a[i]
+        return a
+
+    blocks = shuffle(list(range(-(-n // block))))
+    return np.array([row for k in blocks
+                     for row in shuffle(list(range(k * block, min(n, (k + 1) * block))))])
+
+
+@pytest.mark.parametrize("n, block", [(2, 1), (7, 3), (600, 256), (1000, 1), (513, 512)])
+def test_block_order_is_the_seeded_c_shuffle(n, block):
+    """epoch_order's block order is one seed drawn from the numpy Generator, then Fisher-Yates
+    over the blocks and inside each block with the project's generator (csrc/fastml_shuffle.h):
+    an exact Python replica."""
+    rng = np.random.default_rng(5)
+    seed = int(np.random.default_rng(5).integers(2**64, dtype=np.uint64))
+    np.testing.assert_array_equal(epoch_order(rng, n, "block", block=block),
+                                  _block_order_replica(seed, n, block))
+
+
+@pytest.mark.parametrize("n", [0, 1, 100, 256])
+def test_one_block_is_the_full_shuffle(n):
+    """Up to one block of rows, "block" is shuffle=True: the same seeded permutation."""
+    np.testing.assert_array_equal(epoch_order(np.random.default_rng(3), n, "block"),
+                                  epoch_order(np.random.default_rng(3), n, True))
 
 
 def test_block_shuffle_on_sorted_labels():

@@ -57,6 +57,8 @@ cdef extern from "fastml_simd.h" nogil:
     double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
     void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
     void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
+    void fastml_axpy_acc_f64(double c, const double *x, double *a, Py_ssize_t n) noexcept
+    void fastml_axpy_acc_f32(double c, const float *x, double *a, Py_ssize_t n) noexcept
 
 cdef extern from "fastml_batch.h" nogil:
     double fastml_logistic_block(Py_ssize_t n_rows, const double *M, const double *y,
@@ -128,3 +130,8 @@ cdef extern from *:
     #endif
     """
     int fastml_max_threads() noexcept nogil
+
+# shuffle="block"'s epoch order, seeded once per epoch (csrc/fastml_shuffle.h).
+cdef extern from "fastml_shuffle.h" nogil:
+    void fastml_block_order(uint64_t seed, Py_ssize_t n, Py_ssize_t block, Py_ssize_t *order,
+                            Py_ssize_t *blocks) noexcept

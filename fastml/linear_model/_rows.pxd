@@ -4,7 +4,8 @@
 # of nnz = n_features values.
 from cython cimport floating
 from .._core._csrc cimport (fastml_check_index, fastml_row_dot_f64, fastml_row_dot_f32,
-                            fastml_axpy_f64, fastml_axpy_f32)
+                            fastml_axpy_f64, fastml_axpy_f32, fastml_axpy_acc_f64,
+                            fastml_axpy_acc_f32)
 
 
 ctypedef struct RowSource:
@@ -96,11 +97,14 @@ cdef inline void row_axpy(const floating *x, const int *idx, Py_ssize_t nnz, dou
 
 cdef inline void row_axpy_double(const floating *x, const int *idx, Py_ssize_t nnz, double c,
                                  double *a) noexcept nogil:
-    """a += c x into a float64 accumulator."""
+    """a += c x into a float64 accumulator (a dense row: csrc/fastml_simd.h's loop, the same
+    rounding as the CSR loop below)."""
     cdef Py_ssize_t j
     if idx == NULL:
-        for j in range(nnz):
-            a[j] += c * x[j]
+        if floating is double:
+            fastml_axpy_acc_f64(c, x, a, nnz)
+        else:
+            fastml_axpy_acc_f32(c, x, a, nnz)
         return
     for j in range(nnz):
         a[idx[j]] += c * x[j]

@@ -335,22 +335,20 @@ def epoch_order(rng, n, shuffle, block=_sgd.SHUFFLE_BLOCK_ROWS):
 
     True: rng.permutation(n), each row anywhere (the gather waits on memory for every row).
     "block": the rows cut into consecutive blocks of `block` rows (the last one shorter), the
-    blocks in a random order and the rows inside each block in a random order. The kernel then
+    blocks in a random order and the rows inside each block in a random order (a compiled
+    shuffle seeded by one draw from rng, csrc/fastml_shuffle.h). The kernel then
     reads X one contiguous stretch at a time, near memory bandwidth; the price is that rows of
     one block stay together within an epoch, which matters only when X is sorted (by label, say)
     at a scale of `block` rows or more: see bench/README.md for the log-loss it costs there.
+    One block (n <= block) is a full shuffle: then "block" is True, the same permutation.
     False: 0, 1, ..., n - 1.
     """
     if not shuffle:
         return np.arange(n, dtype=np.intp)
-    if isinstance(shuffle, str):            # "block"
-        n_full = n // block
-        inner = rng.permuted(np.arange(n_full * block, dtype=np.intp).reshape(n_full, block),
-                             axis=1)        # the rows inside each full block
-        last = n_full * block + rng.permutation(n - n_full * block).astype(np.intp)
-        blocks = rng.permutation(n_full + (len(last) > 0))
-        return np.concatenate([inner[k] if k < n_full else last for k in blocks]
-                              + [np.empty(0, dtype=np.intp)])
+    if isinstance(shuffle, str) and n > block:  # "block": one compiled pass, seeded from rng
+        order = np.empty(n, dtype=np.intp)
+        _sgd.block_order(int(rng.integers(2**64, dtype=np.uint64)), order, block)
+        return order
     return rng.permutation(n).astype(np.intp)
 
 

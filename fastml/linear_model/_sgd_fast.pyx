@@ -33,7 +33,8 @@ from ._loss cimport LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_an
 from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy, row_axpy_double
 from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32,
                             fastml_adagrad_grad_f64, fastml_adagrad_grad_f32,
-                            fastml_adagrad_rate, fastml_check_index)
+                            fastml_adagrad_rate, fastml_check_index, fastml_block_order)
+from libc.stdint cimport uint64_t
 
 cdef enum:
     GATHER_AHEAD = 8        # rows requested ahead while gathering a shuffled chunk: about the
@@ -228,7 +229,9 @@ cdef inline void plain_row(const floating *x, const int *idx, Py_ssize_t nnz, co
     for k in range(m.K):
         if dl[k] == 0.0:
             continue
-        c = -eta * dl[k] / state[STATE_SCALE]
+        c = -eta * dl[k]
+        if state[STATE_SCALE] != 1.0:       # x / 1 is x: no divide on the step's critical path
+            c /= state[STATE_SCALE]
         row_axpy(x, idx, nnz, c, W + k * d)
         if cfg.average and state[STATE_B] != 0.0:
             row_axpy_double(x, idx, nnz, -state[STATE_B] * c, m.A + k * d)
@@ -602,6 +605,24 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
             bad += c0
         c0 = c1
     return bad
+
+
+def block_order(uint64_t seed, Py_ssize_t[::1] order, Py_ssize_t block):
+    """Fill `order` (n rows) with shuffle="block"'s order of one epoch drawn from `seed`:
+    blocks of `block` consecutive rows in a random order, the rows of each in a random order
+    (csrc/fastml_shuffle.h)."""
+    cdef Py_ssize_t n = order.shape[0]
+    cdef Py_ssize_t *blocks
+    if block < 1:
+        raise ValueError("block must be >= 1")
+    if n == 0:
+        return
+    blocks = <Py_ssize_t *> malloc(((n - 1) // block + 1) * sizeof(Py_ssize_t))
+    if blocks == NULL:
+        raise MemoryError()
+    with nogil:
+        fastml_block_order(seed, n, block, &order[0], blocks)
+    free(blocks)
 
 
 cdef bint is_identity(const Py_ssize_t[::1] order) noexcept:
