@@ -238,7 +238,7 @@ def test_recency_weighted_average_wins_after_the_change(make):
         scores = {}
         for kind, options in (("last", {}), ("uniform", dict(average=True)),
                               ("recent", dict(average_halflife=300.0))):
-            model = make(random_state=seed, **options)
+            model = make(random_state=seed, shuffle=True, **options)
             for first in range(0, len(y), 1000):
                 model.partial_fit(X[first:first + 1000], y[first:first + 1000], classes=[0, 1])
             scores[kind] = model.score(X_test, y_test)
@@ -263,11 +263,12 @@ def test_perceptron_early_stopping_watches_the_mistake_rate():
     mistake rate of each epoch is its mistakes over its rows."""
     X, codes, _ = _data(n=300, seed=3, sparse_fraction=0.0)
     model = Perceptron(early_stopping="progressive", tol=0.01, n_iter_no_change=3,
-                       max_iter=200, random_state=0).fit(X, codes)
+                       max_iter=200, random_state=0, shuffle=True).fit(X, codes)
     assert model.n_iter_ < 200
     assert _stop_epoch(model.progressive_loss_, 0.01, 3) == model.n_iter_ == \
         len(model.progressive_loss_)
-    plain = Perceptron(tol=None, max_iter=model.n_iter_, random_state=0).fit(X, codes)
+    plain = Perceptron(tol=None, max_iter=model.n_iter_, random_state=0,
+                       shuffle=True).fit(X, codes)
     assert plain.n_mistakes_ == model.n_mistakes_
     assert sum(model.progressive_loss_) * len(X) == pytest.approx(model.n_mistakes_)
     # the perceptron loss is another curve (it grows with |w|): the two rules differ here
