@@ -13,7 +13,9 @@ on 100,000 held-out rows. Whole default fits, validation and binning included.
   minutes per fit at 400,000 on a shared 2-core machine).
 - forest predict_proba (issue 13's batch floor, >= 3x): the two forests above, fit once on
   BENCH_HIST_FOREST_N rows, predict W3's 100,000 held-out rows, one thread (n_jobs=1 on both,
-  threadpoolctl limits); the timed call includes the input checks of each library.
+  threadpoolctl limits); the timed call includes the input checks of each library. The
+  interleaved row times the two libraries' calls alternately in this one process (the issue's
+  protocol) and reports both libraries' CPU-time minima and medians and their ratios.
 Run: OMP_NUM_THREADS=1 pytest bench/bench_hist.py --benchmark-only (the forest fit rows pin
 their own two threads through n_jobs).
 """
@@ -27,6 +29,7 @@ N = int(os.environ.get("BENCH_HIST_N", 400_000))
 N_FOREST = int(os.environ.get("BENCH_HIST_FOREST_N", 100_000))
 N_TEST = 100_000
 ROUNDS = int(os.environ.get("BENCH_HIST_ROUNDS", 3))
+INTERLEAVED_ROUNDS = max(ROUNDS, 7)
 
 
 def w3(n):
@@ -91,6 +94,41 @@ def test_forest_predict_proba_w3(benchmark, data, forests, who, single_thread):
     proba = benchmark.pedantic(lambda: model.predict_proba(Xt), rounds=ROUNDS, iterations=1)
     record(benchmark, f"forest W3 predict_proba 1 thread {N_TEST}x20 ({N_FOREST}-row fit)",
            who, accuracy=float((model.classes_[proba.argmax(axis=1)] == yt).mean()))
+
+
+def test_forest_predict_proba_w3_interleaved(benchmark, data, forests, single_thread):
+    """Issue 13's "How to measure": fastml's and scikit-learn's predict_proba side by side in
+    ONE process, one thread, each fastml call right after a scikit-learn call (the benchmark's
+    setup), INTERLEAVED_ROUNDS rounds; CPU time (process_time) minima and medians of both,
+    and their ratios, go in the row's extra columns."""
+    import statistics
+    import time
+    ours, peer = forests["fastml"], forests["sklearn"]
+    ours.n_jobs = peer.n_jobs = 1
+    Xt, yt = data[2], data[3]
+    ours.predict_proba(Xt[:10])         # the compact copies, made once
+    cpu = {"fastml": [], "sklearn": []}
+
+    def timed(who, call):
+        start = time.process_time()
+        result = call(Xt)
+        cpu[who].append(time.process_time() - start)
+        return result
+
+    def peer_call():                    # the benchmark's setup, not timed by it: no result
+        timed("sklearn", peer.predict_proba)
+
+    proba = benchmark.pedantic(lambda: timed("fastml", ours.predict_proba), setup=peer_call,
+                               rounds=INTERLEAVED_ROUNDS, iterations=1)
+    best = {who: min(t) for who, t in cpu.items()}
+    middle = {who: statistics.median(t) for who, t in cpu.items()}
+    record(benchmark, f"forest W3 predict_proba 1 thread {N_TEST}x20, interleaved with "
+           "scikit-learn in one process", "fastml",
+           accuracy=float((ours.classes_[proba.argmax(axis=1)] == yt).mean()),
+           cpu_min_s=best["fastml"], cpu_median_s=middle["fastml"],
+           sklearn_cpu_min_s=best["sklearn"], sklearn_cpu_median_s=middle["sklearn"],
+           ratio_cpu_min=best["sklearn"] / best["fastml"],
+           ratio_cpu_median=middle["sklearn"] / middle["fastml"])
 
 
 def min_cpu(fit, rounds=ROUNDS):

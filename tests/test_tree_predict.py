@@ -107,10 +107,11 @@ def test_categorical_forest_equals_apply(categorical_split):
         np.testing.assert_array_equal(walk(trees, Xe, True), apply_sum(trees, Xe, True))
 
 
-def hand_made_tree():
+def hand_made_tree(value=None):
     """Nodes a loaded file may hold though the builder never makes them: a threshold node
     whose missing child is neither of its children (a grandchild), one with a NaN threshold,
-    a categorical node whose entries repeat a child, and a leaf reached from two parents."""
+    a categorical node whose entries repeat a child, and a leaf reached from two parents;
+    `value`: the nodes' values (default: all different)."""
     rows = [  # kind, feature, threshold, child_start, n_child, missing_child
         (KIND_THRESHOLD, 0, 0.5, 0, 2, 4),       # 0: missing -> 4, a child of node 1
         (KIND_CATEGORICAL, 1, np.nan, 2, 3, 3),  # 1: levels 0, 1, 2 -> 3, 4, 3
@@ -124,7 +125,8 @@ def hand_made_tree():
     for i, (kind, f, t, cs, nc, m) in enumerate(rows):
         nodes[i] = (kind, f, t, cs, nc, m, 1, 0, 0.0, 0.0)
     children = np.array([1, 2, 3, 4, 3, 5, 6], dtype=np.int64)
-    value = np.arange(1.0, 1.0 + 2 * len(rows)).reshape(-1, 2)
+    if value is None:
+        value = np.arange(1.0, 1.0 + 2 * len(rows)).reshape(-1, 2)
     tree = Tree.__new__(Tree)
     tree._adopt(nodes, value, children, np.ones(len(children), dtype=np.int32))
     return tree
@@ -142,17 +144,44 @@ def test_hand_made_tree_equals_apply():
     assert set(tree.apply(X)[0]) == {3, 4, 5, 6}
 
 
+def distinct_leaf_vectors(tree, normalize):
+    """How many different vectors of values (bit for bit) the tree's leaves hold."""
+    leaf = tree.value[tree.kind == KIND_LEAF]
+    if normalize:
+        leaf = leaf / leaf.sum(axis=1, keepdims=True)
+    return len(np.unique(leaf.view(np.uint64), axis=0))
+
+
 def test_compact_copy_size_and_caching():
     """A builder's tree packs into node_count slots plus at most one alignment pad per
     threshold node, 16 bytes each and a 4-byte leaf offset each, plus n_values doubles per
-    leaf; it is made once."""
+    distinct vector of leaf values (a fully grown classifier's leaves are pure: one vector per
+    class); it is made once."""
     X, y = w3_like(2000, 0, nan=0.05)
     tree = fastml.DecisionTreeClassifier(random_state=0).fit(X, y).tree_
     packed = packed_tree(tree)
     assert packed is packed_tree(tree)
     assert tree.node_count <= packed.node_count <= tree.node_count + 1
-    assert packed.nbytes == 20 * packed.node_count + 4 + 8 * tree.n_leaves * 3
-    assert packed_tree(tree, False) is not packed    # raw values: a copy of its own
+    assert distinct_leaf_vectors(tree, True) == 3 < tree.n_leaves
+    assert packed.nbytes == 20 * packed.node_count + 4 + 8 * 3 * 3
+    raw = packed_tree(tree, False)
+    assert raw is not packed                          # raw values: a copy of its own
+    assert raw.nbytes == 20 * raw.node_count + 4 + 8 * 3 * distinct_leaf_vectors(tree, False)
+
+
+def test_leaf_values_are_shared_only_when_equal_bit_for_bit():
+    """Leaves share one stored vector only when their values have the same bits: 0.0 and
+    -0.0 (equal as numbers, different sums when added to -0.0) stay apart, NaN is kept."""
+    leaves = [[0.0, 1.0], [-0.0, 1.0], [0.0, 1.0], [np.nan, 1.0]]     # nodes 3, 4, 5, 6
+    tree = hand_made_tree(np.array([[9.0, 9.0]] * 3 + leaves))
+    # 4 distinct vectors -> 3: one vector (2 doubles) fewer than the default tree's copy
+    assert packed_tree(hand_made_tree(), False).nbytes - packed_tree(tree, False).nbytes == 16
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, np.nan], [1.0, 0.0]])
+    assert tree.apply(X)[0].tolist() == [3, 4, 5, 6]
+    out = np.full((4, 2), -0.0)
+    forest_sum([tree], X, out, False)
+    np.testing.assert_array_equal(out, leaves)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(leaves))
 
 
 def test_compact_copy_is_not_saved_and_is_rebuilt():
