@@ -711,15 +711,26 @@ cdef bint is_consecutive(const Py_ssize_t *order, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef Py_ssize_t run_piece(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
+                         Py_ssize_t n, floating *W, floating *b, Model *m, const SGDConfig *cfg,
+                         Scratch *s, ShardOutcome *out) noexcept nogil:
+    """run_epoch over order[0:n], its sums added to out's; returns what run_epoch returns."""
+    cdef Py_ssize_t bad = run_epoch(src, tg, order, n, W, b, m, cfg, s)
+    out.loss_sum += s.loss_sum
+    out.updates += s.updates
+    out.step_weight += s.step_weight
+    return bad
+
+
 cdef void run_shard(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
                     Py_ssize_t n, floating *W, floating *b, Model *m, SGDConfig cfg,
                     ShardOutcome *out) noexcept nogil:
     """sgd_epoch's steps over order[0:n] (n >= 1) on the state (W, b, m), and the rows' weight
     sum. Rows in consecutive order are read in place, others copied chunk by chunk, as in
-    sgd_epoch; one-row batches run the block head first (block_head: the same steps, as a
-    batch never spans the cut)."""
+    sgd_epoch; one-row batches step on the block head first, on its own (block_head: the same
+    steps, since no batch spans the cut)."""
     cdef Scratch s
-    cdef Py_ssize_t r, head = 0, bad
+    cdef Py_ssize_t r, head = 0
     cdef bint gather = src.indices == NULL and not is_consecutive(order, n)
     memset(out, 0, sizeof(ShardOutcome))
     out.bad = -1
@@ -731,21 +742,16 @@ cdef void run_shard(const RowSource *src, const Targets *tg, const Py_ssize_t *o
     cfg.batch_size = min(cfg.batch_size, n)     # as sgd_epoch: never more rows than the epoch's
     if scratch_init(&s, m.K, m.d, tg.n_targets,
                     max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size, sizeof(floating),
-                    &cfg, gather) != 0:
-        scratch_free(&s)
+                    &cfg, gather) == 0:
+        if cfg.batch_size == 1:
+            head = block_head(order, n)
+        out.bad = run_piece(src, tg, order, head, W, b, m, &cfg, &s, out)
+        if out.bad < 0:
+            out.bad = run_piece(src, tg, order + head, n - head, W, b, m, &cfg, &s, out)
+            if out.bad >= 0:
+                out.bad += head
+    else:
         out.status = -1
-        return
-    if cfg.batch_size == 1:
-        head = block_head(order, n)
-    for r in range(2):                      # the head (maybe none), then the rest
-        bad = run_epoch(src, tg, order if r == 0 else order + head, head if r == 0 else n - head,
-                        W, b, m, &cfg, &s)
-        out.loss_sum += s.loss_sum
-        out.updates += s.updates
-        out.step_weight += s.step_weight
-        if bad >= 0:
-            out.bad = bad + (0 if r == 0 else head)
-            break
     scratch_free(&s)
 
 
