@@ -392,7 +392,8 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     progressive="loss" takes the engine's loss (so it equals the mean training loss),
     "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
     n_jobs (`check_n_jobs`: None = 1) > 1 runs each epoch by parameter mixing over that many
-    threads (SGDEngine.mixed_epoch); 1 is the serial loop.
+    threads (SGDEngine.mixed_epoch) and draws the next epoch's row order meanwhile
+    (_EpochOrders: the same orders); 1 is the serial loop.
     Returns (epochs run, list of mean training losses, list of progressive losses).
     """
     n_shards = check_n_jobs(n_jobs)
