@@ -1,13 +1,14 @@
 """The SGD family at issue 13's sizes, fastml next to scikit-learn in one session, one thread:
 logistic SGD, the perceptron and the averaged perceptron (5 epochs, shuffled) at 300k x 100 and
 1M x 100 with fastml's block shuffle (shuffle="block", the default) and its full shuffle
-(shuffle=True), and fastml's n_jobs=2 (parameter mixing over two threads, issue 13: wall time
-is what it buys). Quality: held-out log-loss next to the optimum (L-BFGS to tol 1e-8), or
-held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes.
+(shuffle=True), and fastml's n_jobs=2 at both shuffles (parameter mixing over two threads,
+issue 13: wall time is what it buys). Quality: held-out log-loss next to the optimum (L-BFGS to
+tol 1e-8), or held-out accuracy. FASTML_BENCH_SGD_ROWS="300000,1000000" sets the sizes.
 
 `python bench/bench_sgd.py` times n_jobs=1 against n_jobs=2 interleaved in one process (wall
-and CPU minima of FASTML_BENCH_SGD_ROUNDS rounds, default 5) with the held-out quality of each:
-the table of bench/README.md's "n_jobs=2" section. FASTML_BENCH_WAIT_IDLE=1 starts each pair
+and CPU minima of FASTML_BENCH_SGD_ROUNDS rounds, default 5) with the held-out quality of each,
+at the default shuffle="block" (plus a shuffle=True row for logistic SGD): the table of
+bench/README.md's "n_jobs=2" sections. FASTML_BENCH_WAIT_IDLE=1 starts each pair
 only once /proc/loadavg shows no other runnable task (threads only pay on an idle machine:
 the scheduler shares a busy one between sessions, not threads).
 
@@ -72,7 +73,8 @@ def held_out(model, X_test, y_test):
 
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
-                                 "fastml shuffle=True n_jobs=2", "scikit-learn SGDClassifier"])
+                                 "fastml shuffle=True n_jobs=2",
+                                 "fastml shuffle='block' n_jobs=2", "scikit-learn SGDClassifier"])
 def test_logistic_sgd(benchmark, single_thread, n, who):
     X, y, X_test, y_test, optimum = data(n)
     if who.startswith("fastml"):
@@ -89,7 +91,8 @@ def test_logistic_sgd(benchmark, single_thread, n, who):
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("who", ["fastml shuffle=True", "fastml shuffle='block'",
-                                 "fastml shuffle=True n_jobs=2", "scikit-learn"])
+                                 "fastml shuffle=True n_jobs=2",
+                                 "fastml shuffle='block' n_jobs=2", "scikit-learn"])
 def test_perceptron(benchmark, single_thread, n, average, who):
     X, y, X_test, y_test, _ = data(n)
     if who.startswith("fastml"):
@@ -121,23 +124,30 @@ def _wait_until_idle():
         time.sleep(0.5)
 
 
+# main()'s rows: the task, its model, and fastml's shuffle (the default "block", and the full
+# permutation for logistic SGD, where the gather of shuffled rows dominates)
+MAIN_TASKS = [("logistic SGD", logistic, "block"), ("logistic SGD", logistic, "shuffle=True"),
+              ("perceptron", perceptron, "block"),
+              ("averaged perceptron", lambda who: perceptron(who, average=True), "block")]
+
+
 def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
     """n_jobs=1 and n_jobs=2 interleaved, round by round: wall and CPU minima, quality."""
     from threadpoolctl import threadpool_limits
     print(f"load average before: {os.getloadavg()}")
-    print("| task | n_jobs | wall min (s) | CPU min (s) | speed-up (wall) | held-out |")
-    print("|---|---|---|---|---|---|")
+    print("| task | shuffle | n_jobs | wall min (s) | CPU min (s) | speed-up (wall) | held-out |")
+    print("|---|---|---|---|---|---|---|")
     with threadpool_limits(limits=1):
         for n in SIZES:
             X, y, X_test, y_test, optimum = data(n)
-            for task, make in (("logistic SGD", logistic), ("perceptron", perceptron)):
+            for task, make, shuffle in MAIN_TASKS:
                 times = {1: [], 2: []}
                 models = {}
                 for _ in range(rounds):
                     if os.environ.get("FASTML_BENCH_WAIT_IDLE") == "1":
                         _wait_until_idle()
                     for n_jobs in (1, 2):
-                        models[n_jobs] = make(f"fastml n_jobs={n_jobs}")
+                        models[n_jobs] = make(f"fastml {shuffle} n_jobs={n_jobs}")
                         wall, cpu = time.perf_counter(), time.process_time()
                         models[n_jobs].fit(X, y)
                         times[n_jobs].append((time.perf_counter() - wall,
@@ -150,8 +160,8 @@ def main(rounds=int(os.environ.get("FASTML_BENCH_SGD_ROUNDS", "5"))):
                                f"(optimum {optimum:.5f})" if task == "logistic SGD" else
                                f"accuracy {np.mean(model.predict(X_test) == y_test):.4f}")
                     speedup = min(t[0] for t in times[1]) / wall
-                    print(f"| {task} {n} x {N_FEATURES}, 5 epochs | {n_jobs} | {wall:.3f} | "
-                          f"{cpu:.3f} | {speedup:.2f}x | {quality} |", flush=True)
+                    print(f"| {task} {n} x {N_FEATURES}, 5 epochs | {shuffle} | {n_jobs} | "
+                          f"{wall:.3f} | {cpu:.3f} | {speedup:.2f}x | {quality} |", flush=True)
     print(f"load average after: {os.getloadavg()}")
 
 

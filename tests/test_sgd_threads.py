@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from fastml import ConvergenceWarning, LinearRegression, LinearSVM, LogisticRegression, Perceptron
 from fastml.exceptions import DivergenceError
+from fastml.linear_model import _sgd_fast
 from fastml.linear_model._sgd import SGDEngine, epoch_order
 
 pytestmark = pytest.mark.kernel
@@ -107,6 +108,68 @@ def test_mixed_epoch_equals_the_numpy_replica(loss, schedule, batch_size, averag
     engine.epoch(Xin, Y, sw, order, 3)
     replica.epoch(Xin, Y, sw, order, 3)
     np.testing.assert_allclose(_model(engine), _model(replica), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, k", [(1000, 2), (1000, 3), (1024, 2), (600, 5)])
+@pytest.mark.parametrize("shuffle", ["block", False])
+@pytest.mark.parametrize("loss, schedule, average", [("perceptron", "constant", True),
+                                                     ("log", "adagrad", False)])
+def test_shards_cut_inside_a_block_take_the_serial_shards_steps(n, k, shuffle, loss, schedule,
+                                                                average):
+    """The compiled shards (sgd_shards_epoch) run a shard that starts inside a block of
+    shuffle="block" in two pieces (the block's head, then whole blocks) and rows in consecutive
+    order in place: each shard's state is bit for bit what the serial epoch gives on a copy
+    over the same rows (shards cut mid-block, at a block boundary: 1024 / 2, and 5 shards)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(n, 6))
+    Y = (rng.random((n, 1)) < 0.5).astype(np.float64)
+    sw = rng.uniform(0.5, 1.5, size=n)
+    engine = _engine(loss, schedule, average=average)
+    engine.epoch(X, Y, sw, epoch_order(rng, n, True), 0)
+    order = epoch_order(rng, n, shuffle)
+    bounds = np.array([n * i // k for i in range(k + 1)], dtype=np.intp)
+    names = ("W", "b", "G", "Gb", "A", "Ab", "state")
+    stacked = [np.repeat(getattr(engine, name)[np.newaxis], k, axis=0) for name in names]
+    engine.config["epoch"] = 1
+    results = _sgd_fast.sgd_shards_epoch(X, Y, sw, order, bounds, *stacked, engine.config)
+    for j, rows in enumerate(_shards(order, k)):
+        serial = copy.deepcopy(engine)
+        got = serial.epoch(X, Y, sw, rows, 1)
+        loss_sum, updates, bad, step_weight, weight_sum = results[j]
+        assert (updates, bad) == (got[1], -1)      # the sums: the head's and the rest's added
+        np.testing.assert_allclose([loss_sum, step_weight, weight_sum],
+                                   [got[0], got[2], sw[rows].sum()], rtol=1e-13)
+        for name, values in zip(names, stacked):
+            np.testing.assert_array_equal(values[j], getattr(serial, name), err_msg=name)
+
+
+def test_shards_refuse_rows_outside_x_and_leave_the_state():
+    X, labels, _ = _data()
+    engine = _engine("log", "constant")
+    before = copy.deepcopy(engine._arrays())
+    order = np.arange(len(X))
+    order[200] = len(X)
+    with pytest.raises(ValueError, match="outside X"):
+        engine.mixed_epoch(X, labels, np.ones(len(X)), order, 0, 2)
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(engine, name), value, err_msg=name)
+
+
+def test_early_stop_leaves_the_rng_where_the_serial_loop_would():
+    """n_jobs > 1 draws the next epoch's order during the current epoch: when the loop stops
+    before taking it, the rng goes back, so it is where the epochs that ran left it (the
+    following partial_fit shuffles as it would serially)."""
+    X, labels, _ = _data(n=600)
+    y = labels.ravel()
+    model = Perceptron(max_iter=50, tol=0.5, n_iter_no_change=1, random_state=3, n_jobs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert 1 < model.n_iter_ < 50
+    rng = np.random.default_rng(3)
+    for _ in range(model.n_iter_):
+        epoch_order(rng, len(X), model.shuffle)
+    assert model._rng.bit_generator.state == rng.bit_generator.state
 
 
 def test_mixed_epoch_float32_equals_the_replica():

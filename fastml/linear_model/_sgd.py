@@ -10,7 +10,7 @@ uses too). Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
 import copy
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -131,16 +131,10 @@ class SGDEngine:
         loss_sum, updates, bad, step_weight = _sgd.sgd_epoch(
             X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
             self.state, self.config, step_log)
-        if bad >= 0 or not (np.isfinite(loss_sum) and np.isfinite(self.W).all()
-                            and np.isfinite(self.b).all()):
+        if _diverged(loss_sum, bad, self.W, self.b):
             for name, value in saved.items():
                 getattr(self, name)[...] = value
-            where = f" at row {int(order[bad])}" if bad >= 0 else ""
-            raise DivergenceError(
-                f"SGD diverged in epoch {int(epoch_index) + 1}{where}: a margin, weight or loss "
-                f"became infinite or NaN. Lower eta0 (or use learning_rate='adagrad'), or scale "
-                f"the features (e.g. standardize X); the model is left as it was before this "
-                f"epoch")
+            raise _divergence_error(epoch_index, order, bad)
         self.n_updates += updates
         return loss_sum, updates, step_weight
 
@@ -149,40 +143,48 @@ class SGDEngine:
         summed over the shards.
 
         `order` is cut into n_shards contiguous shards (their lengths differ by at most one
-        row; fewer when there are fewer rows). Each shard runs `epoch` on its own copy of this
-        state, in its own thread (the kernel releases the GIL), all from the same weights and
-        the same step clock t. Then this state becomes their mix (`mix_into`, weighted by the
-        shards' sample-weight sums) and t becomes t + the steps of all the shards: the next
-        epoch starts where the serial one would, so the schedules (inverse, optimal) decay with
-        the total updates; within an epoch each shard's steps are sized as the first
-        len(shard) steps of a serial epoch would be. The result depends on `order` and
-        n_shards only, never on thread timing. A shard that diverges raises its
-        DivergenceError (the first such shard in order) and leaves this state as it was."""
+        row; fewer when there are fewer rows). Each shard runs `epoch`'s steps on its own copy
+        of this state, all from the same weights and the same step clock t, every shard on its
+        own thread in one compiled call (_sgd_fast.sgd_shards_epoch, the GIL released). Then
+        this state becomes their mix (`mix_into`, weighted by the shards' sample-weight sums)
+        and t becomes t + the steps of all the shards: the next epoch starts where the serial
+        one would, so the schedules (inverse, optimal) decay with the total updates; within an
+        epoch each shard's steps are sized as the first len(shard) steps of a serial epoch
+        would be. The result depends on `order` and n_shards only, never on thread timing. A
+        shard that diverges raises its DivergenceError (the first such shard in order) and
+        leaves this state as it was."""
         n = len(order)
-        bounds = [n * i // n_shards for i in range(n_shards + 1)]
-        shards = [order[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
-        if len(shards) < 2:
+        bounds = np.unique([n * i // n_shards for i in range(n_shards + 1)]).astype(np.intp)
+        if len(bounds) < 3:                 # one shard: the serial epoch
             return self.epoch(X, Y, sample_weight, order, epoch_index)
-        copies = [copy.deepcopy(self) for _ in shards]
-
-        def run_shard(engine, rows):    # the weight's O(n) gather runs in the threads too
-            return engine.epoch(X, Y, sample_weight, rows, epoch_index), np.sum(
-                sample_weight[rows])
-
-        with ThreadPoolExecutor(len(shards)) as pool:
-            results, weights = zip(*pool.map(run_shard, copies, shards))
-        steps = self.n_steps + sum(engine.n_steps - self.n_steps for engine in copies)
-        loss_sum, updates, step_weight = (sum(column) for column in zip(*results))
-        mix_into(self, copies, weights)
+        self.config["epoch"] = int(epoch_index)
+        n_shards = len(bounds) - 1
+        stacked = {name: np.repeat(getattr(self, name)[np.newaxis], n_shards, axis=0)
+                   for name in _STATE_ARRAYS}
+        results = _sgd.sgd_shards_epoch(X, Y, sample_weight, order, bounds,
+                                        *(stacked[name] for name in _STATE_ARRAYS), self.config)
+        for j, (loss_sum, _, bad, _, _) in enumerate(results):
+            if _diverged(loss_sum, bad, stacked["W"][j], stacked["b"][j]):
+                raise _divergence_error(epoch_index, order[bounds[j]:bounds[j + 1]], bad)
+        shards = [self._with_state({name: stacked[name][j] for name in _STATE_ARRAYS})
+                  for j in range(n_shards)]
+        steps = self.n_steps + sum(shard.n_steps - self.n_steps for shard in shards)
+        loss_sum, updates, _, step_weight, _ = (sum(column) for column in zip(*results))
+        mix_into(self, shards, [weight for *_, weight in results])
         self.state[_STEPS] = steps
         self.n_updates += updates
-        self.config["epoch"] = int(epoch_index)
         return loss_sum, updates, step_weight
+
+    def _with_state(self, arrays):
+        """A shallow copy of this engine holding the state `arrays` (name -> array)."""
+        engine = copy.copy(self)
+        for name, value in arrays.items():
+            setattr(engine, name, value)
+        return engine
 
     def _arrays(self):
         """Copies of the state arrays an epoch changes in place (O(K d): an epoch is O(n d))."""
-        return {name: getattr(self, name).copy()
-                for name in ("W", "b", "G", "Gb", "A", "Ab", "state")}
+        return {name: getattr(self, name).copy() for name in _STATE_ARRAYS}
 
     def _check_fitted_state(self):
         """Run by fastml.io.load on a restored state: raise ValueError unless it is one the
@@ -246,6 +248,24 @@ class SGDEngine:
         if self.config["average"] and n_avg > 0:
             return (self.Ab / n_avg).astype(self.dtype)
         return self.b.copy()
+
+
+_STATE_ARRAYS = ("W", "b", "G", "Gb", "A", "Ab", "state")   # sgd_epoch's order of them
+
+
+def _diverged(loss_sum, bad, W, b):
+    """Did an epoch stop at a row (bad >= 0) or leave the loss, a weight or an intercept not
+    finite?"""
+    return bad >= 0 or not (np.isfinite(loss_sum) and np.isfinite(W).all()
+                            and np.isfinite(b).all())
+
+
+def _divergence_error(epoch_index, order, bad):
+    where = f" at row {int(order[bad])}" if bad >= 0 else ""
+    return DivergenceError(
+        f"SGD diverged in epoch {int(epoch_index) + 1}{where}: a margin, weight or loss became "
+        f"infinite or NaN. Lower eta0 (or use learning_rate='adagrad'), or scale the features "
+        f"(e.g. standardize X); the model is left as it was before this epoch")
 
 
 def mix_into(target, engines, weights):
@@ -370,7 +390,8 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     progressive="loss" takes the engine's loss (so it equals the mean training loss),
     "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
     n_jobs (`check_n_jobs`: None = 1) > 1 runs each epoch by parameter mixing over that many
-    threads (SGDEngine.mixed_epoch); 1 is the serial loop.
+    threads (SGDEngine.mixed_epoch) and draws the next epoch's row order meanwhile
+    (_EpochOrders: the same orders); 1 is the serial loop.
     Returns (epochs run, list of mean training losses, list of progressive losses).
     """
     n_shards = check_n_jobs(n_jobs)
@@ -380,8 +401,10 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     weight_total = float(np.sum(sample_weight))
     curve, progressive_curve = [], []
 
+    orders = _EpochOrders(rng, n, shuffle, max_iter, ahead=n_shards > 1)
+
     def step(epoch):
-        order = epoch_order(rng, n, shuffle)
+        order = orders.take()
         loss_sum, updates, step_weight = (
             engine.epoch(X, Y, sample_weight, order, epoch) if n_shards == 1
             else engine.mixed_epoch(X, Y, sample_weight, order, epoch, n_shards))
@@ -400,8 +423,45 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
         return watched, shown, stop_without_updates and updates == 0
 
     warn = (tol is not None and tol > 0 and validation is None and max_iter > 1)
-    n_run = iterate(step, max_iter, desc=name, unit="epoch", verbose=verbose, tol=tol,
-                    n_iter_no_change=n_iter_no_change, first=first_epoch,
-                    max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before the "
-                    f"loss settled (tol={tol}); raise max_iter to converge" if warn else None)
+    with orders:
+        n_run = iterate(step, max_iter, desc=name, unit="epoch", verbose=verbose, tol=tol,
+                        n_iter_no_change=n_iter_no_change, first=first_epoch,
+                        max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before "
+                        f"the loss settled (tol={tol}); raise max_iter to converge"
+                        if warn else None)
     return n_run, curve, progressive_curve
+
+
+class _EpochOrders:
+    """The row orders (epoch_order) of up to `max_epochs` epochs, taken one by one.
+
+    With `ahead`, the next epoch's order is drawn on a helper thread while the current epoch
+    runs: a mixed epoch (n_jobs > 1) holds no GIL, and epoch_order, serial, would otherwise
+    stand between its parallel epochs. The draws are the same, in the same sequence; leaving
+    the `with` block puts rng back where the epochs that ran left it (the loop may stop before
+    it takes a drawn order), so what follows (partial_fit) sees the rng it would serially."""
+
+    def __init__(self, rng, n, shuffle, max_epochs, ahead):
+        self._rng, self._draw = rng, lambda: epoch_order(rng, n, shuffle)
+        self._left = max_epochs
+        self._pool = ThreadPoolExecutor(1) if ahead and max_epochs > 1 else None
+        self._next = self._rng_before_next = None
+
+    def take(self):
+        order = self._draw() if self._next is None else self._next.result()
+        self._left -= 1
+        self._next = None
+        if self._pool is not None and self._left > 0:
+            self._rng_before_next = self._rng.bit_generator.state
+            self._next = self._pool.submit(self._draw)
+        return order
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._pool is not None:
+            if self._next is not None:      # drawn but never taken: undo its draws
+                wait([self._next])
+                self._rng.bit_generator.state = self._rng_before_next
+            self._pool.shutdown()

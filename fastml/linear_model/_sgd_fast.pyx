@@ -693,3 +693,198 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
         return s.loss_sum, s.updates, bad, s.step_weight
     finally:
         scratch_free(&s)
+
+
+# ================================================================ parameter mixing (n_jobs > 1)
+# The shards of one epoch of SGDEngine.mixed_epoch (_sgd.py) in one call: shard j, a contiguous
+# stretch of the epoch's order, steps through run_epoch on its own copy of the state (slot j of
+# stacked arrays), all shards at once on OpenMP threads with the GIL released throughout. The
+# mix (an O(shards K d) weighted average) stays in _sgd.py's mix_into, the one definition the
+# Dask driver shares.
+from cython.parallel cimport prange
+
+ctypedef struct ShardOutcome:
+    double loss_sum       # what sgd_epoch returns for the shard ...
+    Py_ssize_t updates
+    Py_ssize_t bad        # -1, or the position in the shard of the row whose margin broke
+    double step_weight
+    double weight_sum     # ... and its rows' sample-weight sum: the shard's share in the mix
+    int status            # 0; -1 out of memory; -2 a row outside X
+
+
+cdef Py_ssize_t block_head(const Py_ssize_t *order, Py_ssize_t n) noexcept nogil:
+    """How many rows at the start of order[0:n] lie in the shuffle="block" block of order[0]
+    (1 for most other orders). A shard cut inside a block steps on these first, on their own,
+    so that run_epoch then meets every later block whole and copies it in one sequential read;
+    otherwise every chunk of the shard straddles two blocks and is gathered row by row (the
+    shard took 1.45x as long, bench/README.md)."""
+    cdef Py_ssize_t r = 1, first = order[0] - order[0] % GATHER_ROWS
+    while r < n and first <= order[r] < first + GATHER_ROWS:
+        r += 1
+    return r
+
+
+cdef bint is_consecutive(const Py_ssize_t *order, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(1, n):
+        if order[r] != order[0] + r:
+            return False
+    return True
+
+
+cdef Py_ssize_t run_piece(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
+                         Py_ssize_t n, floating *W, floating *b, Model *m, const SGDConfig *cfg,
+                         Scratch *s, ShardOutcome *out) noexcept nogil:
+    """run_epoch over order[0:n], its sums added to out's; returns what run_epoch returns."""
+    cdef Py_ssize_t bad = run_epoch(src, tg, order, n, W, b, m, cfg, s)
+    out.loss_sum += s.loss_sum
+    out.updates += s.updates
+    out.step_weight += s.step_weight
+    return bad
+
+
+cdef void run_shard(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
+                    Py_ssize_t n, floating *W, floating *b, Model *m, SGDConfig cfg,
+                    ShardOutcome *out) noexcept nogil:
+    """sgd_epoch's steps over order[0:n] (n >= 1) on the state (W, b, m), and the rows' weight
+    sum. Rows in consecutive order are read in place, others copied chunk by chunk, as in
+    sgd_epoch; one-row batches step on the block head first, on its own (block_head: the same
+    steps, since no batch spans the cut)."""
+    cdef Scratch s
+    cdef Py_ssize_t r, head = 0
+    cdef bint gather = src.indices == NULL and not is_consecutive(order, n)
+    memset(out, 0, sizeof(ShardOutcome))
+    out.bad = -1
+    for r in range(n):                      # O(n): the row numbers the loop trusts
+        if order[r] < 0 or order[r] >= src.n_rows:
+            out.status = -2
+            return
+        out.weight_sum += tg.sw[order[r]]
+    cfg.batch_size = min(cfg.batch_size, n)     # as sgd_epoch: never more rows than the epoch's
+    if scratch_init(&s, m.K, m.d, tg.n_targets,
+                    max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size, sizeof(floating),
+                    &cfg, gather) == 0:
+        if cfg.batch_size == 1:
+            head = block_head(order, n)
+        out.bad = run_piece(src, tg, order, head, W, b, m, &cfg, &s, out)
+        if out.bad < 0:
+            out.bad = run_piece(src, tg, order + head, n - head, W, b, m, &cfg, &s, out)
+            if out.bad >= 0:
+                out.bad += head
+    else:
+        out.status = -1
+    scratch_free(&s)
+
+
+cdef void *private_copy(const void *data, size_t size, bint *failed) noexcept nogil:
+    """A copy of `size` bytes in memory allocated by the calling thread (NULL for no data)."""
+    cdef void *copy
+    if data == NULL or size == 0:
+        return NULL
+    copy = malloc(size)
+    if copy == NULL:
+        failed[0] = True
+    else:
+        memcpy(copy, data, size)
+    return copy
+
+
+cdef void run_shard_apart(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
+                          Py_ssize_t n, floating *W, floating *b, Model *m, SGDConfig cfg,
+                          ShardOutcome *out) noexcept nogil:
+    """run_shard on this thread's own copy of the shard's state (and outcome), written back at
+    the end. The shards' slots are neighbours in the stacked arrays and every step writes b and
+    the clock (and W on most steps): stepping in place, two threads would share the cache lines
+    at the slots' edges and pull them from each other's core on every step (the two-shard
+    epoch took 27 ms against 22.5 ms apart, 300k x 100 perceptron; bench/README.md)."""
+    cdef size_t Kd = m.K * m.d, K = m.K
+    cdef bint failed = False
+    cdef Model mine = m[0]
+    cdef ShardOutcome result                 # on this thread's stack, like the state
+    cdef floating *W_mine = <floating *> private_copy(W, Kd * sizeof(floating), &failed)
+    cdef floating *b_mine = <floating *> private_copy(b, K * sizeof(floating), &failed)
+    mine.G = <double *> private_copy(m.G, Kd * sizeof(double), &failed)
+    mine.Gb = <double *> private_copy(m.Gb, K * sizeof(double), &failed)
+    mine.A = <double *> private_copy(m.A, Kd * sizeof(double), &failed)
+    mine.Ab = <double *> private_copy(m.Ab, K * sizeof(double), &failed)
+    mine.state = <double *> private_copy(m.state, N_STATE * sizeof(double), &failed)
+    if failed:
+        memset(&result, 0, sizeof(ShardOutcome))
+        result.status = -1
+    else:
+        run_shard(src, tg, order, n, W_mine, b_mine, &mine, cfg, &result)
+        memcpy(W, W_mine, Kd * sizeof(floating))
+        memcpy(b, b_mine, K * sizeof(floating))
+        memcpy(m.state, mine.state, N_STATE * sizeof(double))
+        if m.G != NULL:
+            memcpy(m.G, mine.G, Kd * sizeof(double))
+            memcpy(m.Gb, mine.Gb, K * sizeof(double))
+        if m.A != NULL:
+            memcpy(m.A, mine.A, Kd * sizeof(double))
+            memcpy(m.Ab, mine.Ab, K * sizeof(double))
+    free(W_mine); free(b_mine); free(mine.G); free(mine.Gb); free(mine.A); free(mine.Ab)
+    free(mine.state)
+    out[0] = result
+
+
+def sgd_shards_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
+                     const Py_ssize_t[::1] order, const Py_ssize_t[::1] bounds,
+                     floating[:, :, ::1] W, floating[:, ::1] b, double[:, :, ::1] G,
+                     double[:, ::1] Gb, double[:, :, ::1] A, double[:, ::1] Ab,
+                     double[:, ::1] state, SGDConfig cfg):
+    """The shards of one epoch of parameter mixing: shard j = order[bounds[j]:bounds[j + 1]]
+    (bounds strictly increasing from 0 to len(order)) takes sgd_epoch's steps on state slot j:
+    W[j], b[j], G[j], Gb[j], A[j], Ab[j], state[j] (sgd_epoch's shapes behind a leading shard
+    axis), every shard on its own OpenMP thread. Returns, per shard, (sum of sw_i * loss_i
+    before each step, rows with a nonzero gradient, -1 or the position in the shard of the row
+    whose margin was not finite: that shard stopped there, sum of sw_i over the rows with a
+    nonzero gradient, sum of sw_i over the shard's rows)."""
+    cdef Py_ssize_t S = bounds.shape[0] - 1, K = W.shape[1], d = W.shape[2], j
+    cdef bint adagrad = cfg.schedule == ETA_ADAGRAD
+    cdef RowSource src
+    cdef Targets tg
+    cdef Model *models = NULL
+    cdef ShardOutcome *outs = NULL
+    if S < 1 or K < 1 or d < 1:
+        raise ValueError("sgd_shards_epoch: no shards, outputs or features")
+    row_source(X, W[0], &src)
+    if cfg.batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    if (b.shape[0] != S or b.shape[1] != K or state.shape[0] != S or state.shape[1] != N_STATE
+            or Y.shape[0] != src.n_rows or sample_weight.shape[0] != src.n_rows
+            or (adagrad and (G.shape[0] != S or G.shape[1] != K or G.shape[2] != d
+                             or Gb.shape[0] != S or Gb.shape[1] != K))
+            or (cfg.average and (A.shape[0] != S or A.shape[1] != K or A.shape[2] != d
+                                 or Ab.shape[0] != S or Ab.shape[1] != K))
+            or (cfg.loss == LOSS_SQUARED and Y.shape[1] != K) or Y.shape[1] < 1
+            or bounds[0] != 0 or bounds[S] != order.shape[0]):
+        raise ValueError("sgd_shards_epoch: shapes do not agree")
+    for j in range(S):
+        if bounds[j + 1] <= bounds[j]:
+            raise ValueError("sgd_shards_epoch: the shard bounds must increase")
+    tg.Y, tg.n_targets, tg.sw = &Y[0, 0], Y.shape[1], &sample_weight[0]
+    models = <Model *> calloc(S, sizeof(Model))
+    outs = <ShardOutcome *> calloc(S, sizeof(ShardOutcome))
+    try:
+        if models == NULL or outs == NULL:
+            raise MemoryError()
+        for j in range(S):
+            models[j].K, models[j].d, models[j].state = K, d, &state[j, 0]
+            if adagrad:
+                models[j].G, models[j].Gb = &G[j, 0, 0], &Gb[j, 0]
+            if cfg.average:
+                models[j].A, models[j].Ab = &A[j, 0, 0], &Ab[j, 0]
+        with nogil:
+            for j in prange(S, num_threads=S, schedule="static", chunksize=1):
+                run_shard_apart(&src, &tg, &order[bounds[j]], bounds[j + 1] - bounds[j],
+                          &W[j, 0, 0], &b[j, 0], &models[j], cfg, &outs[j])
+        for j in range(S):
+            if outs[j].status == -1:
+                raise MemoryError()
+            if outs[j].status == -2:
+                raise ValueError("sgd_shards_epoch: `order` names a row outside X")
+        return [(outs[j].loss_sum, outs[j].updates, outs[j].bad, outs[j].step_weight,
+                 outs[j].weight_sum) for j in range(S)]
+    finally:
+        free(models)
+        free(outs)
