@@ -501,7 +501,7 @@ def test_batch_solvers_name_a_non_finite_x_found_by_their_first_pass(solver, dty
         given = X.copy()
         model = LogisticRegression(solver=solver, max_iter=3, fit_intercept=trial % 4 < 2,
                                    multi_class=("multinomial", "reference")[trial % 2])
-        with pytest.raises(ValueError, match="NaN" if np.isnan(bad) else "infinity"):
+        with pytest.raises(ValueError, match="X contains NaN" if np.isnan(bad) else "X contains infinity"):
             model.fit(X, y, sample_weight=sw)
         assert not hasattr(model, "coef_")
         np.testing.assert_array_equal(X, given)

@@ -239,3 +239,93 @@ def test_shuffle_must_be_a_bool_or_block(shuffle):
     X, labels, _ = _data()
     with pytest.raises(ValueError, match="shuffle must be True, False or 'block'"):
         Perceptron(max_iter=2, shuffle=shuffle).fit(X, labels.ravel())
+
+
+# ---------------------------------------------------------------- X's finiteness, first epoch
+
+def _sgd_fits():
+    """The fits whose first epoch is X's finiteness check (run_epochs(finite_checked=False))."""
+    from fastml import LinearSVM, LogisticRegression, Perceptron
+    return [lambda s: LogisticRegression(solver="sgd", max_iter=2, random_state=s),
+            lambda s: LogisticRegression(solver="minibatch", batch_size=4, max_iter=2,
+                                         random_state=s),
+            lambda s: LogisticRegression(solver="sgd", max_iter=2, n_jobs=2, random_state=s),
+            lambda s: Perceptron(max_iter=2, random_state=s, shuffle="block"),
+            lambda s: Perceptron(max_iter=2, average=True, n_jobs=2, random_state=s),
+            lambda s: LinearSVM(solver="sgd", max_iter=2, random_state=s)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sgd_fits_name_a_non_finite_x_found_by_their_first_epoch(dtype):
+    """The SGD fits skip the up-front finiteness read of dense X: the first epoch computes
+    every row's margins, and a NaN / inf cell makes its row's margins non-finite whatever the
+    weights (inf x 0 is NaN). Any cell, any row (weight 0 included), up to 600 rows (several
+    shuffle blocks, two threads), K = 1 or 3 outputs: the named error, the model left
+    unfitted, X as given."""
+    rng = np.random.default_rng(11)
+    fits = _sgd_fits()
+    for trial in range(48):
+        n, d, K = int(rng.integers(3, 600)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
+        X = (rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+        y = np.arange(n) % K
+        i, j = rng.integers(n), rng.integers(d)
+        bad = (np.nan, np.inf, -np.inf)[trial % 3]
+        X[i, j] = bad
+        sw = rng.random(n) + 0.1
+        sw[i] = 0.0 if trial % 2 else sw[i]
+        given = X.copy()
+        model = fits[trial % len(fits)](trial)
+        with pytest.raises(ValueError, match="X contains NaN" if np.isnan(bad) else "X contains infinity"):
+            model.fit(X, y, sample_weight=sw)
+        assert not hasattr(model, "coef_"), model
+        np.testing.assert_array_equal(X, given)
+
+
+def test_sgd_fit_on_finite_x_skips_the_separate_finiteness_read(monkeypatch):
+    """On finite dense X no separate read checks X (the first epoch did); a divergence on
+    finite X stays a divergence (DivergenceError); a refit of a fitted model on X with a NaN
+    fails as every failed fit does (all_or_nothing: unfitted, never half-built)."""
+    import fastml._validation as validation
+    import fastml.linear_model._sgd as sgd
+    from fastml import Perceptron
+    from fastml.exceptions import DivergenceError
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(700, 6)), rng.integers(0, 3, 700)
+    reads = []
+    real = validation._check_finite
+
+    def spy(values, *args, **kwargs):
+        if getattr(values, "shape", None) == X.shape:
+            reads.append(values)
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(validation, "_check_finite", spy)
+    monkeypatch.setattr(sgd, "_check_finite", spy)
+    for make in _sgd_fits():
+        make(0).fit(X, y)
+    assert reads == []
+    from fastml import LogisticRegression
+    huge = X * 1e300                    # finite, but the margins overflow: a divergence
+    model = LogisticRegression(solver="sgd", learning_rate="constant", eta0=1e10, max_iter=2)
+    with pytest.raises(DivergenceError):
+        model.fit(huge, y)
+    assert len(reads) == 1              # the check ran once, on the failure, and passed
+    fitted = Perceptron(max_iter=2, random_state=0).fit(X, y)
+    bad = X.copy()
+    bad[350, 2] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        fitted.fit(bad, y)
+    assert not hasattr(fitted, "coef_") and not hasattr(fitted, "_engine")
+
+
+def test_sgd_early_stopping_still_checks_its_held_out_rows():
+    """Held-out rows are never trained on, so a fit with them checks X up front."""
+    from fastml import LogisticRegression
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(200, 3)), rng.integers(0, 2, 200)
+    for row in range(0, 200, 7):
+        bad = X.copy()
+        bad[row, 1] = np.inf
+        with pytest.raises(ValueError, match="X contains infinity"):
+            LogisticRegression(solver="sgd", early_stopping=True, max_iter=3,
+                               random_state=0).fit(bad, y)

@@ -196,17 +196,21 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         self._check_params()
-        # The batch solvers' first pass over X doubles as its finiteness check (a NaN or inf
-        # in X makes that pass's gradient non-finite: see _Objective), saving a read of X.
+        # The first pass over X doubles as its finiteness check, saving a read of X: a NaN or
+        # inf in X makes the batch solvers' first gradient non-finite (_Objective) and stops
+        # SGD's first epoch (run_epochs). Not with early stopping's held-out rows (never
+        # trained on: SGD would not see them).
         batch = self.solver in ("lbfgs", "gd")
+        first_pass_checks = batch or (self.solver in ("sgd", "minibatch")
+                                      and not self._holds_out())
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
-                         check_finite=not batch)
+                         check_finite=not first_pass_checks)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
             self._engine = None
-            self._fit_sgd(X, codes, sw, layout, self.max_iter)
+            self._fit_sgd(X, codes, sw, layout, self.max_iter, finite_checked=False)
         else:
             vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
             self._fit_batch(X, layout.codes(codes), sw, layout, finite_checked=not batch)
@@ -398,7 +402,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ---- online solvers: the shared SGD loop
 
-    def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False):
+    def _holds_out(self):
+        """Does an SGD fit keep rows out of training (early_stopping=True)?"""
+        return not isinstance(self.early_stopping, str) and bool(self.early_stopping)
+
+    def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False, finite_checked=True):
         rng = check_random_state(self.random_state) if not resume else self._rng
         if not resume:
             self._rng = rng
@@ -413,15 +421,15 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._epochs_done = 0
         Y = layout.targets(codes)
         validation = None
-        held_out = not isinstance(self.early_stopping, str) and bool(self.early_stopping)
-        if held_out and not resume:
+        if self._holds_out() and not resume:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
         n_iter, curve, progressive = run_epochs(
             self._engine, X, Y, sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
             name="LogisticRegression", first_epoch=self._epochs_done,
-            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs)
+            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs,
+            finite_checked=finite_checked)
         self._epochs_done += n_iter
         self.coef_ = self._engine.coef()
         self.intercept_ = self._engine.intercept()

@@ -69,11 +69,13 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         [0, 1]
         """
         self._check_params()
-        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
+        # The first epoch doubles as X's finiteness check (run_epochs), saving a read of X.
+        X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
+                         check_finite=False)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._engine = None
-        self._run(X, codes, sw, self.max_iter, resume=False)
+        self._run(X, codes, sw, self.max_iter, resume=False, finite_checked=False)
         return self
 
     @all_or_nothing(fitting=False)
@@ -130,7 +132,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
                          average=self.average, average_halflife=self.average_halflife,
                          label_offset=layout.label_offset, **self._engine_options())
 
-    def _run(self, X, codes, sw, epochs, resume):
+    def _run(self, X, codes, sw, epochs, resume, finite_checked=True):
         if not resume:
             self._rng = check_random_state(self.random_state)
             self._engine = self._new_engine(X)
@@ -145,7 +147,8 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             name=type(self).__name__, first_epoch=self._epochs_done,
             stop_without_updates=self._stop_without_updates and epochs > 1,
             progressive=self._progressive,
-            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs)
+            watch_progressive=self.early_stopping == "progressive", n_jobs=self.n_jobs,
+            finite_checked=finite_checked)
         self._epochs_done += n_iter
         self.coef_ = engine.coef()
         self.intercept_ = engine.intercept()
@@ -255,8 +258,8 @@ class Perceptron(_OnlineLinearClassifier):
     def _engine_options(self):
         return dict(loss="perceptron", learning_rate="constant", eta0=1.0, alpha=0.0)
 
-    def _run(self, X, codes, sw, epochs, resume):
-        super()._run(X, codes, sw, epochs, resume)
+    def _run(self, X, codes, sw, epochs, resume, finite_checked=True):
+        super()._run(X, codes, sw, epochs, resume, finite_checked)
         self.n_mistakes_ = self._engine.n_updates
 
 

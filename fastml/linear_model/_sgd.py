@@ -17,7 +17,7 @@ import numpy as np
 from . import _sgd_fast as _sgd
 from ._iterate import iterate
 from ..exceptions import DivergenceError
-from .._validation import check_n_jobs, check_param, state_array, state_count
+from .._validation import _check_finite, check_n_jobs, check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
@@ -375,7 +375,7 @@ def epoch_order(rng, n, shuffle, block=_sgd.SHUFFLE_BLOCK_ROWS):
 def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, shuffle, rng,
                validation=None, verbose=0, name="SGD", first_epoch=0,
                stop_without_updates=False, progressive="loss", watch_progressive=False,
-               n_jobs=None):
+               n_jobs=None, finite_checked=True):
     """Run up to `max_iter` epochs of `engine` over (X, Y).
 
     Stops early when the epoch's mean loss has not dropped by more than `tol` below the best
@@ -392,22 +392,38 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     n_jobs (`check_n_jobs`: None = 1) > 1 runs each epoch by parameter mixing over that many
     threads (SGDEngine.mixed_epoch) and draws the next epoch's row order meanwhile
     (_EpochOrders: the same orders); 1 is the serial loop.
+    finite_checked=False: X's finiteness is proven by the first epoch instead of a separate
+    read (a fit's validation skips it). Every row's margins are computed at the weights of its
+    step, and a NaN or inf x_ij makes them NaN or infinite whatever the weights (inf x 0 is
+    NaN, NaN stays NaN); the epoch then stops at that row, the engine keeps its state from
+    before the epoch, and X goes through the usual check, whose error names the problem. An
+    epoch that finishes has seen every row: X is finite.
     Returns (epochs run, list of mean training losses, list of progressive losses).
     """
     n_shards = check_n_jobs(n_jobs)
     check_shuffle(shuffle)
-    X = X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be float32 / 64
+    X_given, X = X, X.astype(engine.dtype, copy=False)   # a later partial_fit chunk may be
+    # float32 / 64; the finiteness check reads X_given (a cast may overflow: that is divergence)
     n = X.shape[0]
     weight_total = float(np.sum(sample_weight))
     curve, progressive_curve = [], []
 
     orders = _EpochOrders(rng, n, shuffle, max_iter, ahead=n_shards > 1)
 
+    def run_epoch(order, epoch):
+        return (engine.epoch(X, Y, sample_weight, order, epoch) if n_shards == 1
+                else engine.mixed_epoch(X, Y, sample_weight, order, epoch, n_shards))
+
     def step(epoch):
+        nonlocal finite_checked
         order = orders.take()
-        loss_sum, updates, step_weight = (
-            engine.epoch(X, Y, sample_weight, order, epoch) if n_shards == 1
-            else engine.mixed_epoch(X, Y, sample_weight, order, epoch, n_shards))
+        try:
+            loss_sum, updates, step_weight = run_epoch(order, epoch)
+        except DivergenceError:
+            if not finite_checked:
+                _check_finite(X_given, "X", allow_nan=False)    # raises, naming NaN or inf
+            raise
+        finite_checked = True
         mean_loss = loss_sum / weight_total
         curve.append(mean_loss)
         progressive_curve.append(step_weight / weight_total if progressive == "mistakes"
