@@ -60,3 +60,20 @@ def adagrad_epoch_log(X, codes, W, b, order, eta0, alpha, reference, eps=1e-8):
         Gb[nzb] += gb[nzb] ** 2
         b[nzb] -= eta0 * gb[nzb] / (np.sqrt(Gb[nzb]) + eps)
     return W, b
+
+
+def non_finite_problems(rng, n_trials, max_rows, dtype):
+    """Classification problems with one NaN / +inf / -inf cell each, for the fits whose first
+    pass over X is the finiteness check: yields (trial, X, y, sample_weight, message), X of
+    3..max_rows rows and 1..8 columns at a random scale, K = 2 or 3 classes, the bad cell in a
+    random place, its row's weight 0 on odd trials, and the error's expected message."""
+    for trial in range(n_trials):
+        n, d, K = int(rng.integers(3, max_rows)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
+        X = (rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+        i, j = rng.integers(n), rng.integers(d)
+        bad = (np.nan, np.inf, -np.inf)[trial % 3]
+        X[i, j] = bad
+        sw = rng.random(n) + 0.1
+        sw[i] = 0.0 if trial % 2 else sw[i]
+        yield (trial, X, np.arange(n) % K, sw,
+               "X contains NaN" if np.isnan(bad) else "X contains infinity")

@@ -11,7 +11,8 @@ from fastml.linear_model import _batch_fast as _batch, _sgd_fast as _sgd
 from fastml.linear_model._sgd import LOSSES
 from fastml.linear_model._sgd import SGDEngine
 
-from _reference import adagrad_epoch_log, logistic_loss_grad, sgd_epoch_log
+from _reference import (adagrad_epoch_log, logistic_loss_grad, non_finite_problems,
+                        sgd_epoch_log)
 
 
 def random_problem(n=200, d=6, n_classes=2, seed=0, dtype=np.float64):
@@ -488,20 +489,12 @@ def test_batch_solvers_name_a_non_finite_x_found_by_their_first_pass(solver, dty
     """lbfgs and gd skip the up-front finiteness read of X: their first gradient pass is the
     check (see _Objective). Any NaN / inf cell, in any row (weight 0 included), for either
     output layout, must still give the named error, leave the model unfitted and X intact."""
-    rng = np.random.default_rng(7)
-    for trial in range(60):
-        n, d, K = int(rng.integers(3, 40)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
-        X = (rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
-        y = np.arange(n) % K
-        i, j = rng.integers(n), rng.integers(d)
-        bad = (np.nan, np.inf, -np.inf)[trial % 3]
-        X[i, j] = bad
-        sw = rng.random(n)
-        sw[i] = 0.0 if trial % 2 else sw[i]
+    for trial, X, y, sw, message in non_finite_problems(np.random.default_rng(7), 60, 40,
+                                                         dtype):
         given = X.copy()
         model = LogisticRegression(solver=solver, max_iter=3, fit_intercept=trial % 4 < 2,
                                    multi_class=("multinomial", "reference")[trial % 2])
-        with pytest.raises(ValueError, match="X contains NaN" if np.isnan(bad) else "X contains infinity"):
+        with pytest.raises(ValueError, match=message):
             model.fit(X, y, sample_weight=sw)
         assert not hasattr(model, "coef_")
         np.testing.assert_array_equal(X, given)

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
+from _reference import non_finite_problems
 from test_properties import BUDGET
 
 from fastml.linear_model._sgd import LOSSES, SCHEDULES, SGDEngine, epoch_order, run_epochs
@@ -262,20 +263,12 @@ def test_sgd_fits_name_a_non_finite_x_found_by_their_first_epoch(dtype):
     weights (inf x 0 is NaN). Any cell, any row (weight 0 included), up to 600 rows (several
     shuffle blocks, two threads), K = 1 or 3 outputs: the named error, the model left
     unfitted, X as given."""
-    rng = np.random.default_rng(11)
     fits = _sgd_fits()
-    for trial in range(48):
-        n, d, K = int(rng.integers(3, 600)), int(rng.integers(1, 9)), int(rng.integers(2, 4))
-        X = (rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
-        y = np.arange(n) % K
-        i, j = rng.integers(n), rng.integers(d)
-        bad = (np.nan, np.inf, -np.inf)[trial % 3]
-        X[i, j] = bad
-        sw = rng.random(n) + 0.1
-        sw[i] = 0.0 if trial % 2 else sw[i]
+    for trial, X, y, sw, message in non_finite_problems(np.random.default_rng(11), 48, 600,
+                                                         dtype):
         given = X.copy()
         model = fits[trial % len(fits)](trial)
-        with pytest.raises(ValueError, match="X contains NaN" if np.isnan(bad) else "X contains infinity"):
+        with pytest.raises(ValueError, match=message):
             model.fit(X, y, sample_weight=sw)
         assert not hasattr(model, "coef_"), model
         np.testing.assert_array_equal(X, given)
