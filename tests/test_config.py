@@ -57,6 +57,24 @@ def test_simd_clones_follow_the_headers():
     assert build_info()["kernels"]["cpu_simd"] in ("avx512f", "avx2", "default")
 
 
+@pytest.mark.kernel
+@pytest.mark.parametrize("module", ["linear_model._sgd_fast", "linear_model._batch_fast"])
+def test_software_prefetches_survive_the_optimizer(module):
+    """The SGD loop and the batch kernel read rows ahead with prefetch instructions
+    (csrc/fastml_prefetch.h, fastml_simd.h); GCC once deleted every one of _sgd_fast's as
+    calls to a side-effect-free function, with no error and no wrong result, only a slower
+    fit. So look for them in the machine code."""
+    import importlib
+    import shutil
+    import subprocess
+    if platform.machine() not in ("x86_64", "AMD64") or shutil.which("objdump") is None:
+        pytest.skip("needs x86-64 and binutils' objdump")
+    path = importlib.import_module(f"fastml.{module}").__file__
+    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], check=True,
+                          capture_output=True, text=True).stdout
+    assert re.search(r"\bprefetcht0\b", code), f"no prefetch instruction in {path}"
+
+
 def test_clone_attribute_parsing():
     assert _clone_targets('__attribute__((target_clones("avx2", "default")))') == ["avx2",
                                                                                    "default"]
