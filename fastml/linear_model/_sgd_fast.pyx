@@ -42,7 +42,8 @@ cdef enum:
     GATHER_ROWS = 256       # rows per gathered chunk (200 KB of float64 x 100: stays in L2)
 
 # shuffle="block" (_sgd.py's epoch_order) permutes blocks of this many consecutive rows and the
-# rows inside each block: run_epoch then copies each block with one sequential read of X.
+# rows inside each block: run_epoch steps on each block where it lies in X while the next block
+# streams into cache in memory order (two blocks, 400 KB of float64 x 100, fit Zen 3's L2).
 SHUFFLE_BLOCK_ROWS = GATHER_ROWS
 
 # Fold the L2 scale into W once it falls below this: between folds W grows like 1/scale and
@@ -122,7 +123,6 @@ ctypedef struct Scratch:
     char *mark            # adagrad: 1 for the coordinates already in `touched`
     void *rows_buf        # dense + shuffled: the current chunk's rows, contiguous (else NULL)
     Py_ssize_t *local     # 0, 1, 2, ...: row positions inside rows_buf
-    Py_ssize_t *in_block  # a copied block's rows in the epoch's order: positions in rows_buf
     double *y_buf         # the chunk's targets and sample weights, gathered with its rows
     double *sw_buf
     signed char *step_log # (n_order, K) or NULL: 1 where output k stepped on the r-th row
@@ -154,10 +154,9 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
     if gather:
         s.rows_buf = malloc(chunk * n_features * item_size)
         s.local = <Py_ssize_t *> malloc(chunk * sizeof(Py_ssize_t))
-        s.in_block = <Py_ssize_t *> malloc(chunk * sizeof(Py_ssize_t))
         s.y_buf = <double *> malloc(chunk * n_targets * sizeof(double))
         s.sw_buf = <double *> malloc(chunk * sizeof(double))
-        if (s.rows_buf == NULL or s.local == NULL or s.in_block == NULL or s.y_buf == NULL
+        if (s.rows_buf == NULL or s.local == NULL or s.y_buf == NULL
                 or s.sw_buf == NULL):
             return -1
         for r in range(chunk):
@@ -167,12 +166,12 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
 
 cdef void scratch_free(Scratch *s) noexcept nogil:
     free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
-    free(s.rows_buf); free(s.local); free(s.in_block); free(s.y_buf); free(s.sw_buf)
+    free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
     s.margins = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
     s.touched = NULL
     s.mark = NULL
     s.rows_buf = NULL
-    s.local = s.in_block = NULL
+    s.local = NULL
 
 
 # ---------------------------------------------------------------- step sizes
@@ -517,39 +516,59 @@ cdef Py_ssize_t block_at(const Py_ssize_t *order, Py_ssize_t n_left, Py_ssize_t 
     return n
 
 
-cdef void copy_block(const RowSource *src, const Targets *tg, Py_ssize_t base,
-                     const Py_ssize_t *order, Py_ssize_t n, Scratch *s,
-                     const floating *like) noexcept nogil:
-    """The chunk buffers = rows base..base+n of X, Y and sw, in one sequential copy each (read
-    at memory bandwidth, where rows fetched in the block's shuffled order wait on memory);
-    s.in_block[r] = order[r] - base, the r-th row's place in the copy. (`like` fixes the
-    dtype.)"""
-    cdef Py_ssize_t r, d = src.n_features, n_targets = tg.n_targets
-    memcpy(s.rows_buf, <const floating *> src.data + base * d, n * d * sizeof(floating))
-    memcpy(s.y_buf, tg.Y + base * n_targets, n * n_targets * sizeof(double))
-    memcpy(s.sw_buf, tg.sw + base, n * sizeof(double))
-    for r in range(n):
-        s.in_block[r] = order[r] - base
-        fastml_check_index(s.in_block[r], n)
+cdef struct Ahead:
+    # The rows to prefetch during a chunk's steps, one per step: rows[0:n] in that order, or
+    # (rows == NULL) the n consecutive rows from `first`, a block, requested in memory order.
+    const Py_ssize_t *rows
+    Py_ssize_t first
+    Py_ssize_t n
+
+
+cdef Ahead next_chunk(const Py_ssize_t *order, Py_ssize_t n_left, Py_ssize_t chunk,
+                      Py_ssize_t n_rows) noexcept nogil:
+    """The rows of the chunk that starts at order[0] (n_left rows left in the epoch)."""
+    cdef Ahead ahead
+    cdef Py_ssize_t n_block = block_at(order, n_left, n_rows, &ahead.first) if n_left > 0 else 0
+    if n_block > 0:
+        ahead.rows, ahead.n = NULL, n_block
+    else:
+        ahead.rows, ahead.first, ahead.n = order, 0, min(chunk, n_left)
+    return ahead
+
+
+cdef inline void prefetch_ahead(const floating *X, Py_ssize_t d, const Targets *tg,
+                                const Ahead *ahead, Py_ssize_t r) noexcept nogil:
+    """Step r's share of the next chunk's prefetch. A block goes in memory order: its rows'
+    lines one row per step, its targets and weights one line per 8 steps (a request per row
+    for those, 8 to a line, made the steps slower, not faster)."""
+    cdef Py_ssize_t i
+    if r >= ahead.n:
+        return
+    if ahead.rows != NULL:
+        prefetch_row(X, ahead.rows[r], d, tg)
+        return
+    i = ahead.first + r
+    fastml_prefetch_range(X + i * d, d * sizeof(floating))
+    if r % 8 == 0:
+        fastml_prefetch_range(tg.Y + i * tg.n_targets, 8 * tg.n_targets * sizeof(double))
+        fastml_prefetch_range(tg.sw + i, 8 * sizeof(double))
 
 
 cdef Py_ssize_t run_chunk(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t n,
                           const Targets *tg, floating *W, floating *b, Model *m,
                           const SGDConfig *cfg, Scratch *s, const floating *next_X,
-                          const Targets *next_tg, const Py_ssize_t *next_rows,
-                          Py_ssize_t n_next) noexcept nogil:
+                          const Targets *next_tg, const Ahead *ahead) noexcept nogil:
     """The steps on rows[0:n] of src (row rows[r]'s targets and weight at index rows[r] of
     tg), in batches of cfg.batch_size. One dense row per step (plain SGD on dense X, the usual
     case) steps straight on the row in memory: the row source's branch is taken once per chunk,
-    not per row. Meanwhile the rows next_rows[0:n_next] of next_X (the next chunk's) are
-    prefetched, one per step, so the next copy finds them in cache. Returns -1, or the
-    position r whose margin was not finite."""
+    not per row. Meanwhile the next chunk's rows (`ahead`, of next_X) are prefetched, one per
+    step, so they are in cache when their turn comes. Returns -1, or the position r whose
+    margin was not finite."""
     cdef Py_ssize_t r, i, first = 0, nb, bad, d = src.n_features
     cdef const floating *X = <const floating *> src.data
     if src.indices == NULL and cfg.batch_size == 1:
         for r in range(n):
-            if r < n_next:
-                prefetch_row(next_X, next_rows[r], d, next_tg)
+            prefetch_ahead(next_X, d, next_tg, ahead, r)
             i = rows[r]
             fastml_check_index(i, src.n_rows)
             if not dense_row_step(X + i * d, i, tg, W, b, m, cfg, s):
@@ -567,40 +586,45 @@ cdef Py_ssize_t run_chunk(const RowSource *src, const Py_ssize_t *rows, Py_ssize
 cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssize_t *order,
                           Py_ssize_t n_order, floating *W, floating *b, Model *m,
                           const SGDConfig *cfg, Scratch *s) noexcept nogil:
-    """The batches of one epoch, in `order`. Dense rows in a shuffled order are first copied,
-    a chunk at a time, into s.rows_buf / y_buf / sw_buf (contiguous), then stepped on there:
-    - a block of shuffle="block" (one row per step): one sequential copy of its rows;
-    - otherwise whole batches of rows gathered in `order` by a tight copy loop, which keeps
-      many reads in flight where stepping straight on shuffled rows waits on memory;
-    and the next chunk's rows are prefetched during the steps (bench/README.md, branch sgd).
+    """The batches of one epoch, in `order`, a chunk at a time. Dense rows in a shuffled order
+    (s.rows_buf != NULL) are read ahead, the next chunk's rows during this chunk's steps:
+    - a block of shuffle="block" (one row per step) is stepped on where it lies in X, and the
+      next block is requested in memory order, so it streams in at bandwidth (bench/README.md,
+      branch sgdfast: this replaced a copy of each block, which waited on memory);
+    - otherwise whole batches of rows are gathered in `order` into s.rows_buf / y_buf / sw_buf
+      by a tight copy loop, which keeps many reads in flight where stepping straight on
+      shuffled rows waits on memory, and stepped on there.
     Returns -1, or the position in `order` of the row whose margin stopped being finite (the
     epoch stops there)."""
-    cdef Py_ssize_t c0 = 0, c1, bad = -1, n_block, base = 0, n_next
+    cdef Py_ssize_t c0 = 0, c1, bad = -1, n_block, base = 0
     cdef const floating *X = <const floating *> src.data
     cdef Py_ssize_t chunk = max(1, GATHER_ROWS // cfg.batch_size) * cfg.batch_size
     cdef RowSource gathered = src[0]
     cdef Targets gathered_tg = tg[0]
+    cdef Ahead ahead
     gathered.data, gathered.indptr, gathered.indices = s.rows_buf, NULL, NULL
     gathered.n_rows = chunk
     gathered_tg.Y, gathered_tg.sw = s.y_buf, s.sw_buf
     s.loss_sum = 0.0
     s.updates = 0
     s.step_weight = 0.0
+    ahead.rows, ahead.n = NULL, 0               # in order: the hardware prefetcher suffices
     while c0 < n_order and bad < 0:
         c1 = min(c0 + chunk, n_order)
         n_block = (block_at(order + c0, n_order - c0, src.n_rows, &base)
                    if s.rows_buf != NULL and cfg.batch_size == 1 else 0)
-        if n_block > 0:                     # one block of shuffle="block": one sequential copy
+        if n_block > 0:
             c1 = c0 + n_block
-            copy_block(src, tg, base, order + c0, n_block, s, W)
-        elif s.rows_buf != NULL:
-            gather_rows(src, tg, order + c0, c1 - c0, s, W)
-        n_next = min(chunk, n_order - c1) if s.rows_buf != NULL else 0
         if s.rows_buf != NULL:
-            bad = run_chunk(&gathered, s.in_block if n_block > 0 else s.local, c1 - c0,
-                            &gathered_tg, W, b, m, cfg, s, X, tg, order + c1, n_next)
+            ahead = next_chunk(order + c1, n_order - c1, chunk, src.n_rows)
+        if n_block > 0:                     # a block of shuffle="block": its rows in X
+            bad = run_chunk(src, order + c0, n_block, tg, W, b, m, cfg, s, X, tg, &ahead)
+        elif s.rows_buf != NULL:            # shuffled batches: gathered, then stepped on
+            gather_rows(src, tg, order + c0, c1 - c0, s, W)
+            bad = run_chunk(&gathered, s.local, c1 - c0, &gathered_tg, W, b, m, cfg, s, X,
+                            tg, &ahead)
         else:
-            bad = run_chunk(src, order + c0, c1 - c0, tg, W, b, m, cfg, s, X, tg, order, 0)
+            bad = run_chunk(src, order + c0, c1 - c0, tg, W, b, m, cfg, s, X, tg, &ahead)
         if bad >= 0:
             bad += c0
         c0 = c1
