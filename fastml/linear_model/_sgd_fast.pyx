@@ -539,8 +539,7 @@ cdef Ahead next_chunk(const Py_ssize_t *order, Py_ssize_t n_left, Py_ssize_t chu
 cdef inline void prefetch_ahead(const floating *X, Py_ssize_t d, const Targets *tg,
                                 const Ahead *ahead, Py_ssize_t r) noexcept nogil:
     """Step r's share of the next chunk's prefetch. A block goes in memory order: its rows'
-    lines one row per step, its targets and weights one line per 8 steps (a request per row
-    for those, 8 to a line, made the steps slower, not faster)."""
+    lines one row per step, its targets and weights one line (8 doubles) per 8 steps."""
     cdef Py_ssize_t i
     if r >= ahead.n:
         return
