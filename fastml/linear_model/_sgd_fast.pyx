@@ -738,7 +738,7 @@ ctypedef struct ShardOutcome:
 cdef Py_ssize_t block_head(const Py_ssize_t *order, Py_ssize_t n) noexcept nogil:
     """How many rows at the start of order[0:n] lie in the shuffle="block" block of order[0]
     (1 for most other orders). A shard cut inside a block steps on these first, on their own,
-    so that run_epoch then meets every later block whole and copies it in one sequential read;
+    so that run_epoch then meets every later block whole and steps on it in place;
     otherwise every chunk of the shard straddles two blocks and is gathered row by row (the
     shard took 1.45x as long, bench/README.md)."""
     cdef Py_ssize_t r = 1, first = order[0] - order[0] % GATHER_ROWS
