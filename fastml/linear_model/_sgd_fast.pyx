@@ -540,7 +540,7 @@ cdef inline void prefetch_ahead(const floating *X, Py_ssize_t d, const Targets *
                                 const Ahead *ahead, Py_ssize_t r) noexcept nogil:
     """Step r's share of the next chunk's prefetch. A block goes in memory order: its rows'
     lines one row per step, its targets and weights one line (8 doubles) per 8 steps."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, rows
     if r >= ahead.n:
         return
     if ahead.rows != NULL:
@@ -549,8 +549,9 @@ cdef inline void prefetch_ahead(const floating *X, Py_ssize_t d, const Targets *
     i = ahead.first + r
     fastml_prefetch_range(X + i * d, d * sizeof(floating))
     if r % 8 == 0:
-        fastml_prefetch_range(tg.Y + i * tg.n_targets, 8 * tg.n_targets * sizeof(double))
-        fastml_prefetch_range(tg.sw + i, 8 * sizeof(double))
+        rows = min(8, ahead.n - r)          # the block's rows only: no address past its end
+        fastml_prefetch_range(tg.Y + i * tg.n_targets, rows * tg.n_targets * sizeof(double))
+        fastml_prefetch_range(tg.sw + i, rows * sizeof(double))
 
 
 cdef Py_ssize_t run_chunk(const RowSource *src, const Py_ssize_t *rows, Py_ssize_t n,
