@@ -7,7 +7,7 @@
  * helper around it that was not inlined early) is marked `const`, and every call to it, whose
  * result is unused, is deleted: until 2026-11-26 the SGD loop's prefetches were all gone from
  * the compiled module (objdump found no prefetch instruction). A volatile asm is a side effect
- * the optimizer must keep; tests/test_build.py checks the instructions are there. */
+ * the optimizer must keep; tests/test_config.py checks the instructions are there. */
 #ifndef FASTML_PREFETCH_H
 #define FASTML_PREFETCH_H
 

@@ -66,10 +66,11 @@ def test_averaged_float32_dense_rows_step_as_csr_rows(loss):
 @pytest.mark.parametrize("loss, schedule, average", [("log", "adagrad", False),
                                                      ("perceptron", "constant", True),
                                                      ("hinge", "optimal", False)])
-def test_block_copy_path_gives_the_dense_model(loss, schedule, average):
-    """shuffle="block" on dense rows copies each block with one read (run_epoch's block path);
-    the steps are those of the same order through CSR rows (no copy) and through the row
-    gather (the same order with its first two blocks' rows interleaved cannot be a block)."""
+def test_block_path_gives_the_dense_model(loss, schedule, average):
+    """shuffle="block" on dense rows steps on each block in place while the next one is
+    prefetched (run_epoch's block path); the steps are those of the same order through CSR
+    rows and through the row gather (the same order with its first two blocks' rows
+    interleaved cannot be a block)."""
     X, Y, _ = _data(n=600, d=9, seed=4)     # 2 blocks of 256 and a short one of 88 rows
     order = epoch_order(np.random.default_rng(1), 600, "block")
 
