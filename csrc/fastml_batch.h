@@ -47,6 +47,17 @@ static FASTML_INLINE double fastml_log1p_unit_series(double e) {
     return fastml_log_ratio(e / (2.0 + e));
 }
 
+/* sum_i w[i] log(1 + e[i]) for e[i] in [0, 1] (the SGD loop's deferred loss terms): the log
+ * by the series, vectorized across i; e[] is overwritten with the terms, added in order of i. */
+FASTML_LOSS_CLONES static double fastml_weighted_log1p_sum(ptrdiff_t n, double *e,
+                                                           const double *w) {
+    ptrdiff_t i;
+    double total = 0.0;
+    for (i = 0; i < n; i++) e[i] = w[i] * fastml_log1p_unit_series(e[i]);
+    for (i = 0; i < n; i++) total += e[i];
+    return total;
+}
+
 /* log(z) for 1 <= z < 2^1023: z = 2^k f with 1 <= f < 2, log z = k ln 2 + log f and
  * log f = 2 atanh((f - 1) / (f + 1)) (f - 1 exact). k comes from the exponent bits as a
  * double (2^52 + k + 1023 written into a double's mantissa), which AVX2 can do. */
@@ -69,7 +80,7 @@ static FASTML_INLINE double fastml_exp_nonpositive(double x) {
 }
 
 /* Binary logistic loss (one output, class code `positive` is the output's class, the other
- * has margin 0): loss = max(m, 0) + log(1 + e) - t m, d/dm = sigma(m) - t, e = e^-|m|.
+ * has margin 0): loss = (max(m, 0) - t m) + log(1 + e), d/dm = sigma(m) - t, e = e^-|m|.
  * A NaN margin gives a NaN loss and derivative, as with libm's exp. */
 FASTML_LOSS_CLONES static double fastml_logistic_block(ptrdiff_t n_rows, const double *M,
                                                        const double *y, const double *sw,
@@ -81,7 +92,7 @@ FASTML_LOSS_CLONES static double fastml_logistic_block(ptrdiff_t n_rows, const d
         double e = fastml_exp_nonpositive(-fabs(m)), inv = 1.0 / (1.0 + e);
         double dl = (m >= 0.0 ? inv : e * inv) - t;
         R[i] = sw[i] * dl;
-        L[i] = sw[i] * ((m > 0.0 ? m : 0.0) + fastml_log1p_unit_series(e) - t * m);
+        L[i] = sw[i] * (((m > 0.0 ? m : 0.0) - t * m) + fastml_log1p_unit_series(e));
     }
     for (i = 0; i < n_rows; i++) total += L[i];
     return total;

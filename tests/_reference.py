@@ -25,17 +25,20 @@ def logistic_loss_grad(X, codes, sw, W, b, reference):
 
 
 def sgd_epoch_log(X, codes, W, b, order, eta_of_t, alpha, reference, batch_size=1,
-                  average=False):
+                  average=False, losses=None):
     """Plain SGD on the log-loss, row by row in `order` (no tricks): returns W, b (and the
-    average of the iterates after each step when `average`)."""
+    average of the iterates after each step when `average`). `losses`, a list, receives each
+    batch's loss at the weights before its step."""
     W, b = W.copy(), b.copy()
     sums_W, sums_b, steps, t = np.zeros_like(W), np.zeros_like(b), 0, 0
     for first in range(0, len(order), batch_size):
         rows = order[first:first + batch_size]
         t += 1
         eta = eta_of_t(t)
-        _, gW, gb = logistic_loss_grad(X[rows], codes[rows], np.ones(len(rows)), W, b,
-                                       reference)
+        loss, gW, gb = logistic_loss_grad(X[rows], codes[rows], np.ones(len(rows)), W, b,
+                                          reference)
+        if losses is not None:
+            losses.append(loss)
         W = (1 - eta * alpha) * W - eta * gW / len(rows)
         b = b - eta * gb / len(rows)
         sums_W += W
@@ -46,12 +49,16 @@ def sgd_epoch_log(X, codes, W, b, order, eta_of_t, alpha, reference, batch_size=
     return W, b
 
 
-def adagrad_epoch_log(X, codes, W, b, order, eta0, alpha, reference, eps=1e-8):
-    """AdaGrad on the log-loss, one row at a time, L2 inside each weight's gradient."""
+def adagrad_epoch_log(X, codes, W, b, order, eta0, alpha, reference, eps=1e-8, losses=None):
+    """AdaGrad on the log-loss, one row at a time, L2 inside each weight's gradient (`losses`
+    as in sgd_epoch_log)."""
     W, b = W.copy(), b.copy()
     G, Gb = np.zeros_like(W), np.zeros_like(b)
     for i in order:
-        _, gW, gb = logistic_loss_grad(X[i:i + 1], codes[i:i + 1], np.ones(1), W, b, reference)
+        loss, gW, gb = logistic_loss_grad(X[i:i + 1], codes[i:i + 1], np.ones(1), W, b,
+                                          reference)
+        if losses is not None:
+            losses.append(loss)
         gW = gW + alpha * W
         nz = gW != 0
         G[nz] += gW[nz] ** 2

@@ -58,12 +58,17 @@ def test_loss_grad_kernel_matches_numpy(n_classes, reference, sparse):
         np.testing.assert_allclose(gb, gb_ref, rtol=1e-12, atol=1e-12)
 
 
-def run_engine_epoch(X, codes, K, reference, order, **kw):
+def engine_epoch(X, codes, K, reference, order, **kw):
+    """An SGDEngine after one epoch in `order`, and the epoch's loss sum."""
     engine = SGDEngine(K, X.shape[1], X.dtype, loss="log", label_offset=1 if reference else 0,
                        reference=reference, **kw)
     Y = codes.astype(np.float64).reshape(-1, 1)
-    engine.epoch(X, Y, np.ones(X.shape[0]), order.astype(np.intp), 0)
-    return engine
+    loss_sum, _, _ = engine.epoch(X, Y, np.ones(X.shape[0]), order.astype(np.intp), 0)
+    return engine, loss_sum
+
+
+def run_engine_epoch(X, codes, K, reference, order, **kw):
+    return engine_epoch(X, codes, K, reference, order, **kw)[0]
 
 
 @pytest.mark.kernel
@@ -76,15 +81,20 @@ def test_sgd_epoch_matches_numpy(n_classes, reference, schedule, average, sparse
     order = np.random.default_rng(2).permutation(len(X))
     K = n_classes - 1 if reference else n_classes
     alpha = 0.01
-    engine = run_engine_epoch(sp.csr_matrix(X) if sparse else X, codes, K, reference, order,
-                              learning_rate=schedule, eta0=0.05, alpha=alpha, average=average)
+    engine, loss_sum = engine_epoch(sp.csr_matrix(X) if sparse else X, codes, K, reference,
+                                    order, learning_rate=schedule, eta0=0.05, alpha=alpha,
+                                    average=average)
     t0 = engine.config["t0"]
     eta = {"constant": lambda t: 0.05, "inverse": lambda t: 0.05 / t,
            "optimal": lambda t: 1.0 / (alpha * (t0 + t - 1))}[schedule]
+    losses = []
     W, b = sgd_epoch_log(X, codes, np.zeros((K, X.shape[1])), np.zeros(K), order, eta, alpha,
-                         reference, average=average)
+                         reference, average=average, losses=losses)
     np.testing.assert_allclose(engine.coef(), W, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(engine.intercept(), b, rtol=1e-12, atol=1e-13)
+    # The epoch's loss: each row's loss before its step (binary rows add their log1p terms
+    # 64 rows at a time, by the series: the same sum to rounding).
+    assert loss_sum == pytest.approx(sum(losses), rel=1e-12)
 
 
 @pytest.mark.kernel
@@ -104,10 +114,12 @@ def test_minibatch_epoch_matches_numpy(batch_size):
 def test_adagrad_epoch_matches_numpy():
     X, codes = random_problem(n=120, n_classes=2, seed=5)
     order = np.random.default_rng(3).permutation(len(X))
-    engine = run_engine_epoch(X, codes, 1, True, order, learning_rate="adagrad", eta0=0.2,
-                              alpha=0.01)
+    engine, loss_sum = engine_epoch(X, codes, 1, True, order, learning_rate="adagrad",
+                                    eta0=0.2, alpha=0.01)
+    losses = []
     W, b = adagrad_epoch_log(X, codes, np.zeros((1, X.shape[1])), np.zeros(1), order, 0.2,
-                             0.01, True)
+                             0.01, True, losses=losses)
+    assert loss_sum == pytest.approx(sum(losses), rel=1e-7)     # measured: 3e-9
     # The kernel computes the rate 1 / (sqrt(G) + eps) in float32 (csrc/fastml_adagrad.h:
     # half the cost of float64's sqrt and division); the reference is all float64. The
     # weights agree to 1e-6 (measured: ~5e-8), and a wrong formula is off by far more.

@@ -5,6 +5,8 @@ from libc.stdint cimport int64_t, uint64_t
 # Stable scalar math (csrc/fastml_math.h).
 cdef extern from "fastml_math.h" nogil:
     double fastml_logistic_loss_dloss(double m, double t, double *dloss) noexcept
+    double fastml_logistic_loss_but_log1p(double m, double t, double *dloss,
+                                          double *e) noexcept
 
 # log of the chi-square survival function (csrc/fastml_chi2.h): the binary-split tree builder's
 # attribute selection.
@@ -71,6 +73,7 @@ cdef extern from "fastml_batch.h" nogil:
                                      const double *y, const double *sw, int offset,
                                      int reference, double *R, double *L, double *E,
                                      double *S, double *code) noexcept
+    double fastml_weighted_log1p_sum(Py_ssize_t n, double *e, const double *w) noexcept
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:

@@ -18,15 +18,19 @@ cdef enum:
     LOSS_SQUARED = 3
 
 
+cdef inline double binary_target(index_t label, int label_offset) noexcept nogil:
+    """LOG with one output and `reference` (binary): t = 1 for the output's class, else 0."""
+    return 1.0 if label == label_offset else 0.0
+
+
 cdef inline double softmax_loss(const double *m, Py_ssize_t K, index_t label, int label_offset,
                                 bint reference, double *dl) noexcept nogil:
     """Cross-entropy of the softmax over m[0:K] (plus a zero margin for label 0 when
     `reference`); output k stands for label k + label_offset. Writes d loss / d m into dl."""
     cdef Py_ssize_t k
-    cdef double t, mx, zsum, loss
+    cdef double mx, zsum, loss
     if K == 1 and reference:                # binary: p = sigma(m), stable at any |m|
-        t = 1.0 if label == label_offset else 0.0
-        return fastml_logistic_loss_dloss(m[0], t, dl)
+        return fastml_logistic_loss_dloss(m[0], binary_target(label, label_offset), dl)
     mx = 0.0 if reference else m[0]
     for k in range(K):
         if m[k] > mx:

@@ -29,11 +29,14 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 from cython cimport floating
 
-from ._loss cimport LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss
+from ._loss cimport (LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss,
+                     binary_target)
+from .._core._typedefs cimport index_t
 from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy, row_axpy_double
 from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32,
                             fastml_adagrad_grad_f64, fastml_adagrad_grad_f32,
-                            fastml_adagrad_rate, fastml_check_index, fastml_block_order)
+                            fastml_adagrad_rate, fastml_check_index, fastml_block_order,
+                            fastml_logistic_loss_but_log1p, fastml_weighted_log1p_sum)
 from libc.stdint cimport uint64_t
 
 cdef enum:
@@ -45,6 +48,12 @@ cdef enum:
 # rows inside each block: run_epoch steps on each block where it lies in X while the next block
 # streams into cache in memory order (two blocks, 400 KB of float64 x 100, fit Zen 3's L2).
 SHUFFLE_BLOCK_ROWS = GATHER_ROWS
+
+# The binary logistic loss's log1p(e^-|m|) terms wait in Scratch for this many rows, then are
+# added by one vectorized loop (flush_deferred_loss): a libm log per row, in the middle of the
+# step, cost ~7% of a logistic SGD step (bench/README.md, seventh session).
+cdef enum:
+    DEFERRED_ROWS = 64
 
 # Fold the L2 scale into W once it falls below this: between folds W grows like 1/scale and
 # A + B W cancels, so a smaller threshold costs digits (1e-4 keeps ~12); a fold is O(K d),
@@ -127,7 +136,11 @@ ctypedef struct Scratch:
     double *sw_buf
     signed char *step_log # (n_order, K) or NULL: 1 where output k stepped on the r-th row
     Py_ssize_t log_pos    # rows logged so far (the position in `order`)
-    double loss_sum       # this epoch: sum of sw_i * loss_i before each step
+    double loss_sum       # this epoch: sum of sw_i * loss_i before each step (less the
+                          # deferred terms below, until flush_deferred_loss adds them)
+    double *deferred_e    # (DEFERRED_ROWS,) binary LOG: e = e^-|m| of rows whose log1p(e) ...
+    double *deferred_sw   # ... times their sw is still to be added to loss_sum
+    Py_ssize_t n_deferred
     Py_ssize_t updates    # this epoch: rows with a nonzero gradient
     double step_weight    # this epoch: sum of sw_i over those rows (the perceptron's mistakes)
 
@@ -143,7 +156,9 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
     memset(s, 0, sizeof(Scratch))
     s.margins = <double *> malloc(K * sizeof(double))
     s.dloss = <double *> malloc(cfg.batch_size * K * sizeof(double))
-    if s.margins == NULL or s.dloss == NULL:
+    s.deferred_e = <double *> malloc(DEFERRED_ROWS * sizeof(double))
+    s.deferred_sw = <double *> malloc(DEFERRED_ROWS * sizeof(double))
+    if s.margins == NULL or s.dloss == NULL or s.deferred_e == NULL or s.deferred_sw == NULL:
         return -1
     if adagrad:
         s.grad = <double *> calloc(K * n_features, sizeof(double))
@@ -167,7 +182,8 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
 cdef void scratch_free(Scratch *s) noexcept nogil:
     free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
     free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
-    s.margins = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
+    free(s.deferred_e); free(s.deferred_sw)
+    s.margins = s.dloss = s.grad = s.y_buf = s.sw_buf = s.deferred_e = s.deferred_sw = NULL
     s.touched = NULL
     s.mark = NULL
     s.rows_buf = NULL
@@ -361,6 +377,28 @@ cdef void adagrad_update(const RowSource *src, const Py_ssize_t *rows, Py_ssize_
 
 # ---------------------------------------------------------------- the epoch
 
+cdef inline void add_binary_log_loss(double m, double y, double sw, const SGDConfig *cfg,
+                                     Scratch *s, double *dl) noexcept nogil:
+    """Add sw * the binary logistic loss of one row (_loss.pxd's) to s.loss_sum, and write
+    dl[0] = dloss/dm: all of the loss but its log1p(e) term, which waits in s.deferred_* for
+    flush_deferred_loss. (It adds to s.loss_sum itself: in a caller's `s.loss_sum += ...` the
+    old sum would be read before a flush here and the flushed terms lost.)"""
+    cdef double e
+    s.loss_sum += sw * fastml_logistic_loss_but_log1p(
+        m, binary_target(<index_t> y, cfg.label_offset), dl, &e)
+    s.deferred_e[s.n_deferred] = e
+    s.deferred_sw[s.n_deferred] = sw
+    s.n_deferred += 1
+    if s.n_deferred == DEFERRED_ROWS:
+        flush_deferred_loss(s)
+
+
+cdef inline void flush_deferred_loss(Scratch *s) noexcept nogil:
+    """Add the deferred sw * log1p(e) terms to s.loss_sum (vectorized, in row order)."""
+    s.loss_sum += fastml_weighted_log1p_sum(s.n_deferred, s.deferred_e, s.deferred_sw)
+    s.n_deferred = 0
+
+
 cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_ssize_t i,
                          Py_ssize_t nb, const Targets *tg, const floating *W, const floating *b,
                          Model *m, const SGDConfig *cfg, Scratch *s, double *dl) noexcept nogil:
@@ -377,8 +415,11 @@ cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_s
         margins[k] = m.state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * m.d) + bias
         if not isfinite(margins[k]):
             return -1
-    s.loss_sum += tg.sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference,
-                                            margins, tg.Y + i * tg.n_targets, K, dl)
+    if cfg.loss == LOSS_LOG and K == 1 and cfg.reference:
+        add_binary_log_loss(margins[0], tg.Y[i * tg.n_targets], tg.sw[i], cfg, s, dl)
+    else:
+        s.loss_sum += tg.sw[i] * loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference,
+                                                margins, tg.Y + i * tg.n_targets, K, dl)
     row_w = tg.sw[i] / nb
     for k in range(K):
         dl[k] *= row_w
@@ -606,6 +647,7 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
     gathered.n_rows = chunk
     gathered_tg.Y, gathered_tg.sw = s.y_buf, s.sw_buf
     s.loss_sum = 0.0
+    s.n_deferred = 0
     s.updates = 0
     s.step_weight = 0.0
     ahead.rows, ahead.n = NULL, 0               # in order: the hardware prefetcher suffices
@@ -628,6 +670,7 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
         if bad >= 0:
             bad += c0
         c0 = c1
+    flush_deferred_loss(s)
     return bad
 
 
