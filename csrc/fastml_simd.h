@@ -182,9 +182,13 @@ static FASTML_INLINE void fastml_cursor_at(fastml_prefetch_cursor *c, const void
     c->limit = c->end - p > FASTML_PREFETCH_AHEAD ? p + FASTML_PREFETCH_AHEAD : c->end;
 }
 
+/* Locality 2 (prefetcht1: into L2, not L1): the request does not hold one of L1's few miss
+ * buffers for the whole trip from memory, and the demand loads 8-16 KB later hit L2. Against
+ * locality 3 (into L1) the binary 1M x 100 pass went 67-73 -> 63-65 ms (bench/README.md,
+ * seventh session). */
 static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c) {
     if (c->next < c->limit) {
-        __builtin_prefetch(c->next, 0, 3);
+        __builtin_prefetch(c->next, 0, 2);
         c->next += 64;
     }
 }
