@@ -139,13 +139,6 @@ FASTML_LOSS_CLONES static double fastml_softmax_block(ptrdiff_t n_rows, ptrdiff_
  * loops over k (the maxima, the sums, a division per value) run scalar, K steps per row; here
  * every step is a loop across the block's rows, one output at a time, which the compiler
  * vectorizes for any K. E is (K, n_rows) scratch, S and code (n_rows). */
-#ifndef FASTML_RESTRICT                          /* as in fastml_nb.h */
-#ifdef _MSC_VER
-#define FASTML_RESTRICT __restrict
-#else
-#define FASTML_RESTRICT restrict
-#endif
-#endif
 FASTML_LOSS_CLONES static double fastml_softmax_block_cols(
         ptrdiff_t n_rows, ptrdiff_t K, const double *FASTML_RESTRICT M,
         const double *FASTML_RESTRICT y, const double *FASTML_RESTRICT sw, int offset,

@@ -23,12 +23,6 @@
  * no-trapping-math: the NaN tests (v == v) may then become vector selects; with the default
  * GCC keeps a branch per cell (a compare of a signaling NaN could trap) and vectorizes
  * nothing. Neither changes a result: fastml never observes floating-point exceptions. */
-#ifdef _MSC_VER
-#define FASTML_RESTRICT __restrict
-#else
-#define FASTML_RESTRICT restrict
-#endif
-
 #if defined(__GNUC__) && !defined(__clang__)
 #define FASTML_NO_CONTRACT __attribute__((optimize("fp-contract=off", "no-trapping-math")))
 #else

@@ -25,6 +25,14 @@
 #define FASTML_INLINE inline
 #endif
 
+/* A pointer argument no other argument's memory overlaps (the loops it lets gcc vectorize
+ * without runtime overlap checks). */
+#ifdef _MSC_VER
+#define FASTML_RESTRICT __restrict
+#else
+#define FASTML_RESTRICT restrict
+#endif
+
 /* Four doubles as one value: a GCC/clang vector (one AVX2 register, or two SSE2 ones in the
  * baseline copy), or elsewhere (MSVC) a struct with the same elementwise arithmetic, so every
  * build adds in the same order and gives the same bits. */

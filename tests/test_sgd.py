@@ -63,6 +63,32 @@ def test_averaged_float32_dense_rows_step_as_csr_rows(loss):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adagrad_next_margin_while_stepping_on_many_features(n_outputs, dtype):
+    """AdaGrad's dense steps compute the next row's dot products while they step
+    (csrc/fastml_adagrad.h, spans of 32 weights). With 77 features every part of that loop
+    runs (two spans, then 8, 4 and 1 left over), and the model must be the CSR rows' model,
+    whose margins are plain dot products after each step."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 77)).astype(dtype)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    codes = rng.integers(0, n_outputs + 1 if n_outputs == 1 else n_outputs, 300)
+    models = []
+    for rows in (X, sp.csr_matrix(X)):
+        engine = SGDEngine(n_outputs, 77, dtype, loss="log", learning_rate="adagrad",
+                           eta0=0.1, alpha=1e-3, label_offset=1 if n_outputs == 1 else 0,
+                           reference=n_outputs == 1)
+        run_epochs(engine, rows, codes.astype(np.float64).reshape(-1, 1), np.ones(300),
+                   max_iter=3, tol=None, n_iter_no_change=5, shuffle=True,
+                   rng=np.random.default_rng(0))
+        models.append(engine.coef())
+    dense, csr = models
+    assert np.abs(dense).max() > 0.01
+    np.testing.assert_allclose(dense, csr, rtol=0,
+                               atol=(1e-12 if dtype == np.float64 else 1e-5) * np.abs(dense).max())
+
+
 @pytest.mark.parametrize("loss, schedule, average", [("log", "adagrad", False),
                                                      ("perceptron", "constant", True),
                                                      ("hinge", "optimal", False)])

@@ -84,6 +84,12 @@ cdef extern from "fastml_adagrad.h" nogil:
     void fastml_adagrad_f32(const float *x, double dl, float *w, double *G, double *A,
                             Py_ssize_t n, double alpha, double eta0, double eps,
                             double B) noexcept
+    double fastml_adagrad_dot_f64(const double *x, double dl, double *w, double *G,
+                                  Py_ssize_t n, double alpha, double eta0, double eps,
+                                  const double *x_next) noexcept
+    double fastml_adagrad_dot_f32(const float *x, double dl, float *w, double *G,
+                                  Py_ssize_t n, double alpha, double eta0, double eps,
+                                  const float *x_next) noexcept
     void fastml_adagrad_grad_f64(double *grad, const char *touched, double *w, double *G,
                                  double *A, Py_ssize_t n, double alpha, double eta0,
                                  double eps, double B) noexcept

@@ -35,6 +35,7 @@ from .._core._typedefs cimport index_t
 from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy, row_axpy_double
 from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32,
                             fastml_adagrad_grad_f64, fastml_adagrad_grad_f32,
+                            fastml_adagrad_dot_f64, fastml_adagrad_dot_f32,
                             fastml_adagrad_rate, fastml_check_index, fastml_block_order,
                             fastml_logistic_loss_but_log1p, fastml_weighted_log1p_sum)
 from libc.stdint cimport uint64_t
@@ -126,6 +127,8 @@ ctypedef struct Model:
 
 ctypedef struct Scratch:
     double *margins       # (K,)
+    double *next_dots     # (K,) x . w_k of the next row, computed by the step before it ...
+    bint have_next_dots   # ... when this is set (adagrad_dense_row_ahead)
     double *dloss         # (batch_size, K): sw_i * dloss / |batch| per row of the batch
     double *grad          # (K, n_features): adagrad's batch gradient (NULL otherwise)
     int *touched          # adagrad: the coordinates this batch touches (x_j != 0 in some row)
@@ -155,10 +158,12 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
     cdef Py_ssize_t r
     memset(s, 0, sizeof(Scratch))
     s.margins = <double *> malloc(K * sizeof(double))
+    s.next_dots = <double *> malloc(K * sizeof(double))
     s.dloss = <double *> malloc(cfg.batch_size * K * sizeof(double))
     s.deferred_e = <double *> malloc(DEFERRED_ROWS * sizeof(double))
     s.deferred_sw = <double *> malloc(DEFERRED_ROWS * sizeof(double))
-    if s.margins == NULL or s.dloss == NULL or s.deferred_e == NULL or s.deferred_sw == NULL:
+    if (s.margins == NULL or s.next_dots == NULL or s.dloss == NULL or s.deferred_e == NULL
+            or s.deferred_sw == NULL):
         return -1
     if adagrad:
         s.grad = <double *> calloc(K * n_features, sizeof(double))
@@ -182,8 +187,8 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
 cdef void scratch_free(Scratch *s) noexcept nogil:
     free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
     free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
-    free(s.deferred_e); free(s.deferred_sw)
-    s.margins = s.dloss = s.grad = s.y_buf = s.sw_buf = s.deferred_e = s.deferred_sw = NULL
+    free(s.deferred_e); free(s.deferred_sw); free(s.next_dots)
+    s.margins = s.next_dots = s.dloss = s.grad = s.y_buf = s.sw_buf = s.deferred_e = s.deferred_sw = NULL
     s.touched = NULL
     s.mark = NULL
     s.rows_buf = NULL
@@ -300,6 +305,25 @@ cdef inline void adagrad_dense_row(const floating *x, floating *W, Model *m,
                     m.A + k * d if cfg.average else NULL, d, cfg, B)
 
 
+cdef inline void adagrad_dense_row_ahead(const floating *x, const floating *x_next, floating *W,
+                                        Model *m, const SGDConfig *cfg,
+                                        Scratch *s) noexcept nogil:
+    """adagrad_dense_row's step (no average) fused with the next row's dot products x_next .
+    w_k at the stepped weights, left in s.next_dots for its row_loss: the next margin is
+    ready when the last weight is (csrc/fastml_adagrad.h, fastml_adagrad_dot)."""
+    cdef Py_ssize_t k, d = m.d
+    for k in range(m.K):
+        if floating is double:
+            s.next_dots[k] = fastml_adagrad_dot_f64(x, s.dloss[k], W + k * d, m.G + k * d, d,
+                                                    cfg.alpha, cfg.eta0, cfg.adagrad_eps,
+                                                    x_next)
+        else:
+            s.next_dots[k] = fastml_adagrad_dot_f32(x, s.dloss[k], W + k * d, m.G + k * d, d,
+                                                    cfg.alpha, cfg.eta0, cfg.adagrad_eps,
+                                                    x_next)
+    s.have_next_dots = True
+
+
 cdef inline void adagrad_intercept(floating *b, Model *m, const SGDConfig *cfg,
                                    const double *dloss, Py_ssize_t nb) noexcept nogil:
     """AdaGrad's step on the intercepts (no L2): the batch's summed dloss_k."""
@@ -407,14 +431,16 @@ cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_s
     and the epoch's counts. Returns -1 when a margin is not finite (no step may be taken),
     1 when the row steps (some dl[k] != 0), else 0."""
     cdef Py_ssize_t k, K = m.K
-    cdef double row_w, bias
+    cdef double row_w, bias, dot
     cdef double *margins = s.margins
     cdef int step = 0
     for k in range(K):
         bias = b[k] if cfg.fit_intercept else 0.0
-        margins[k] = m.state[STATE_SCALE] * row_dot(x, idx, nnz, W + k * m.d) + bias
+        dot = s.next_dots[k] if s.have_next_dots else row_dot(x, idx, nnz, W + k * m.d)
+        margins[k] = m.state[STATE_SCALE] * dot + bias
         if not isfinite(margins[k]):
             return -1
+    s.have_next_dots = False
     if cfg.loss == LOSS_LOG and K == 1 and cfg.reference:
         add_binary_log_loss(margins[0], tg.Y[i * tg.n_targets], tg.sw[i], cfg, s, dl)
     else:
@@ -465,12 +491,13 @@ cdef Py_ssize_t run_batch(const RowSource *src, const Py_ssize_t *rows, const Py
     return -1
 
 
-cdef inline bint dense_row_step(const floating *x, Py_ssize_t i, const Targets *tg, floating *W,
-                                floating *b, Model *m, const SGDConfig *cfg,
-                                Scratch *s) noexcept nogil:
+cdef inline bint dense_row_step(const floating *x, const floating *x_next, Py_ssize_t i,
+                                const Targets *tg, floating *W, floating *b, Model *m,
+                                const SGDConfig *cfg, Scratch *s) noexcept nogil:
     """run_batch for one dense row x (targets and weight at index i), the usual SGD step:
-    the same arithmetic, with the row in hand instead of behind a RowSource. False when its
-    margin is not finite (no step taken)."""
+    the same arithmetic, with the row in hand instead of behind a RowSource. x_next (or
+    NULL) is the row the next step takes: AdaGrad computes its dots on the way. False when
+    x's margin is not finite (no step taken)."""
     cdef double eta
     cdef int step
     m.state[STATE_T] += 1.0
@@ -479,7 +506,10 @@ cdef inline bint dense_row_step(const floating *x, Py_ssize_t i, const Targets *
     if step < 0:
         return False
     if cfg.schedule == ETA_ADAGRAD:
-        adagrad_dense_row(x, W, m, cfg, s.dloss)
+        if x_next != NULL and not cfg.average:
+            adagrad_dense_row_ahead(x, x_next, W, m, cfg, s)
+        else:
+            adagrad_dense_row(x, W, m, cfg, s.dloss)
         adagrad_intercept(b, m, cfg, s.dloss, 1)
     elif step or cfg.alpha > 0.0:
         plain_shrink(W, m, cfg, eta)
@@ -607,12 +637,17 @@ cdef Py_ssize_t run_chunk(const RowSource *src, const Py_ssize_t *rows, Py_ssize
     margin was not finite."""
     cdef Py_ssize_t r, i, first = 0, nb, bad, d = src.n_features
     cdef const floating *X = <const floating *> src.data
+    cdef const floating *x_next
     if src.indices == NULL and cfg.batch_size == 1:
         for r in range(n):
             prefetch_ahead(next_X, d, next_tg, ahead, r)
             i = rows[r]
             fastml_check_index(i, src.n_rows)
-            if not dense_row_step(X + i * d, i, tg, W, b, m, cfg, s):
+            x_next = NULL
+            if r + 1 < n:
+                fastml_check_index(rows[r + 1], src.n_rows)
+                x_next = X + rows[r + 1] * d
+            if not dense_row_step(X + i * d, x_next, i, tg, W, b, m, cfg, s):
                 return r
         return -1
     while first < n:
@@ -648,6 +683,7 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
     gathered_tg.Y, gathered_tg.sw = s.y_buf, s.sw_buf
     s.loss_sum = 0.0
     s.n_deferred = 0
+    s.have_next_dots = False
     s.updates = 0
     s.step_weight = 0.0
     ahead.rows, ahead.n = NULL, 0               # in order: the hardware prefetcher suffices
