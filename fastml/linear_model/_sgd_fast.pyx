@@ -188,7 +188,8 @@ cdef void scratch_free(Scratch *s) noexcept nogil:
     free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
     free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
     free(s.deferred_e); free(s.deferred_sw); free(s.next_dots)
-    s.margins = s.next_dots = s.dloss = s.grad = s.y_buf = s.sw_buf = s.deferred_e = s.deferred_sw = NULL
+    s.margins = s.next_dots = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
+    s.deferred_e = s.deferred_sw = NULL
     s.touched = NULL
     s.mark = NULL
     s.rows_buf = NULL
