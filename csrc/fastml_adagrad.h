@@ -79,17 +79,16 @@ FASTML_DEFINE_ADAGRAD(fastml_adagrad_f32, fastml_adagrad_span_f32, float)
  * multiply-adds run beside the step's float32 sqrt and division, and the next margin is ready
  * as soon as the last weight is (logistic SGD ~3% faster per row, bench/README.md, seventh
  * session). The weights go in spans of FASTML_ADAGRAD_SPAN (a loop gcc vectorizes; a span of
- * 8 was unrolled into scalar code), each followed by its share of the dot. The dot adds in
- * fastml_dot's order (fastml_simd.h: lanes lo, hi over 8s, one 4 into lo, fastml_lanes_total,
- * the rest one by one): the bits of fastml_row_dot(x_next, w) after the step. */
+ * 8 was unrolled into scalar code), each followed by its share of the dot, which
+ * fastml_dot's own code (fastml_simd.h, DOT_FROM) finishes after the last span: the bits of
+ * fastml_row_dot(x_next, w) after the step. */
 #define FASTML_ADAGRAD_SPAN 32
-#define FASTML_DEFINE_ADAGRAD_DOT(NAME, SPAN, T, LOAD)                                        \
+#define FASTML_DEFINE_ADAGRAD_DOT(NAME, SPAN, T, LOAD, DOT_FROM)                              \
 FASTML_CLONES static double NAME(const T *x, double dl, T *w, double *G, ptrdiff_t n,        \
                                  double alpha, double eta0, double eps, const T *x_next) {   \
     ptrdiff_t j = 0, q;                                                                       \
     float epsf = (float)eps;                                                                  \
     fastml_v4d lo = fastml_v4_set1(0.0), hi = lo;                                             \
-    double s;                                                                                 \
     for (; j + FASTML_ADAGRAD_SPAN <= n; j += FASTML_ADAGRAD_SPAN) {                          \
         SPAN(x + j, dl, w + j, G + j, FASTML_ADAGRAD_SPAN, alpha, eta0, epsf);                \
         for (q = j; q < j + FASTML_ADAGRAD_SPAN; q += 8) {                                    \
@@ -98,23 +97,13 @@ FASTML_CLONES static double NAME(const T *x, double dl, T *w, double *G, ptrdiff
         }                                                                                     \
     }                                                                                         \
     SPAN(x + j, dl, w + j, G + j, n - j, alpha, eta0, epsf);      /* the last n mod 32 */     \
-    for (; j + 8 <= n; j += 8) {                                                              \
-        lo = fastml_v4_madd(lo, LOAD(x_next + j), LOAD(w + j));                               \
-        hi = fastml_v4_madd(hi, LOAD(x_next + j + 4), LOAD(w + j + 4));                       \
-    }                                                                                         \
-    if (j + 4 <= n) {                                                                         \
-        lo = fastml_v4_madd(lo, LOAD(x_next + j), LOAD(w + j));                               \
-        j += 4;                                                                               \
-    }                                                                                         \
-    s = fastml_lanes_total(lo, hi);                                                           \
-    for (; j < n; j++) s += (double)x_next[j] * (double)w[j];                                 \
-    return s;                                                                                 \
+    return DOT_FROM(x_next, w, j, n, lo, hi);                                                 \
 }
 
 FASTML_DEFINE_ADAGRAD_DOT(fastml_adagrad_dot_f64, fastml_adagrad_span_f64, double,
-                          fastml_load4_f64)
+                          fastml_load4_f64, fastml_dot_f64_from)
 FASTML_DEFINE_ADAGRAD_DOT(fastml_adagrad_dot_f32, fastml_adagrad_span_f32, float,
-                          fastml_load4_f32)
+                          fastml_load4_f32, fastml_dot_f32_from)
 
 /* A dense mini-batch: the batch's summed gradient grad[0:n] (zeroed here for the next batch)
  * and touched[j] = 1 where some row of the batch has x_j != 0 (L2 reaches those only; the

@@ -106,12 +106,13 @@ static FASTML_INLINE double fastml_lanes_total(fastml_v4d lo, fastml_v4d hi) {
 /* x . w in float64 with 8 lane sums: lane l adds x[j] w[j] for j = l mod 8 in increasing j
  * (two independent 4-double vectors lo, hi), then the rest of d in 4s into lo, the lanes as in
  * fastml_lanes_total, and the last d mod 4 products one by one. The margins' four-row loop
- * below adds in exactly this order. */
+ * below adds in exactly this order. NAME##_from finishes the same sum from column j (a
+ * multiple of 8) with lo, hi holding columns 0..j-1: AdaGrad's fused step (fastml_adagrad.h)
+ * does the first columns itself, between its spans. */
 #define FASTML_DEFINE_DOT(NAME, T, LOAD)                                                      \
-static FASTML_INLINE double NAME(const T *x, const T *w, ptrdiff_t d) {                      \
-    fastml_v4d lo = fastml_v4_set1(0.0), hi = lo;                                             \
+static FASTML_INLINE double NAME##_from(const T *x, const T *w, ptrdiff_t j, ptrdiff_t d,    \
+                                        fastml_v4d lo, fastml_v4d hi) {                       \
     double s;                                                                                 \
-    ptrdiff_t j = 0;                                                                          \
     for (; j + 8 <= d; j += 8) {                                                              \
         lo = fastml_v4_madd(lo, LOAD(x + j), LOAD(w + j));                                    \
         hi = fastml_v4_madd(hi, LOAD(x + j + 4), LOAD(w + j + 4));                            \
@@ -123,6 +124,10 @@ static FASTML_INLINE double NAME(const T *x, const T *w, ptrdiff_t d) {         
     s = fastml_lanes_total(lo, hi);                                                           \
     for (; j < d; j++) s += (double)x[j] * (double)w[j];                                     \
     return s;                                                                                 \
+}                                                                                             \
+                                                                                              \
+static FASTML_INLINE double NAME(const T *x, const T *w, ptrdiff_t d) {                      \
+    return NAME##_from(x, w, 0, d, fastml_v4_set1(0.0), fastml_v4_set1(0.0));                \
 }
 
 FASTML_DEFINE_DOT(fastml_dot_f64, double, fastml_load4_f64)

@@ -73,7 +73,8 @@ def test_adagrad_next_margin_while_stepping_on_many_features(n_outputs, dtype):
     rng = np.random.default_rng(7)
     X = rng.normal(size=(300, 77)).astype(dtype)
     X[rng.random(X.shape) < 0.3] = 0.0
-    codes = rng.integers(0, n_outputs + 1 if n_outputs == 1 else n_outputs, 300)
+    n_classes = 2 if n_outputs == 1 else n_outputs      # one output: binary
+    codes = rng.integers(0, n_classes, 300)
     models = []
     for rows in (X, sp.csr_matrix(X)):
         engine = SGDEngine(n_outputs, 77, dtype, loss="log", learning_rate="adagrad",
