@@ -182,6 +182,10 @@ typedef struct {
     const char *end;       /* the end of X: nothing past it is requested */
     const char *limit;     /* min(end, the rows being read + FASTML_PREFETCH_AHEAD) */
 } fastml_prefetch_cursor;
+/* The kernels below step a local copy of the caller's cursor and hand it back at the end: gcc
+ * keeps a local's fields in registers, while through the caller's pointer it loaded `limit`
+ * and stored `next` at every step, a store-to-load chain in the inner loop (binary 1M x 100
+ * pass 60-76 -> 57-74 ms, bench/README.md, eighth session). */
 
 /* Start of a group of rows at `at`: the requests stay between FASTML_PREFETCH_LEAD and
  * FASTML_PREFETCH_AHEAD bytes past the rows being read (nearer lines are on their way). */
@@ -215,8 +219,9 @@ static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c) {
 #define FASTML_DEFINE_MARGINS(NAME, DOT, T, LOAD, AT)                                         \
 FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
                                const T *W, const T *b, double *M,                            \
-                               fastml_prefetch_cursor *c) {                                   \
+                               fastml_prefetch_cursor *cursor) {                              \
     ptrdiff_t i = 0, k, j, r;                                                                 \
+    fastml_prefetch_cursor local = *cursor, *c = &local;   /* see fastml_prefetch_cursor */   \
     for (; i + 4 <= n_rows; i += 4) {                                                         \
         const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
         fastml_cursor_at(c, x0);                                                              \
@@ -261,6 +266,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
     for (; i < n_rows; i++)                                                                   \
         for (k = 0; k < K; k++)                                                               \
             M[AT(i, k)] = DOT(X + i * d, W + k * d, d) + (double)b[k];                       \
+    *cursor = local;                                                                          \
 }
 
 /* G[k, 0:d] += sum_i R[i, k] X[i, 0:d] for k < K, over a C-contiguous (n_rows, d) block X and
@@ -272,8 +278,9 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
  * on how it is cut into blocks. One paced prefetch per 4 columns of the first output. */
 #define FASTML_DEFINE_XT_R(NAME, T, LOAD)                                                     \
 FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
-                               const double *R, double *G, fastml_prefetch_cursor *c) {      \
+                               const double *R, double *G, fastml_prefetch_cursor *cursor) { \
     ptrdiff_t i = 0, j, k;                                                                    \
+    fastml_prefetch_cursor local = *cursor, *c = &local;   /* see fastml_prefetch_cursor */   \
     for (; i + 4 <= n_rows; i += 4) {                                                         \
         const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
         fastml_cursor_at(c, x0);                                                              \
@@ -300,6 +307,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
             double rk = R[i * K + k], *g = G + k * d;                                         \
             for (j = 0; j < d; j++) g[j] += rk * (double)X[i * d + j];                        \
         }                                                                                     \
+    *cursor = local;                                                                          \
 }
 
 FASTML_DEFINE_XT_R(fastml_xt_r_f64, double, fastml_load4_f64)
@@ -331,7 +339,7 @@ static FASTML_INLINE int fastml_tile_width(ptrdiff_t k, ptrdiff_t K) {
 #define FASTML_DEFINE_XT_R_TILE(NAME, T, LOAD)                                               \
 static FASTML_INLINE void NAME(ptrdiff_t d, const int KB, const T *x0, const T *x1,          \
                                const T *x2, const T *x3, const double *R, ptrdiff_t n,       \
-                               double *G, fastml_prefetch_cursor *c) {                        \
+                               double *G, fastml_prefetch_cursor *c, int paced) {             \
     fastml_v4d v0[FASTML_TILE_MAX], v1[FASTML_TILE_MAX], v2[FASTML_TILE_MAX],                \
                v3[FASTML_TILE_MAX], a0, a1, a2, a3, gv;                                       \
     ptrdiff_t j, t;                                                                           \
@@ -343,7 +351,7 @@ static FASTML_INLINE void NAME(ptrdiff_t d, const int KB, const T *x0, const T *
         v3[k] = fastml_v4_set1(R[k * n + 3]);                                                 \
     }                                                                                         \
     for (j = 0; j + 4 <= d; j += 4) {                                                         \
-        if (c) fastml_cursor_step(c);                                                         \
+        if (paced) fastml_cursor_step(c);                                                     \
         a0 = LOAD(x0 + j);                                                                    \
         a1 = LOAD(x1 + j);                                                                    \
         a2 = LOAD(x2 + j);                                                                    \
@@ -366,19 +374,20 @@ static FASTML_INLINE void NAME(ptrdiff_t d, const int KB, const T *x0, const T *
  * tile. */
 #define FASTML_DEFINE_XT_R_COLS(NAME, TILE, T)                                               \
 FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
-                               const double *R, double *G, fastml_prefetch_cursor *c) {      \
+                               const double *R, double *G, fastml_prefetch_cursor *cursor) { \
     ptrdiff_t i = 0, j, k;                                                                    \
+    fastml_prefetch_cursor local = *cursor, *c = &local;   /* see fastml_prefetch_cursor */   \
     for (; i + 4 <= n_rows; i += 4) {                                                         \
         const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
         fastml_cursor_at(c, x0);                                                              \
         for (k = 0; k < K; k += fastml_tile_width(k, K)) {                                    \
             const double *r = R + k * n_rows + i;                                             \
             double *g = G + k * d;                                                            \
-            fastml_prefetch_cursor *paced = k == 0 ? c : NULL;                                \
+            int paced = k == 0;                                                               \
             switch (fastml_tile_width(k, K)) {                                                \
-            case 3: TILE(d, 3, x0, x1, x2, x3, r, n_rows, g, paced); break;                   \
-            case 2: TILE(d, 2, x0, x1, x2, x3, r, n_rows, g, paced); break;                   \
-            default: TILE(d, 1, x0, x1, x2, x3, r, n_rows, g, paced);                         \
+            case 3: TILE(d, 3, x0, x1, x2, x3, r, n_rows, g, c, paced); break;                \
+            case 2: TILE(d, 2, x0, x1, x2, x3, r, n_rows, g, c, paced); break;                \
+            default: TILE(d, 1, x0, x1, x2, x3, r, n_rows, g, c, paced);                      \
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
@@ -387,6 +396,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
             double rk = R[k * n_rows + i], *g = G + k * d;                                    \
             for (j = 0; j < d; j++) g[j] += rk * (double)X[i * d + j];                        \
         }                                                                                     \
+    *cursor = local;                                                                          \
 }
 
 FASTML_DEFINE_MARGINS(fastml_margins_cols_f64, fastml_dot_f64, double, fastml_load4_f64,
