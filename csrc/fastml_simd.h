@@ -176,6 +176,7 @@ FASTML_DEFINE_AXPY_ACC(fastml_axpy_acc_f32, float)
  * memory streams during the arithmetic too. */
 #define FASTML_PREFETCH_LEAD 8192
 #define FASTML_PREFETCH_AHEAD 16384
+#define FASTML_PREFETCH_NEAR 4096
 
 typedef struct {
     const char *next;      /* the next line to request */
@@ -202,10 +203,18 @@ static FASTML_INLINE void fastml_cursor_at(fastml_prefetch_cursor *c, const void
 /* Locality 2 (prefetcht1: into L2, not L1): the request does not hold one of L1's few miss
  * buffers for the whole trip from memory, and the demand loads 8-16 KB later hit L2. Against
  * locality 3 (into L1) the binary 1M x 100 pass went 67-73 -> 63-65 ms (bench/README.md,
- * seventh session). */
-static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c) {
+ * seventh session). With `near_too` the line FASTML_PREFETCH_NEAR bytes behind it, in L2 by
+ * then, is also requested into L1 (locality 3), 4-12 KB ahead of the rows being read, so the
+ * margins' loads of the next block hit L1 instead of waiting on L2: the binary 1M x 100
+ * float64 pass 55-67 -> 50-59 ms (bench/README.md, ninth session). The float32 kernels leave
+ * it out (near_too = 0): they are bound by their arithmetic (the conversions to double), where
+ * the extra instruction cost ~10%. */
+#define FASTML_NEAR_TOO(T) (sizeof(T) == sizeof(double))
+
+static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c, int near_too) {
     if (c->next < c->limit) {
         __builtin_prefetch(c->next, 0, 2);
+        if (near_too) __builtin_prefetch(c->next - FASTML_PREFETCH_NEAR, 0, 3);
         c->next += 64;
     }
 }
@@ -232,8 +241,8 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
             double out[4];                                                                    \
             for (j = 0; j + 8 <= d; j += 8) {                                                 \
                 if (k == 0) {                                                                 \
-                    fastml_cursor_step(c);                                                    \
-                    fastml_cursor_step(c);                                                    \
+                    fastml_cursor_step(c, FASTML_NEAR_TOO(T));                                \
+                    fastml_cursor_step(c, FASTML_NEAR_TOO(T));                                \
                 }                                                                             \
                 wlo = LOAD(w + j);                                                            \
                 whi = LOAD(w + j + 4);                                                        \
@@ -290,7 +299,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
             fastml_v4d v0 = fastml_v4_set1(r0), v1 = fastml_v4_set1(r1),                      \
                        v2 = fastml_v4_set1(r2), v3 = fastml_v4_set1(r3), gv;                  \
             for (j = 0; j + 4 <= d; j += 4) {                                                 \
-                if (k == 0) fastml_cursor_step(c);                                            \
+                if (k == 0) fastml_cursor_step(c, FASTML_NEAR_TOO(T));                        \
                 gv = fastml_load4_f64(g + j);                                                 \
                 gv = fastml_v4_add(gv, fastml_v4_madd(fastml_v4_madd(fastml_v4_madd(          \
                          fastml_v4_mul(v0, LOAD(x0 + j)),                                     \
@@ -351,7 +360,7 @@ static FASTML_INLINE void NAME(ptrdiff_t d, const int KB, const T *x0, const T *
         v3[k] = fastml_v4_set1(R[k * n + 3]);                                                 \
     }                                                                                         \
     for (j = 0; j + 4 <= d; j += 4) {                                                         \
-        if (paced) fastml_cursor_step(c);                                                     \
+        if (paced) fastml_cursor_step(c, FASTML_NEAR_TOO(T));                                 \
         a0 = LOAD(x0 + j);                                                                    \
         a1 = LOAD(x1 + j);                                                                    \
         a2 = LOAD(x2 + j);                                                                    \
