@@ -205,10 +205,10 @@ static FASTML_INLINE void fastml_cursor_at(fastml_prefetch_cursor *c, const void
  * locality 3 (into L1) the binary 1M x 100 pass went 67-73 -> 63-65 ms (bench/README.md,
  * seventh session). With `near_too` the line FASTML_PREFETCH_NEAR bytes behind it, in L2 by
  * then, is also requested into L1 (locality 3), 4-12 KB ahead of the rows being read, so the
- * margins' loads of the next block hit L1 instead of waiting on L2: the binary 1M x 100
- * float64 pass 55-67 -> 50-59 ms (bench/README.md, ninth session). The float32 kernels leave
- * it out (near_too = 0): they are bound by their arithmetic (the conversions to double), where
- * the extra instruction cost ~10%. */
+ * margins' loads of the next block can hit L1 instead of waiting on L2: the binary 1M x 100
+ * float64 pass 2-10% faster, depending on the minute (bench/README.md, ninth session). The
+ * float32 kernels leave it out (near_too = 0): they are bound by their arithmetic (the
+ * conversions to double), where the extra instruction cost ~10%. */
 #define FASTML_NEAR_TOO(T) (sizeof(T) == sizeof(double))
 
 static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c, int near_too) {
