@@ -206,7 +206,7 @@ static FASTML_INLINE void fastml_cursor_at(fastml_prefetch_cursor *c, const void
  * seventh session). With `near_too` the line FASTML_PREFETCH_NEAR bytes behind it, in L2 by
  * then, is also requested into L1 (locality 3), 4-12 KB ahead of the rows being read, so the
  * margins' loads of the next block can hit L1 instead of waiting on L2: the binary 1M x 100
- * float64 pass 2-10% faster, depending on the minute (bench/README.md, ninth session). The
+ * float64 pass 0-10% faster, depending on the minute (bench/README.md, ninth session). The
  * float32 kernels leave it out (near_too = 0): they are bound by their arithmetic (the
  * conversions to double), where the extra instruction cost ~10%. */
 #define FASTML_NEAR_TOO(T) (sizeof(T) == sizeof(double))
