@@ -650,8 +650,53 @@ def test_to_logistic_refuses_quadratic_boundaries():
     X, y = gaussian_blobs(K=2)
     with pytest.raises(ValueError, match="variance='shared'"):
         GaussianNB().fit(X, y).to_logistic()
-    X[y == 0, 2] = np.nan                                  # class 0 never sees attribute 2
-    with pytest.raises(ValueError, match="class 0 has no value of attribute 2"):
-        GaussianNB(variance="shared").fit(X, y).to_logistic()
     with pytest.raises(ValueError, match="variance"):
         GaussianNB(variance="pooled").fit(X, y)
+
+
+def test_to_logistic_with_a_class_that_never_saw_an_attribute():
+    # the class is scored on it with all classes' mean and the shared variance: still linear
+    X, y = gaussian_blobs(K=3, seed=4)
+    X[y == 0, 2] = np.nan
+    gnb = GaussianNB(variance="shared").fit(X, y)
+    Z = np.random.default_rng(2).normal(size=(200, X.shape[1])) * 3
+    np.testing.assert_allclose(gnb.to_logistic().predict_proba(Z), gnb.predict_proba(Z),
+                               rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("variance", ["per_class", "shared"])
+def test_a_class_without_values_of_an_attribute_is_scored_with_all_values(variance):
+    """Rescaling a column (km -> m) must not change the posterior, also when a class has no
+    value of it: that class gets the density of all classes' values, as the others get
+    theirs. (It used to add nothing for that class alone: the posterior then moved with the
+    units, 0.59 -> 0.0014 for the same point.)"""
+    X = np.array([[0.0, 1.0], [1.0, 1.2], [0.5, 0.8], [0.2, np.nan], [0.9, np.nan],
+                  [0.4, np.nan]])
+    y = list("aaabbb")
+    x = np.array([[0.5, 1.0]])
+    # (var_smoothing=0: the floor is relative to the widest attribute, so it moves with units)
+    probas = [GaussianNB(variance=variance, var_smoothing=0.0).fit(X * [1, s], y)
+              .predict_proba(x * [1, s]) for s in (1.0, 1000.0, 1e-3)]
+    np.testing.assert_allclose(probas[1], probas[0], rtol=1e-9)
+    np.testing.assert_allclose(probas[2], probas[0], rtol=1e-9)
+    # class b's density for column 1 is the normal of all values (mean 1.0, variance 0.04)
+    model = GaussianNB(variance=variance).fit(X, y)
+    jll = model.predict_joint_log_proba(np.array([[np.nan, 1.3]]))
+    var_all = (np.var([1.0, 1.2, 0.8], ddof=1) + model.epsilon_ if variance == "per_class"
+               else model.var_[0, 1])                       # shared: epsilon_ included
+    expected_b = np.log(0.5) - 0.5 * np.log(2 * np.pi * var_all) - 0.3 ** 2 / (2 * var_all)
+    np.testing.assert_allclose(jll[0, 1], expected_b, rtol=1e-12)
+    assert np.isnan(model.theta_[1, 1]) and np.isnan(model.var_[1, 1])
+
+
+def test_weights_summing_below_ddof_warn_instead_of_collapsing_silently():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (50, 2)), rng.normal(2, 1, (50, 2))]
+    y = np.repeat([0, 1], 50)
+    with pytest.warns(UserWarning, match="use ddof=0"):
+        GaussianNB().fit(X, y, sample_weight=np.full(100, 0.01))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GaussianNB(ddof=0).fit(X, y, sample_weight=np.full(100, 0.01))
+        GaussianNB().fit(X, y, sample_weight=np.full(100, 0.1))      # 5 rows' worth each
+        GaussianNB().fit(X[:3], [0, 1, 1])                           # one row: no spread

@@ -10,7 +10,10 @@ log space, so hundreds of attributes do not underflow:
   plus a floor epsilon_ = var_smoothing * (largest variance of an attribute over all rows,
   n denominator) so that a constant attribute does not divide by zero (scikit-learn's rule).
 - missing values (None / NaN) are ignored while estimating (004: "ignoring the instance during
-  probability estimate calculations") and skipped in the product at prediction.
+  probability estimate calculations") and skipped in the product at prediction. A class with
+  no value of an attribute that other classes have is scored on it with the estimate for "no
+  data": categorical 1 / v (Laplace) or p (m-estimate), real the density of all classes'
+  values; so no attribute counts for some classes and not for others.
 
 Fitting is a reduction: class counts, category counts, and per class and attribute the count,
 mean and M2 of the values, accumulated in one compiled pass and merged across `partial_fit`
@@ -91,6 +94,22 @@ def _check_finite_statistics(what, *arrays):
         raise ValueError(f"{what} overflowed float64 (sample weights or values too large); "
                          f"refusing rather than predicting from inf / NaN: divide "
                          f"sample_weight by a constant, or rescale X")
+
+
+def _warn_variance_floored(dof, m2):
+    """Warn when a variance is 0 before the floor although its values differ: its degrees of
+    freedom (the weighted count minus ddof) are not positive, as with sample weights that sum
+    to ddof rows or fewer (e.g. normalised to 1), and the density would otherwise collapse
+    onto the mean without anyone noticing."""
+    floored = (dof <= 0) & (m2 > 0)
+    if floored.any():
+        first = tuple(int(i) for i in np.argwhere(floored)[0])
+        warnings.warn(
+            f"{int(floored.sum())} variance(s) set to the floor epsilon_ although the values "
+            f"differ (the first at index {first}): the weighted count minus ddof is "
+            f"{float(dof[first]):.3g}, not positive. sample_weight counts rows (weight w = w "
+            f"rows); for weights that do not (e.g. normalised to sum to 1) use ddof=0",
+            UserWarning, stacklevel=5)
 
 
 # Each column's first guess of its range when counting an integer matrix: codes 0..255 (uint8
@@ -312,17 +331,33 @@ class _GaussianPart:
                 dof = counts.sum(axis=0) - ddof * seen.sum(axis=0)
                 var = np.broadcast_to(np.where(dof > 0, m2.sum(axis=0) / np.where(
                     dof > 0, dof, 1.0), 0.0), counts.shape)
+                _warn_variance_floored(dof, m2.sum(axis=0))
             else:
                 dof = counts - ddof
                 var = np.where(dof > 0, m2 / np.where(dof > 0, dof, 1.0), 0.0)
+                _warn_variance_floored(dof, m2)
+            # A class with no value of an attribute some class has: it is scored with the
+            # density of all classes' values (004's estimate for "no data": the attribute's
+            # own distribution). Adding nothing for that class alone would make the posterior
+            # depend on the attribute's units, since the other classes' densities do.
+            if shared:
+                pooled_var = var[0]
+            else:
+                dof_all = n_all - ddof
+                pooled_var = np.where(dof_all > 0, m2_all / np.where(dof_all > 0, dof_all, 1.0),
+                                      0.0)
         self.n = counts
-        self.var = np.maximum(var + self.epsilon, np.finfo(np.float64).tiny)
+        tiny = np.finfo(np.float64).tiny
+        self.var = np.maximum(var + self.epsilon, tiny)
         self.theta = np.where(seen, shift + mean, np.nan)
         self.var_public = np.where(seen, self.var, np.nan)
-        # the kernel adds a - b (x - mean)^2; an attribute a class never saw adds nothing
-        self.a = np.where(seen, -0.5 * np.log(2.0 * np.pi * self.var), 0.0)
-        self.b = np.where(seen, 0.5 / self.var, 0.0)
-        self.kernel_mean = np.where(seen, self.theta, 0.0)
+        # the kernel adds a - b (x - mean)^2; an attribute no class saw adds nothing
+        any_seen = n_all > 0
+        kernel_var = np.where(seen, self.var, np.maximum(pooled_var + self.epsilon, tiny))
+        self.kernel_mean = np.where(seen, self.theta,
+                                    np.where(any_seen, total[1] + total[2], 0.0))
+        self.a = np.where(any_seen, -0.5 * np.log(2.0 * np.pi * kernel_var), 0.0)
+        self.b = np.where(any_seen, 0.5 / kernel_var, 0.0)
 
     def check(self, n_classes, n_columns):
         """Raise ValueError unless every per-class table is (n_classes, n_columns) float64, as
@@ -753,7 +788,8 @@ class GaussianNB(_GaussianParams, _BaseNB):
     ddof : float, default 1
         The variance is M2 / (n - ddof): 1 gives 004's sample variance (2975 for income given
         No), 0 the maximum-likelihood variance (scikit-learn's). When n <= ddof the variance
-        is 0 before the floor. "shared" pools with n - ddof * K (K classes): ddof=1 is the
+        is 0 before the floor (with a UserWarning when the values differ: sample weights
+        count rows, so weights normalised to sum to 1 need ddof=0). "shared" pools with n - ddof * K (K classes): ddof=1 is the
         unbiased pooled variance, denominator n - K.
     var_smoothing : float, default 1e-9
         epsilon_ = var_smoothing * (the largest variance of an attribute over all rows, with
@@ -769,8 +805,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
     classes_, class_count_, class_prior_, class_log_prior_
         As in CategoricalNB.
     theta_ : ndarray (n_classes, n_features)
-        Per-class means (NaN where a class has no value of an attribute; it then adds
-        nothing to that class's likelihood).
+        Per-class means. NaN where a class has no value of an attribute: the class is then
+        scored on it with all classes' values (their mean and variance), so the posterior
+        does not depend on the attribute's units.
     var_ : ndarray (n_classes, n_features)
         Per-class variances, epsilon_ included (NaN like theta_).
     feature_count_ : ndarray (n_classes, n_features)
@@ -840,9 +877,7 @@ class GaussianNB(_GaussianParams, _BaseNB):
         Raises
         ------
         ValueError
-            With variance="per_class" (the log-odds are then quadratic in x), or when a
-            class has no value of some attribute (that attribute then adds a term to the
-            other classes only, which is not linear either).
+            With variance="per_class" (the log-odds are then quadratic in x).
 
         Examples
         --------
@@ -863,16 +898,14 @@ class GaussianNB(_GaussianParams, _BaseNB):
                 "to_logistic needs GaussianNB(variance='shared'): with per-class variances "
                 "the log-odds are quadratic in x, so no logistic regression equals this "
                 "model (002: only GNB with class-independent variances is linear)")
-        unseen = np.argwhere(np.isnan(self.theta_))
-        if len(unseen):
-            k, j = unseen[0]
-            raise ValueError(f"class {self.classes_[k].tolist()!r} has no value of attribute "
-                             f"{j}, so this model's log-odds are not linear in x; fit on data "
-                             f"where every class has values of every attribute")
-        delta = self.theta_ - self.theta_[0]                  # each class minus classes_[0]
-        coef = delta / self.var_[0]
+        # the means and variances the model scores with (a class without values of an
+        # attribute: all classes' mean; an attribute no class saw: b = 0, no term)
+        part = self._parts[0]
+        mean, inv_var = part.kernel_mean, 2.0 * part.b        # b = 1 / (2 sigma^2)
+        delta = mean - mean[0]                                # each class minus classes_[0]
+        coef = delta * inv_var[0]
         intercept = (self.class_log_prior_ - self.class_log_prior_[0]) - (
-            delta * (self.theta_ + self.theta_[0]) / (2.0 * self.var_[0])).sum(axis=1)
+            delta * (mean + mean[0]) * inv_var[0] / 2.0).sum(axis=1)
         if len(self.classes_) == 2:                           # one vector, for classes_[1]
             coef, intercept = coef[1:], intercept[1:]
         lr = LogisticRegression()
