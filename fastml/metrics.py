@@ -292,8 +292,8 @@ def mean_squared_error(y_true: VectorLike, y_pred: VectorLike, *,
     y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
     per_output = np.average((y_true - y_pred) ** 2, axis=0,
                             weights=_weights(sample_weight, len(y_true)))
-    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
-        return float(np.mean(per_output) * scale * scale)
+    with np.errstate(over="ignore", under="ignore"):  # the true value may be beyond float64
+        return float(np.mean(per_output) * scale * scale)  # (then inf, or 0 below 5e-324)
 
 
 def rmse(y_true: VectorLike, y_pred: VectorLike, *,
@@ -308,21 +308,33 @@ def rmse(y_true: VectorLike, y_pred: VectorLike, *,
     y_true, y_pred, scale = _scaled_pair(y_true, y_pred)
     per_output = np.average((y_true - y_pred) ** 2, axis=0,
                             weights=_weights(sample_weight, len(y_true)))
-    # the root taken before scaling back, so values near 1e300 give a finite rmse
-    with np.errstate(over="ignore"):  # the true value may exceed float64 (then inf)
+    # the root taken before scaling back, so values near 1e300 give a finite rmse and values
+    # near 1e-200 a nonzero one
+    with np.errstate(over="ignore", under="ignore"):  # the true value may exceed float64
         return float(np.sqrt(np.mean(per_output)) * scale)
 
 
 def _regression_pair(y_true, y_pred):
+    """Both as float64 arrays of one shape. Only the same shape is accepted, or a 1-D (n,)
+    against an (n, 1) column (both are then read as (n,)); anything else, even of the same
+    size (a (2, 3) against a (3, 2): outputs and samples swapped), is a ValueError naming
+    both shapes, never a reshape."""
     y_true = np.asarray(y_true, dtype=np.float64)
     y_pred = np.asarray(y_pred, dtype=np.float64)
-    if y_pred.shape != y_true.shape and y_pred.size == y_true.size:
-        y_pred = y_pred.reshape(y_true.shape)  # (n, 1) against (n,)
     if y_true.shape != y_pred.shape:
-        raise ValueError(f"y_true and y_pred have different shapes: {y_true.shape} and "
-                         f"{y_pred.shape}")
+        column = [a.ndim == 2 and a.shape[1] == 1 for a in (y_true, y_pred)]
+        if {y_true.ndim, y_pred.ndim} == {1, 2} and any(column) and \
+                len(y_true) == len(y_pred):
+            y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)  # (n, 1) against (n,)
+        else:
+            raise ValueError(f"y_true and y_pred have different shapes: {y_true.shape} and "
+                             f"{y_pred.shape}; expected the same shape (or (n,) against "
+                             f"(n, 1))")
     if y_true.ndim == 0 or len(y_true) == 0:
         raise ValueError("y_true is empty; at least 1 sample is required")
+    if y_true.ndim > 2:
+        raise ValueError(f"y_true has {y_true.ndim} dimensions (shape {y_true.shape}); "
+                         f"expected (n_samples,) or (n_samples, n_outputs)")
     # scikit-learn's rule: a NaN would make R² 1.0 or NaN without a word
     for name, values in (("y_true", y_true), ("y_pred", y_pred)):
         if not np.isfinite(values).all():
@@ -331,13 +343,15 @@ def _regression_pair(y_true, y_pred):
 
 
 def _scaled_pair(y_true, y_pred):
-    """(y_true / s, y_pred / s, s): when a finite |value| is above 2**500 (its square, or a
-    sum of squares, could overflow), s is the power of 2 just below the largest one, else 1.
-    Dividing by a power of 2 is exact, so R² (a ratio of sums of squares) stays finite for
-    values near 1e300 and nothing changes for the others (MSE and RMSE are scaled back)."""
+    """(y_true / s, y_pred / s, s) with s the power of 2 just below the largest |value| (1 if
+    every value is 0), so the largest scaled |value| is in [1, 2): no square or sum of squares
+    can overflow (values near 1e300) or underflow to 0 (values near 1e-200, whose squares are
+    below the smallest float64). Multiplying by a power of 2 is exact (short of values more
+    than ~2**1000 below the largest, whose squares could not count next to its own), so R²
+    (a ratio of sums of squares) is unchanged and MSE and RMSE are scaled back exactly."""
     y_true, y_pred = _regression_pair(y_true, y_pred)
-    top = max(np.max(np.abs(a), initial=0.0, where=np.isfinite(a)) for a in (y_true, y_pred))
-    if not top > 2.0 ** 500:
+    top = max(float(np.max(np.abs(a), initial=0.0)) for a in (y_true, y_pred))
+    if top == 0.0:
         return y_true, y_pred, 1.0
     exponent = int(np.frexp(top)[1]) - 1
     return np.ldexp(y_true, -exponent), np.ldexp(y_pred, -exponent), float(np.ldexp(1.0, exponent))

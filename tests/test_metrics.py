@@ -99,7 +99,7 @@ def test_train_test_split_checks_its_arguments():
 
 
 # ------------------------------------------------------------ property-based, against scikit-learn
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import assume, given, settings, strategies as st  # noqa: E402
 
 
 @st.composite
@@ -132,6 +132,10 @@ def test_classification_metrics_agree_with_sklearn(case):
 @given(st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3)), min_size=2, max_size=30))
 def test_r2_agrees_with_sklearn(pairs):
     y, pred = np.array(pairs).T
+    # where scikit-learn's squares underflow (a residual below ~1e-154) its R² is that of
+    # zeros (1.0 for y = [0, 0], pred = [0, 1e-304]); fastml rescales first (tested below)
+    for d in (y - pred, y - y.mean()):
+        assume(np.all((d == 0) | (np.abs(d) > 1e-150)))
     assert metrics.r2_score(y, pred) == pytest.approx(skm.r2_score(y, pred), rel=1e-9, abs=1e-9)
 
 
@@ -165,3 +169,49 @@ def test_regression_metrics_refuse_nan():
             fn([np.nan, 1.0], [1.0, 2.0])
         with pytest.raises(ValueError, match="y_pred contains NaN"):
             fn([0.0, 1.0], [np.inf, 2.0])
+
+
+# ------------------------------------------------------------ shapes, tiny values, NaN labels
+@pytest.mark.parametrize("fn", [metrics.mean_squared_error, metrics.rmse, metrics.r2_score])
+def test_regression_metrics_refuse_a_prediction_of_another_shape_of_the_same_size(fn):
+    """A (2, 3) y_pred against a (3, 2) y_true (samples and outputs swapped) was reshaped and
+    scored (MSE 75.7); scikit-learn refuses it. Only (n,) against (n, 1) is read as one."""
+    y = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
+    with pytest.raises(ValueError, match=r"\(3, 2\) and \(2, 3\)"):
+        fn(y, y.T)
+    with pytest.raises(ValueError):
+        skm.mean_squared_error(y, y.T)
+    with pytest.raises(ValueError, match=r"\(4,\) and \(2, 2\)"):
+        fn([1.0, 2.0, 3.0, 4.0], [[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match=r"\(2,\) and \(3, 1\)"):
+        fn([1.0, 2.0], [[1.0], [2.0], [3.0]])
+    a, b = np.array([1.0, 2.0, 4.0]), np.array([1.5, 2.0, 3.0])
+    for t, p in ((a, b[:, None]), (a[:, None], b), (a[:, None], b[:, None])):
+        assert fn(t, p) == pytest.approx(fn(a, b), rel=1e-15)
+    assert metrics.r2_score(a[:, None], b) == pytest.approx(skm.r2_score(a[:, None], b),
+                                                            rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-200, 1e-300, 2.0 ** -1020])
+def test_r2_and_rmse_of_tiny_values_are_those_of_the_scaled_values(scale):
+    """Squares of values near 1e-200 underflow to 0: rmse([0, 0], [3e-200, 4e-200]) was 0.0
+    and R² 1.0 (SS_res and SS_tot both 0)."""
+    assert metrics.rmse([0.0, 0.0], [3 * scale, 4 * scale]) == pytest.approx(
+        np.sqrt(12.5) * scale, rel=1e-12)
+    assert metrics.r2_score([1 * scale, 2 * scale, 3 * scale],
+                            [1 * scale, 2 * scale, 4 * scale]) == pytest.approx(0.5, rel=1e-12)
+    rng = np.random.default_rng(0)
+    y, pred = rng.uniform(1, 2, size=20), rng.uniform(1, 2, size=20)  # no subnormal inputs
+    assert metrics.r2_score(y * scale, pred * scale) == pytest.approx(
+        skm.r2_score(y, pred), rel=1e-12)
+    assert metrics.rmse(y * scale, pred * scale) == pytest.approx(
+        np.sqrt(skm.mean_squared_error(y, pred)) * scale, rel=1e-12)
+
+
+def test_rescaling_leaves_ordinary_values_bit_identical():
+    rng = np.random.default_rng(1)
+    y, pred, w = rng.normal(size=30), rng.normal(size=30), rng.uniform(0.5, 2, size=30)
+    assert metrics.mean_squared_error(y, pred, sample_weight=w) == \
+        np.average((y - pred) ** 2, weights=w)
+    assert metrics.rmse(y, pred) == np.sqrt(np.mean((y - pred) ** 2))
+
