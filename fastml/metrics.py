@@ -45,32 +45,54 @@ def accuracy_score(y_true: VectorLike, y_pred: VectorLike, *,
                    sample_weight: Optional[ArrayLike] = None) -> float:
     """Fraction of labels predicted exactly (weighted by `sample_weight` when given).
 
+    On 2-D multilabel indicator input (0/1 entries, one column per label) it is the subset
+    accuracy, as in scikit-learn: a row counts only if every one of its labels is predicted
+    right, and `sample_weight` weighs rows.
+
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted labels (any comparable values).
+    y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_labels)
+        True and predicted labels (any comparable values; an (n_samples, 1) column is read as
+        n_samples labels), or two multilabel indicator matrices of the same shape.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative weight of each row.
 
     Returns
     -------
     float
-        The (weighted) fraction of rows with ``y_pred == y_true``.
+        The (weighted) fraction of rows with ``y_pred == y_true`` (every entry of the row, for
+        multilabel input).
 
     Raises
     ------
     ValueError
-        If the lengths differ or the weights are invalid.
+        If the lengths differ, the weights are invalid, a label is NaN or missing (None,
+        pd.NA, NaT; scikit-learn's rule), a 1-D array meets a 2-D one, the two matrices
+        differ in shape, or a 2-D input is not a 0/1 indicator matrix (scikit-learn refuses
+        multiclass-multioutput too).
 
     Examples
     --------
     >>> from fastml.metrics import accuracy_score
     >>> accuracy_score([0, 1, 1, 0], [0, 1, 0, 0])
     0.75
+    >>> accuracy_score([[0, 1], [1, 1]], [[0, 1], [1, 0]])  # subset accuracy
+    0.5
     """
-    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    y_true = _classification_labels(y_true, "y_true", multilabel=True)
+    y_pred = _classification_labels(y_pred, "y_pred", multilabel=True)
+    if y_true.ndim != y_pred.ndim:
+        raise ValueError(f"y_true has shape {y_true.shape} and y_pred {y_pred.shape}: a "
+                         f"metric cannot mix 1-D labels with a 2-D multilabel indicator "
+                         f"matrix")
     _same_length(y_true, y_pred)
-    correct = (y_true == y_pred).astype(np.float64)
+    if y_true.ndim == 2:
+        if y_true.shape != y_pred.shape:
+            raise ValueError(f"y_true and y_pred are multilabel indicator matrices of "
+                             f"different shapes: {y_true.shape} and {y_pred.shape}")
+        correct = (y_true == y_pred).all(axis=1).astype(np.float64)
+    else:
+        correct = (y_true == y_pred).astype(np.float64)
     return float(np.average(correct, weights=_weights(sample_weight, len(correct))))
 
 
@@ -87,7 +109,7 @@ def accuracy(y_true: VectorLike, y_pred: VectorLike) -> float:
 
 def unique_labels(*ys: VectorLike) -> List[Any]:
     """The sorted union of the labels in `ys` (sorted by their text when the values cannot be
-    compared with each other, e.g. None among strings).
+    compared with each other, e.g. numbers among strings).
 
     Parameters
     ----------
@@ -99,14 +121,22 @@ def unique_labels(*ys: VectorLike) -> List[Any]:
     list
         The distinct labels, sorted.
 
+    Raises
+    ------
+    ValueError
+        If a label is NaN or missing (None, pd.NA, NaT): NaN is not equal to itself, so each
+        one would be a label of its own (scikit-learn refuses NaN labels too).
+
     Examples
     --------
     >>> unique_labels([2, 0], [1, 2])
     [0, 1, 2]
     """
     values = set()
-    for y in ys:
-        values.update(_labels_array(y).tolist())
+    for i, y in enumerate(ys):
+        labels = _labels_array(y)
+        _check_no_missing(labels, f"unique_labels argument {i}")
+        values.update(labels.tolist())
     try:
         return sorted(values)
     except TypeError:
@@ -124,6 +154,45 @@ def _labels_array(labels):
     out = np.empty(len(labels), dtype=object)
     out[:] = labels
     return out
+
+
+def _check_no_missing(labels, name):
+    """A ValueError naming `name` when a label is missing: NaN (also np.float32 NaN among
+    objects), None, pd.NA or NaT, what fastml's tables treat as missing
+    (`fastml._tabular.missing_mask`). NaN differs from itself, so it would be counted as a
+    new label each time and match nothing; scikit-learn refuses it ("contains NaN")."""
+    from ._tabular import missing_mask
+    missing = missing_mask(np.asarray(labels).reshape(-1))
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} contains NaN or another missing label (None, pd.NA, NaT): "
+                         f"{int(missing.sum())} of {missing.size} entries, the first at flat "
+                         f"index {first}; a missing label is not a class: drop those rows first")
+
+
+def _classification_labels(y, name, *, multilabel=False):
+    """Labels of a classification metric: 1-D (an (n, 1) column is read as n labels), mixed
+    numbers and text kept apart, no missing label. With `multilabel`, a 2-D multilabel
+    indicator matrix (0/1 or bool entries, at least 2 columns) is kept 2-D; any other 2-D
+    input is refused (scikit-learn's multiclass-multioutput rule)."""
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    arr = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if arr.ndim == 1 and not isinstance(y, np.ndarray):
+        arr = _labels_array(y)  # numpy would turn [1, "a"] into two strings
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    _check_no_missing(arr, name)
+    if arr.ndim == 1:
+        return arr
+    if arr.ndim == 2 and multilabel:
+        if arr.dtype.kind in "biuf" and np.isin(arr, (0, 1)).all():
+            return arr
+        raise ValueError(f"{name} is 2-D (shape {arr.shape}) but not a multilabel indicator "
+                         f"matrix of 0/1 entries: multiclass-multioutput input is not "
+                         f"supported (scikit-learn's rule)")
+    raise ValueError(f"{name} must be 1-D (n_samples,); got shape {arr.shape}"
+                     + (" (multilabel input is not supported here)" if arr.ndim == 2 else ""))
 
 
 def _label_codes(values, labels):
@@ -160,8 +229,12 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
     classes : array-like of shape (n_classes,), optional
         The label of each column. Default: the sorted labels of `y_true`. `labels` is the
         same argument under scikit-learn's name.
-    eps : float, default 1e-15
-        Lower clip of the probabilities.
+    eps : float in [0, 0.5), default 1e-15
+        Lower clip of the probabilities. 0 turns the clip off (a zero probability of the true
+        label then gives inf). From 0.5 up the clip would raise both probabilities of a
+        binary problem to the same value (eps=1 scored every prediction 0), so such values
+        are refused, as are negative ones (older scikit-learn, whose `eps` this is, took
+        [0, 1]; from 1.5 on it clips at the dtype's machine epsilon and has no `eps`).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative weight of each row.
 
@@ -175,8 +248,9 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
     ValueError
         If `y_true` holds a label that is not in `classes` (the message names it: a model
         cannot be scored on a class it never saw), if the number of columns differs from the
-        number of classes, if the lengths differ, or if `y_proba` holds NaN or values outside
-        [0, 1] (scikit-learn's rule).
+        number of classes, if the lengths differ, if `y_proba` holds NaN or values outside
+        [0, 1] (scikit-learn's rule), if a label is NaN or missing, or if `eps` is not a
+        number in [0, 0.5).
 
     Examples
     --------
@@ -191,8 +265,10 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
     if classes is not None and labels is not None:
         raise ValueError("pass the classes once: either `classes` or `labels`")
     classes = labels if classes is None else classes
-    y_true = _labels_array(y_true)
+    _check_eps(eps)
+    y_true = _classification_labels(y_true, "y_true")
     classes = _labels_array(unique_labels(y_true) if classes is None else classes)
+    _check_no_missing(classes, "classes")
     proba = np.asarray(y_proba, dtype=np.float64)
     if proba.ndim == 1:
         if len(classes) != 2:
@@ -216,8 +292,16 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
         raise ValueError(f"y_true has labels that are not among the classes "
                          f"{classes.tolist()!r}: {unseen!r}")
     p = np.clip(proba[np.arange(len(codes)), codes], eps, 1.0)
-    loss = np.average(-np.log(p), weights=_weights(sample_weight, len(p)))
+    with np.errstate(divide="ignore"):  # eps=0 and p = 0: the loss is inf, as documented
+        loss = np.average(-np.log(p), weights=_weights(sample_weight, len(p)))
     return float(loss) + 0.0  # + 0.0: a perfect score is 0.0, never -0.0
+
+
+def _check_eps(eps):
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) \
+            or not 0.0 <= float(eps) < 0.5:
+        raise ValueError(f"eps must be a number in [0, 0.5) (the lower clip of the "
+                         f"probabilities; default 1e-15); got {eps!r}")
 
 
 def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[VectorLike] = None,
@@ -228,7 +312,7 @@ def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[Ve
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted labels.
+        True and predicted labels (an (n_samples, 1) column is read as n_samples labels).
     labels : array-like, optional
         The labels that index the rows and columns, in that order. Default: the sorted union
         of `y_true` and `y_pred`. Rows whose true or predicted label is not among them are
@@ -244,7 +328,9 @@ def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[Ve
     Raises
     ------
     ValueError
-        If the lengths differ.
+        If the lengths differ, a label is NaN or missing (None, pd.NA, NaT; scikit-learn's
+        rule), or the input is 2-D with more than one column (multilabel input is not
+        supported, as in scikit-learn).
 
     Examples
     --------
@@ -253,9 +339,11 @@ def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[Ve
     array([[1, 0],
            [1, 1]])
     """
-    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    y_true = _classification_labels(y_true, "y_true")
+    y_pred = _classification_labels(y_pred, "y_pred")
     _same_length(y_true, y_pred)
     labels = _labels_array(unique_labels(y_true, y_pred) if labels is None else labels)
+    _check_no_missing(labels, "labels")
     t, p = _label_codes(y_true, labels), _label_codes(y_pred, labels)
     kept = (t >= 0) & (p >= 0)
     w = _weights(sample_weight, len(t))

@@ -215,3 +215,86 @@ def test_rescaling_leaves_ordinary_values_bit_identical():
         np.average((y - pred) ** 2, weights=w)
     assert metrics.rmse(y, pred) == np.sqrt(np.mean((y - pred) ** 2))
 
+
+def _nan_object():
+    values = np.array([1.0, np.float32("nan"), 1.0], dtype=object)
+    assert values[1] is not np.nan  # a numpy float32 NaN among objects, not float("nan")
+    return values
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([np.nan, 1.0, np.nan]), [np.nan, 1.0, 1.0], _nan_object(),
+    np.array(["a", None, "a"], dtype=object)], ids=["float", "list", "float32 object", "None"])
+def test_classification_metrics_refuse_nan_labels(labels):
+    """NaN != NaN: each NaN was a label of its own (confusion_matrix([nan, 1, nan],
+    [nan, 1, 1]) was 4 x 4 and counted 1 row of 3, accuracy 1/3); scikit-learn raises."""
+    other = np.array([1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metrics.confusion_matrix(labels, other)
+    with pytest.raises(ValueError, match="y_pred contains NaN"):
+        metrics.confusion_matrix(other, labels)
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metrics.accuracy_score(labels, other)
+    with pytest.raises(ValueError, match="y_pred contains NaN"):
+        metrics.accuracy_score(other, labels)
+    with pytest.raises(ValueError, match="contains NaN"):
+        metrics.unique_labels(other, labels)
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metrics.log_loss(labels, [[0.5, 0.5]] * 3, [1.0, 2.0])
+    if not isinstance(labels, np.ndarray) or labels.dtype != object:
+        with pytest.raises(ValueError, match="contains NaN"):
+            skm.accuracy_score(labels, other)
+
+
+def test_classification_metrics_refuse_pandas_missing_labels():
+    pd = pytest.importorskip("pandas")
+    y = pd.Series(["a", None, "b"], dtype="string")  # pd.NA
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metrics.accuracy_score(y, ["a", "a", "b"])
+    with pytest.raises(ValueError, match="y_pred contains NaN"):
+        metrics.confusion_matrix(["a", "a", "b"], y)
+
+
+def test_accuracy_of_multilabel_input_is_subset_accuracy_as_in_sklearn():
+    """2-D indicator input was flattened (0.75 for one wrong entry in two rows)."""
+    assert metrics.accuracy_score([[0, 1], [1, 1]], [[0, 1], [1, 0]]) == 0.5
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        t = rng.integers(0, 2, size=(15, 3))
+        p = np.where(rng.random((15, 3)) < 0.2, 1 - t, t)
+        w = rng.uniform(0.1, 3, size=15)
+        assert metrics.accuracy_score(t, p) == pytest.approx(skm.accuracy_score(t, p),
+                                                             rel=1e-15)
+        assert metrics.accuracy_score(t, p.astype(bool), sample_weight=w) == pytest.approx(
+            skm.accuracy_score(t, p.astype(bool), sample_weight=w), rel=1e-12)
+    # an (n, 1) column is n labels, not a 1-label matrix; scikit-learn agrees
+    assert metrics.accuracy_score(np.array([[1], [2], [3]]), [1, 2, 4]) == pytest.approx(
+        skm.accuracy_score(np.array([[1], [2], [3]]), [1, 2, 4]))
+
+
+@pytest.mark.parametrize("y_true, y_pred, match", [
+    ([0, 1], [[0, 1], [1, 0]], "mix"),
+    ([[0, 1], [1, 0]], [[0, 1, 0], [1, 0, 0]], "different shapes"),
+    ([[1, 2], [3, 4]], [[1, 2], [3, 5]], "multiclass-multioutput"),
+])
+def test_accuracy_refuses_what_sklearn_refuses_on_2d_input(y_true, y_pred, match):
+    with pytest.raises(ValueError, match=match):
+        metrics.accuracy_score(y_true, y_pred)
+    with pytest.raises(ValueError):
+        skm.accuracy_score(y_true, y_pred)
+    with pytest.raises(ValueError, match="1-D"):
+        metrics.confusion_matrix(np.array([[0, 1], [1, 0]]), np.array([[0, 1], [1, 0]]))
+
+
+@pytest.mark.parametrize("eps", [1, 0.5, -1e-3, float("nan"), True, "1e-15", None])
+def test_log_loss_refuses_an_eps_outside_0_to_one_half(eps):
+    """eps=1 clipped every probability to 1 and scored anything 0."""
+    with pytest.raises(ValueError, match=r"eps must be a number in \[0, 0.5\)"):
+        metrics.log_loss([0, 1], [[0.9, 0.1], [0.9, 0.1]], [0, 1], eps=eps)
+
+
+def test_log_loss_eps_zero_turns_the_clip_off():
+    assert metrics.log_loss([0, 1], [[0.0, 1.0], [0.0, 1.0]], [0, 1], eps=0) == np.inf
+    assert metrics.log_loss([0], [[0.2, 0.8]], [0, 1], eps=0.4) == pytest.approx(-np.log(0.4))
+    assert metrics.log_loss([0], [[0.2, 0.8]], [0, 1], eps=np.float32(0.0)) == pytest.approx(
+        -np.log(0.2))
