@@ -99,10 +99,11 @@ ctypedef struct Scratch:       # what one thread writes while it searches / part
 ctypedef struct Builder:
     # data
     Py_ssize_t m, d           # sample size (bootstrap repeats included), features
-    int *sidx                 # (d, m) sorted row indices, partitioned down the tree (int32
-                              # halves the memory traffic of the partitions; build_tree
+    int n_lists               # d, and for regression one more: the rows in row order
+    int *sidx                 # (n_lists, m) sorted row indices, partitioned down the tree
+                              # (int32 halves the memory traffic of the partitions; build_tree
                               # refuses more than INT_MAX rows)
-    double *sval              # (d, m) the matching values
+    double *sval              # (n_lists, m) the matching values
     const int *yc             # class codes (classification)
     const double *yr          # targets (regression)
     const unsigned char *is_cat
@@ -652,7 +653,8 @@ cdef int least_adjusted_p(Builder *b, int n_cand, Py_ssize_t start, Py_ssize_t e
     """Of the candidates' best splits (found), the index of the one of smallest adjusted log
     p-value (ties: the larger gain, then the first); -1 if none is valid."""
     cdef int i, c, pick = -1
-    cdef double df = 1.0, log_p, least = INFINITY, tie = TIE * (end - start)
+    cdef double df = 1.0, log_p, least = INFINITY
+    cdef double tie = cost_tie(b.criterion, TIE, end - start, b.node_ss)
     cdef const Split *split
     if b.criterion != CRIT_SSE:
         df = -1.0
@@ -709,9 +711,11 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
             search_feature(b, b.scratch, i, start, end, mean)
     if b.adjusted:
         pick = least_adjusted_p(b, n_cand, start, end)
-        limit = b.found[pick].cost + TIE * (end - start) if pick >= 0 else INFINITY
+        limit = b.found[pick].cost + cost_tie(b.criterion, TIE, end - start, b.node_ss) \
+            if pick >= 0 else INFINITY
     else:
-        pick = first_within(b.found, n_cand, TIE * (end - start), &limit)
+        pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, end - start, b.node_ss),
+                            &limit)
     clear_split(best, limit, 1)
     if pick >= 0:
         sweep(b, b.scratch, b.candidates[pick], start, end, best, mean)
@@ -719,28 +723,55 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
 
 # ---------------------------------------------------------------- node statistics
 
+cdef int node_stats_sse(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start,
+                        Py_ssize_t end, double *parent_term, double *mean) noexcept nogil:
+    """A regression node's mean, impurity and sum of squared deviations (b.node_ss), summed
+    over its rows in row order, a repeated row once with its count as weight: the histogram
+    builder's arithmetic, so both give the same bits for the same tree. Returns 1 if the
+    targets all agree (a pure node)."""
+    cdef const int *rows = b.sidx + b.d * b.m   # the node's rows in row order
+    cdef Py_ssize_t p = start, q, n = end - start
+    cdef int pure = 1
+    cdef double s = 0.0, ss = 0.0, d, y, first = b.yr[rows[start]]
+    while p < end:
+        q = repeats_end(rows, p, end)
+        y = b.yr[rows[p]]
+        s += <double> (q - p) * y
+        if y != first:
+            pure = 0
+        p = q
+    mean[0] = s / n
+    p = start
+    while p < end:
+        q = repeats_end(rows, p, end)
+        d = b.yr[rows[p]] - mean[0]
+        ss += <double> (q - p) * d * d
+        p = q
+    t.value[<Py_ssize_t> node * t.n_values] = mean[0]
+    t.nodes[node].impurity = ss / n
+    b.node_ss = ss
+    parent_term[0] = 0.0  # sse_term of the centred node sum, which is 0
+    return pure
+
+
+cdef inline Py_ssize_t repeats_end(const int *rows, Py_ssize_t p,
+                                    Py_ssize_t end) noexcept nogil:
+    """The end of the run of repeats of rows[p] (a bootstrap repeats a row counts[row] times,
+    adjacent in the row-ordered list)."""
+    cdef Py_ssize_t q = p + 1
+    while q < end and rows[q] == rows[p]:
+        q += 1
+    return q
+
+
 cdef int node_stats(Builder *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssize_t end,
                     double *parent_term, double *mean) noexcept nogil:
     """Fill the node's value and impurity; return 1 if its outputs all agree (a pure node)."""
     cdef const int *idx = b.sidx
     cdef Py_ssize_t p, n = end - start
-    cdef int c, pure = 1
-    cdef double s = 0.0, ss = 0.0, d, first
+    cdef int c
     if b.criterion == CRIT_SSE:
-        first = b.yr[idx[start]]
-        for p in range(start, end):
-            s += b.yr[idx[p]]
-            if b.yr[idx[p]] != first:
-                pure = 0
-        mean[0] = s / n
-        for p in range(start, end):
-            d = b.yr[idx[p]] - mean[0]
-            ss += d * d
-        t.value[<Py_ssize_t> node * t.n_values] = mean[0]
-        t.nodes[node].impurity = ss / n
-        b.node_ss = ss
-        parent_term[0] = 0.0  # sse_term of the centred node sum, which is 0
-        return pure
+        return node_stats_sse(b, t, node, start, end, parent_term, mean)
     for c in range(b.K):
         b.node_counts[c] = 0
     for p in range(start, end):
@@ -842,14 +873,14 @@ cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_
 
 cdef void partition(Builder *b, Py_ssize_t start, Py_ssize_t end, const count_t *child_size,
                     int k) noexcept nogil:
-    """Every feature's list partitioned by child (each feature's list is independent, so large
-    nodes do them in parallel threads)."""
+    """Every list (each feature's, and regression's rows in row order) partitioned by child
+    (the lists are independent, so large nodes do them in parallel threads)."""
     cdef int f
-    if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
-        for f in prange(b.d, num_threads=b.n_threads, schedule="dynamic"):
+    if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.n_lists > 1:
+        for f in prange(b.n_lists, num_threads=b.n_threads, schedule="dynamic"):
             partition_feature(b, &b.scratch[threadid()], f, start, end, child_size, k)
     else:
-        for f in range(b.d):
+        for f in range(b.n_lists):
             partition_feature(b, b.scratch, f, start, end, child_size, k)
 
 
@@ -883,9 +914,11 @@ cdef int grow_tree(Builder *b, TreeBuffer *t) noexcept nogil:
     """Depth-first growth (best-first by gain when max_leaf_nodes is set): _grow.grow_frontier
     from the root."""
     cdef Item root
+    cdef int status
     root.split.feature = -1
-    return grow_frontier(b, t, &root, make_node(b, t, &root, 0, b.m, 0), b.max_leaf_nodes, TIE,
-                         split_node, keep_nothing)
+    status = make_node(b, t, &root, 0, b.m, 0)
+    return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
+                         cost_tie(b.criterion, TIE, 1.0, b.node_ss), split_node, keep_nothing)
 
 
 # ---------------------------------------------------------------- scratch memory and entry point
@@ -924,8 +957,8 @@ cdef void scratch_free(Scratch *s, int n_threads) noexcept nogil:
 cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     """The builder's arrays for n distinct rows (b.m, b.d, b.K, b.n_threads and b.max_levels
     set); -1 when memory runs out (builder_free frees any part)."""
-    b.sidx = <int *> malloc(b.d * b.m * sizeof(int))
-    b.sval = <double *> malloc(b.d * b.m * sizeof(double))
+    b.sidx = <int *> malloc(b.n_lists * b.m * sizeof(int))
+    b.sval = <double *> malloc(b.n_lists * b.m * sizeof(double))
     b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
     b.side = <int *> malloc(n * sizeof(int))
     b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
@@ -960,21 +993,21 @@ cdef void builder_free(Builder *b) noexcept nogil:
 cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::1] order,
                             const int[::1] counts) noexcept nogil:
     """nlogn, and each feature's sorted sample with a row repeated counts[row] times (once
-    each when counts is empty)."""
+    each when counts is empty); for regression also the sample in row order (list d)."""
     cdef Py_ssize_t f, i, j, p, n = Xf.shape[1], repeat
     cdef int r, weighted = counts.shape[0] > 0
     b.nlogn[0] = 0.0
     for i in range(1, b.m + 1):
         b.nlogn[i] = i * log2(<double> i)
-    for f in range(b.d):
+    for f in range(b.n_lists):
         p = f * b.m
         for i in range(n):
-            r = order[f, i]
+            r = order[f, i] if f < b.d else <int> i
             repeat = counts[r] if weighted else 1
             for j in range(repeat):
                 fastml_check_index(p, (f + 1) * b.m)
                 b.sidx[p] = r
-                b.sval[p] = Xf[f, r]
+                b.sval[p] = Xf[f, r] if f < b.d else 0.0
                 p += 1
 
 
@@ -1019,6 +1052,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     memset(&b, 0, sizeof(Builder))
     b.n_threads = n_threads
     b.m, b.d = m, d
+    b.n_lists = d + (not classification)
     b.yc = &y_class[0] if classification else NULL
     b.yr = &y_reg[0] if not classification else NULL
     b.is_cat = &is_categorical[0]

@@ -125,6 +125,18 @@ cdef inline int takes(Split *best, double cost, int feature, int missing_left,
     return 0
 
 
+cdef inline double cost_tie(int criterion, double tie, double n, double node_ss) noexcept nogil:
+    """The tolerance within which two split costs of a node tie. The class criteria's costs
+    are n * impurity from integer counts: tie bits per row. Regression's are sums of squares
+    in y's units squared, summed in float64: a fixed tolerance there would make the tree
+    depend on y's units, and at |y| ~ 1e3 and more the rounding of two equal costs already
+    exceeds it (two builders summing in different orders then pick different cuts). So it is
+    relative: tie times the node's sum of squared deviations."""
+    if criterion == CRIT_SSE:
+        return tie * node_ss
+    return tie * n
+
+
 cdef inline int first_within(const Split *found, int n_cand, double tol,
                              double *limit) noexcept nogil:
     """Of each candidate feature's best split, the first whose cost is within tol of the least

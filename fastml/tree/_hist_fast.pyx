@@ -297,6 +297,7 @@ ctypedef struct HB:
     const int *yc                 # class codes (classification)
     const double *yr              # targets (regression)
     int K, criterion, n_threads
+    double node_ss                # regression: the node's sum of squared deviations
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
     int node_hists                # keep all features' histograms on large nodes
     Py_ssize_t fstride            # bytes of one feature's histogram
@@ -667,7 +668,7 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
             clear_split(&b.found[n_cand], INFINITY, 0)
             scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand])
             n_cand += 1
-    pick = first_within(b.found, n_cand, TIE * item.n, &limit)
+    pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, item.n, b.node_ss), &limit)
     clear_split(&item.split, limit, 1)
     if pick >= 0:
         f = b.candidates[pick]
@@ -740,6 +741,7 @@ cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssi
             dv = b.yraw[p] - value[0]
             ss += b.wgt[p] * dv * dv
         t.nodes[node].impurity = ss / n
+        b.node_ss = ss
         mean[0] = sc / n
         parent_term[0] = 0.0
         return pure
@@ -995,13 +997,15 @@ cdef int grow(HB *b, TreeBuffer *t) noexcept nogil:
     in the same sequence. A large root builds the histograms of all its features first."""
     cdef char *root_hist = NULL
     cdef Item root
+    cdef int status
     if b.node_hists and b.m_rows >= HIST_MIN_ROWS:
         root_hist = hist_acquire(b)
         if root_hist != NULL:
             hist_all(b, 0, b.m_rows, root_hist)
     root.split.feature = -1
-    return grow_frontier(b, t, &root, make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist),
-                         b.max_leaf_nodes, TIE, split_node, drop_hist)
+    status = make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist)
+    return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
+                         cost_tie(b.criterion, TIE, 1.0, b.node_ss), split_node, drop_hist)
 
 
 # ---------------------------------------------------------------- memory and entry point
