@@ -11,7 +11,13 @@
 
 These are plain numpy (they are for reading and teaching); the tree builder computes the same
 numbers from integer counts in compiled code, and the tests check that the two agree.
-Missing values (None / NaN) in `x` are left out of these quantities.
+
+Missing values in `x` are left out of these quantities: what NaiveBayes and the trees treat as
+missing (None, NaN -- np.float32 NaN among objects too --, pandas' NA and NaT), found by the
+same function (`fastml._tabular.missing_mask`). A label (`y`, or the sequence given to
+`entropy`) cannot be missing: the estimators refuse a missing label at fit (there is no class
+to count it in), and leaving such rows out here would silently describe other data than the
+tree learns from, so a missing label is a ValueError that names it.
 """
 from __future__ import annotations
 
@@ -19,6 +25,9 @@ from collections.abc import Mapping
 from typing import Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 import numpy as np
+
+from ._tabular import missing_mask
+from ._validation import check_param
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import ArrayLike, MatrixLike, VectorLike
@@ -42,7 +51,7 @@ def _entropy_of_counts(counts, base=2.0):
     # and counts near 1e308 would overflow the total to inf (and p to 0, giving NaN).
     counts = counts / counts.max()
     p = counts[counts > 0] / counts.sum()
-    return float(-(p * np.log(p)).sum() / np.log(base))
+    return float(-(p * np.log(p)).sum() / np.log(base)) + 0.0  # one class: 0.0, not -0.0
 
 
 def _as_labels(values, name):
@@ -56,13 +65,26 @@ def _as_labels(values, name):
     return arr
 
 
-def _is_missing(values):
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype == object:
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in values],
-                        dtype=bool)
-    return np.zeros(len(values), dtype=bool)
+def _as_class_labels(values, name):
+    """`_as_labels` for labels: a missing one (None, NaN, pd.NA, NaT) is a ValueError."""
+    arr = _as_labels(values, name)
+    missing = missing_mask(arr)
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"{name} contains missing labels (None, NaN, pd.NA or NaT): {int(missing.sum())} "
+            f"of {len(arr)}, the first at index {first} ({arr[first]!r}); a missing label is "
+            f"not a class (fit refuses it too): drop those rows first")
+    return arr
+
+
+def _check_base(base):
+    """The base of the logarithm: a finite number > 0 other than 1 (log(1) = 0 gave inf,
+    a negative base NaN, 0 gave -0.0)."""
+    check_param("base", base, low=0, low_inclusive=False)
+    if base == 1:
+        raise ValueError("base must not be 1 (log 1 = 0: no unit of information); got 1")
+    return base
 
 
 def _class_counts(y):
@@ -76,13 +98,21 @@ def entropy(labels_or_counts: ArrayLike, base: float = 2, *, counts: bool = Fals
     Parameters
     ----------
     labels_or_counts : sequence of labels, sequence of counts, or mapping {class: count}
+        Labels cannot be missing (see the module docstring).
     base : float, default=2
+        The base of the logarithm: > 0 and not 1.
     counts : bool, default=False
         Read the sequence as class counts (finite, non-negative; any size up to 1e308).
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If a label is missing (None, NaN, pd.NA, NaT), a count is negative or not finite, or
+        `base` is not a finite number > 0 other than 1.
 
     Examples
     --------
@@ -91,6 +121,7 @@ def entropy(labels_or_counts: ArrayLike, base: float = 2, *, counts: bool = Fals
     >>> entropy({"heads": 1e308, "tails": 1e308})
     1.0
     """
+    _check_base(base)
     if isinstance(labels_or_counts, Mapping):
         labels_or_counts, counts = list(labels_or_counts.values()), True
     if counts:
@@ -98,15 +129,16 @@ def entropy(labels_or_counts: ArrayLike, base: float = 2, *, counts: bool = Fals
         if c.ndim != 1 or (c < 0).any() or not np.isfinite(c).all():
             raise ValueError("counts must be a 1-D sequence of finite non-negative numbers")
         return _entropy_of_counts(c, base)
-    y = _as_labels(labels_or_counts, "labels")
+    y = _as_class_labels(labels_or_counts, "labels")
     return _entropy_of_counts(_class_counts(y), base)
 
 
-def _pair(y, x):
-    y, x = _as_labels(y, "y"), _as_labels(x, "x")
+def _pair(y, x, base):
+    _check_base(base)
+    y, x = _as_class_labels(y, "y"), _as_labels(x, "x")
     if len(y) != len(x):
         raise ValueError(f"y and x have different lengths: {len(y)} and {len(x)}")
-    keep = ~_is_missing(x)
+    keep = ~missing_mask(x)
     return y[keep], x[keep]
 
 
@@ -116,8 +148,9 @@ def conditional_entropy(y: VectorLike, x: VectorLike, base: float = 2) -> float:
     Parameters
     ----------
     y, x : 1-D sequences of the same length
-        Rows with x missing (None / NaN) are left out.
+        Rows with x missing (None, NaN, pd.NA, NaT) are left out; y cannot be missing.
     base : float, default=2
+        The base of the logarithm: > 0 and not 1.
 
     Returns
     -------
@@ -128,7 +161,7 @@ def conditional_entropy(y: VectorLike, x: VectorLike, base: float = 2) -> float:
     >>> conditional_entropy([0, 0, 1, 1], ["a", "a", "b", "b"])
     0.0
     """
-    y, x = _pair(y, x)
+    y, x = _pair(y, x, base)
     if len(y) == 0:
         return 0.0
     _, inverse = np.unique(x, return_inverse=True)
@@ -145,9 +178,11 @@ def information_gain(y: VectorLike, x: VectorLike, threshold: Optional[float] = 
 
     Parameters
     ----------
-    y, x : 1-D sequences of the same length (rows with x missing are left out)
+    y, x : 1-D sequences of the same length (rows with x missing -- None, NaN, pd.NA, NaT --
+        are left out; y cannot be missing)
     threshold : float, optional
     base : float, default=2
+        The base of the logarithm: > 0 and not 1.
 
     Returns
     -------
@@ -158,12 +193,9 @@ def information_gain(y: VectorLike, x: VectorLike, threshold: Optional[float] = 
     >>> information_gain([0, 0, 1, 1], [1.0, 2.0, 3.0, 4.0], threshold=2.5)
     1.0
     """
+    y, x = _pair(y, x, base)
     if threshold is not None:
-        y, x = _pair(y, x)
-        x = np.asarray(x, dtype=np.float64)
-        x = x < threshold
-    else:
-        y, x = _pair(y, x)
+        x = np.asarray(x, dtype=np.float64) < threshold
     return entropy(y, base) - conditional_entropy(y, x, base)
 
 
@@ -178,9 +210,10 @@ def best_threshold(x: VectorLike, y: VectorLike, base: float = 2) -> Tuple[float
 
     Parameters
     ----------
-    x : 1-D sequence of numbers (NaN rows are left out)
-    y : 1-D sequence of labels, the same length
+    x : 1-D sequence of numbers (missing rows -- NaN, None, pd.NA -- are left out)
+    y : 1-D sequence of labels, the same length (none missing)
     base : float, default=2
+        The base of the logarithm: > 0 and not 1.
 
     Returns
     -------
@@ -191,7 +224,7 @@ def best_threshold(x: VectorLike, y: VectorLike, base: float = 2) -> Tuple[float
     >>> best_threshold([1.0, 2.0, 3.0, 4.0], [0, 0, 1, 1])
     (2.5, 1.0)
     """
-    y, x = _pair(y, x)
+    y, x = _pair(y, x, base)
     x = np.asarray(x, dtype=np.float64)
     order = np.argsort(x, kind="stable")
     x = x[order]
@@ -363,7 +396,7 @@ def information_gain_table(X: MatrixLike, y: VectorLike, *,
     ----------
     X : DataFrame, 2-D array or object array
         A column with no value at all is refused with an error naming it.
-    y : 1-D sequence of labels
+    y : 1-D sequence of labels (none missing)
     feature_names : list of str, optional
     categorical_features : as for DecisionTreeClassifier, default="auto"
 
@@ -385,7 +418,7 @@ def information_gain_table(X: MatrixLike, y: VectorLike, *,
     from ._tabular import TabularEncoder
     enc = TabularEncoder(categorical_features=categorical_features)
     codes = enc.fit_transform(X)
-    y = _as_labels(y, "y")
+    y = _as_class_labels(y, "y")
     if len(y) != codes.shape[0]:
         raise ValueError(f"X and y have different numbers of samples: {codes.shape[0]} and "
                          f"{len(y)}")

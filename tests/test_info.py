@@ -198,3 +198,92 @@ def test_information_gain_table_names_an_all_empty_column():
     with pytest.raises(ValueError, match="'x1' has no values"):
         info.information_gain_table(np.array([[1.0, np.nan], [2.0, np.nan]]), [0, 1],
                                     feature_names=["x0", "x1"])
+
+
+# ------------------------------------------------ missing values: NaiveBayes' rule, one function
+def _missing_cases():
+    pd = pytest.importorskip("pandas")
+    return {
+        "None": np.array(["a", None, "b", "b"], dtype=object),
+        "float32 NaN among objects": np.array(["a", np.float32("nan"), "b", "b"], dtype=object),
+        "pd.NA (string dtype)": pd.Series(["a", None, "b", "b"], dtype="string"),
+        "pd.NA (Int64)": pd.Series([1, None, 2, 2], dtype="Int64"),
+        "pd.NaT among objects": np.array([pd.Timestamp("2020-01-01"), pd.NaT,
+                                          pd.Timestamp("2021-01-01"),
+                                          pd.Timestamp("2021-01-01")], dtype=object),
+    }
+
+
+@pytest.mark.parametrize("case", ["None", "float32 NaN among objects", "pd.NA (string dtype)",
+                                  "pd.NA (Int64)", "pd.NaT among objects"])
+def test_missing_x_is_what_naive_bayes_leaves_out(case):
+    """pd.NA raised "boolean value of NA is ambiguous", NaT and a np.float32 NaN among objects
+    were counted as values (IG 1.0 instead of 0.918 on y = [0, 0, 1, 1])."""
+    from fastml import NaiveBayes
+    x = _missing_cases()[case]
+    y = [0, 0, 1, 1]
+    known = [0, 1, 1]  # row 1 left out: x = (u, v, v)
+    expected_ig = info.entropy(known) - 0.0
+    assert expected_ig == pytest.approx(0.9182958340544894, rel=1e-15)
+    assert info.information_gain(y, x) == pytest.approx(expected_ig, rel=1e-15)
+    assert info.conditional_entropy(y, x) == 0.0
+    assert info.information_gain(y, x, base=np.e) == pytest.approx(expected_ig * np.log(2))
+    # NaiveBayes counts the same three rows: one missing cell, not a fourth value
+    frame = x.to_frame() if hasattr(x, "to_frame") else np.asarray(x).reshape(-1, 1)
+    counts = NaiveBayes(categorical_features=[0]).fit(frame, y).category_count_[0]
+    assert counts.sum() == 3
+
+
+def test_information_gain_table_leaves_out_pandas_missing_values():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"s": pd.Series(["a", None, "b", "b"], dtype="string"),
+                      "r": pd.Series([1.0, None, 2.0, 2.0], dtype="Float64")})
+    table = info.information_gain_table(X, [0, 0, 1, 1])
+    assert [row["gain"] for row in table.rows] == pytest.approx([0.9182958340544894] * 2)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "NaT in a datetime64 column is a value for fastml._tabular.missing_mask (np.isnan is only "
+    "asked of floats), so NaiveBayes counts it as a category and info, which uses the same "
+    "function, agrees; the fix is one line there (np.isnat for dtype kinds 'mM')"))
+def test_nat_in_a_datetime_column_is_missing():
+    pd = pytest.importorskip("pandas")
+    x = pd.Series(pd.to_datetime(["2020-01-01", None, "2021-01-01", "2021-01-01"]))
+    assert info.information_gain([0, 0, 1, 1], x) == pytest.approx(0.9182958340544894)
+
+
+@pytest.mark.parametrize("labels", [
+    ["a", None, None], [np.nan, np.nan, 1.0], np.array([0.0, np.float32("nan")], dtype=object)])
+def test_missing_labels_are_a_value_error_naming_them(labels):
+    """A label cannot be missing (fit refuses it); entropy([nan, nan, 1]) counted NaN as a class
+    and entropy(["a", None, None]) failed inside numpy's sort."""
+    with pytest.raises(ValueError, match=r"labels contains missing labels \(None, NaN"):
+        info.entropy(labels)
+    x = ["u"] * len(labels)
+    for fn in (info.conditional_entropy, info.information_gain):
+        with pytest.raises(ValueError, match=r"y contains missing labels \(None, NaN"):
+            fn(labels, x)
+    with pytest.raises(ValueError, match="y contains missing labels"):
+        info.best_threshold(np.arange(len(labels), dtype=float), labels)
+    with pytest.raises(ValueError, match="y contains missing labels"):
+        info.information_gain_table(np.arange(len(labels), dtype=float)[:, None], labels)
+
+
+@pytest.mark.parametrize("base", [1, 1.0, 0, -2, float("inf"), float("nan"), True, "2"])
+def test_the_base_of_the_logarithm_is_checked(base):
+    """base=1 gave inf, base=-2 NaN, base=0 -0.0."""
+    for call in (lambda: info.entropy([0, 1], base=base),
+                 lambda: info.entropy([1, 1], counts=True, base=base),
+                 lambda: info.conditional_entropy([0, 1], [0, 1], base=base),
+                 lambda: info.information_gain([0, 1], [0, 1], base=base),
+                 lambda: info.best_threshold([0.0, 1.0], [0, 1], base=base)):
+        with pytest.raises(ValueError, match="base"):
+            call()
+
+
+def test_valid_bases_give_the_entropy_in_that_unit():
+    assert info.entropy([0, 1], base=2) == 1.0
+    assert info.entropy([0, 1], base=np.e) == pytest.approx(np.log(2), rel=1e-15)
+    assert info.entropy([0, 1, 2, 3], base=4) == pytest.approx(1.0, rel=1e-15)
+    assert info.entropy([0, 1], base=0.5) == pytest.approx(-1.0, rel=1e-15)
+    assert info.entropy(["a"]) == 0.0 and str(info.entropy(["a"])) == "0.0"
