@@ -40,3 +40,27 @@ def test_x1x2y_and_xor_tables():
     assert X.shape == (6, 2) and list(y).count("T") == 5
     X, y = load_xor()
     np.testing.assert_array_equal(y, (X[:, 0] != X[:, 1]).astype(int))
+
+
+@pytest.mark.parametrize("tid", [0, 11, -1, 7.0, "7", True, np.True_])
+def test_tax_table_refuses_a_tid_it_does_not_have(tid):
+    """drop_tid=11 used to drop nothing, silently (and True meant Tid 1)."""
+    with pytest.raises(ValueError, match=r"drop_tid must be one of the table's Tids 1-10"):
+        load_tax_table(drop_tid=tid)
+
+
+def test_tax_table_drops_exactly_the_named_tid():
+    X, y = load_tax_table(return_X_y=True)
+    for tid in (1, np.int64(7), 10):
+        X_less, y_less = load_tax_table(return_X_y=True, drop_tid=tid)
+        keep = np.arange(10) != int(tid) - 1
+        np.testing.assert_array_equal(X_less, X[keep])
+        np.testing.assert_array_equal(y_less, y[keep])
+
+
+def test_tax_table_drop_tid_is_hinted_as_an_int():
+    import typing
+    from fastml import _typing
+    from fastml.datasets import _tables
+    hints = typing.get_type_hints(_tables.load_tax_table, {**vars(_tables), **vars(_typing)})
+    assert hints["drop_tid"] == typing.Optional[int]

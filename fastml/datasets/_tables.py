@@ -1,6 +1,7 @@
 """The small worked-example tables of the lectures, typed in from the decks."""
 from __future__ import annotations
 
+import numbers
 from typing import Optional, TYPE_CHECKING, Union
 
 import numpy as np
@@ -42,7 +43,7 @@ def _table(columns, features, target, *, return_X_y, as_frame, descr):
 
 
 def load_tax_table(*, return_X_y: bool = False, as_frame: bool = False,
-                   drop_tid: Optional[bool] = None) -> Union[Dataset, XyPair]:
+                   drop_tid: Optional[int] = None) -> Union[Dataset, XyPair]:
     """004's 10-row tax-evasion table: Refund (Yes/No), Marital Status (Single/Married/
     Divorced), Taxable Income (in thousands, float) → Evade (Yes/No).
 
@@ -64,6 +65,8 @@ def load_tax_table(*, return_X_y: bool = False, as_frame: bool = False,
 
     Raises
     ------
+    ValueError
+        If `drop_tid` is not one of the Tids 1-10 (an unknown Tid used to drop nothing).
     ImportError
         With as_frame=True when pandas is not installed.
 
@@ -74,6 +77,12 @@ def load_tax_table(*, return_X_y: bool = False, as_frame: bool = False,
     >>> X.shape, list(y).count("Yes")
     ((10, 3), 3)
     """
+    tids = [r[0] for r in _TAX_ROWS]
+    if drop_tid is not None and (isinstance(drop_tid, (bool, np.bool_))
+                                 or not isinstance(drop_tid, numbers.Integral)
+                                 or drop_tid not in tids):
+        raise ValueError(f"drop_tid must be one of the table's Tids {tids[0]}-{tids[-1]} "
+                         f"(or None); got {drop_tid!r}")
     rows = [r for r in _TAX_ROWS if r[0] != drop_tid]
     columns = {
         "Refund": np.array([r[1] for r in rows], dtype=object),
