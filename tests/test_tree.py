@@ -531,3 +531,16 @@ def test_tree_storage_is_checked_read_only_and_round_trips():
     pruned = t.collapsed(np.arange(t.node_count) == 0)
     assert pruned.node_count == 1 and pruned.kind[0] == KIND_LEAF
     np.testing.assert_array_equal(pruned.value[0], t.value[0])
+
+
+@pytest.mark.parametrize("Est", ["DecisionTreeRegressor", "RandomForestRegressor"])
+def test_targets_whose_squares_overflow_are_refused(Est):
+    # the split costs are sums of squared deviations: at |y| ~ 1e160 they were inf, every cut
+    # tied, and the first one won silently (an outside audit); [1e308, 1e308] predicted inf
+    import fastml
+    X = np.arange(6.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match="overflow float64; divide y by a constant"):
+        getattr(fastml, Est)().fit(X, np.array([0, 0, 0, 5, 5, -3]) * 1e160)
+    big = np.array([0, 0, 0, 5, 5, -3]) * 1e140                # still fine
+    tree = fastml.DecisionTreeRegressor(max_depth=1).fit(X, big)
+    assert tree.tree_.threshold[0] == 4.5 and np.isfinite(tree.predict(X)).all()

@@ -116,6 +116,24 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
         min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads, categorical_split)
 
 
+# The largest |target| a regression tree takes: its sums of squared deviations (the split
+# costs) must stay finite for any number of rows a tree can take (2**31), and 2 * 2**490
+# squared times 2**31 is far below float64's largest (about 2**1024).
+MAX_ABS_TARGET = 2.0 ** 490
+
+
+def regression_targets(y):
+    """y as finite float64 targets a regression tree can split on (ValueError otherwise)."""
+    y = check_target(y, numeric=True).astype(np.float64)
+    largest = float(np.abs(y).max()) if y.size else 0.0
+    if largest > MAX_ABS_TARGET:
+        raise ValueError(f"y has values up to {largest:.3g} in magnitude: their squared "
+                         f"deviations, which regression trees sum to rank the splits, would "
+                         f"overflow float64; divide y by a constant (at most "
+                         f"{MAX_ABS_TARGET:.3g} in magnitude)")
+    return y
+
+
 def resolve_max_features(max_features, n_features):
     """The number of features a node tries, from the max_features parameter.
 
@@ -605,7 +623,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self
         """
         Xe = self._encode_fit(X)
-        y = check_target(y, numeric=True).astype(np.float64)
+        y = regression_targets(y)
         self._check_lengths(Xe, y)
         self._grow(Xe, np.ascontiguousarray(y), 1)
         return self

@@ -17,8 +17,9 @@ import numpy as np
 from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from .._progress import track
-from .._validation import check_n_jobs, check_param, check_random_state, check_target, seed_from
-from ._classes import DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput
+from .._validation import check_n_jobs, check_param, check_random_state, seed_from
+from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput,
+                       regression_targets)
 from ._tree_fast import forest_sum
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -350,7 +351,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self
         """
         Xe = self._encode_fit(X)
-        y = check_target(y, numeric=True).astype(np.float64)
+        y = regression_targets(y)
         self._check_lengths(Xe, y)
         self._y = np.ascontiguousarray(y)
         try:
