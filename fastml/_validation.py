@@ -12,10 +12,13 @@ features at predict time than at fit time. Nothing the user passed in is modifie
 """
 import math
 import numbers
+import os
+import sys
+import warnings
 
 import numpy as np
 
-from .exceptions import NotFittedError
+from .exceptions import NotFittedError, _data_conversion_warning
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -247,8 +250,30 @@ def _check_coordinates(X, name):
             raise ValueError(f"{name} (coo) has a {part} index outside [0, {bound})")
 
 
-def check_target(y, *, name="y", numeric=False):
-    """y as a 1-D array (a column vector is accepted and flattened)."""
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel():
+    """The `stacklevel` that makes a warning raised by the caller of this function point at
+    the first frame outside fastml (the user's fit call), however deep the call came from."""
+    level, frame = 2, sys._getframe(2)  # 2: the caller of the function that warns
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+COLUMN_Y_MESSAGE = ("A column-vector y was passed when a 1d array was expected. Please change "
+                    "the shape of y to (n_samples, ), for example using ravel().")
+
+
+def check_target(y, *, name="y", numeric=False, warn=None):
+    """y as a 1-D array. A column vector (n, 1) is flattened with scikit-learn's
+    DataConversionWarning (`fastml.exceptions.DataConversionWarning`, which is also
+    scikit-learn's class when scikit-learn is imported): this is the y of an estimator that
+    takes one target. warn=None warns when `name` is "y" (not for partial_fit's `classes`);
+    pass warn=False where y is not a training target (a score's y_true: scikit-learn's
+    metrics flatten a column silently). Multi-target regressors use
+    `check_regression_targets`, which keeps (n, 1) as one column, without a warning."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
@@ -260,6 +285,9 @@ def check_target(y, *, name="y", numeric=False):
         _check_label_types(np.asarray(given, dtype=object).ravel(), name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+        if warn or (warn is None and name == "y"):
+            warnings.warn(COLUMN_Y_MESSAGE, _data_conversion_warning(),
+                          stacklevel=_user_stacklevel())
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-D (n_samples,); got shape {y.shape}")
     if y.size == 0:

@@ -3,6 +3,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import fastml
+import fastml.exceptions
+
 from fastml._validation import (check_array, check_n_features, check_sample_weight,
                                 check_target, check_X_y)
 
@@ -82,7 +85,8 @@ def test_x_y_lengths_and_targets():
         check_X_y(np.ones((3, 2)), [1, 2])
     with pytest.raises(ValueError, match="1-D"):
         check_target(np.ones((3, 2)))
-    assert check_target(np.ones((3, 1))).shape == (3,)
+    with pytest.warns(UserWarning, match="A column-vector y was passed"):
+        assert check_target(np.ones((3, 1))).shape == (3,)
     with pytest.raises(ValueError, match="missing labels"):
         check_target(np.array(["a", None], dtype=object))
 
@@ -459,3 +463,90 @@ def test_fast_path_for_ready_arrays_still_validates():
     big = np.array([[1e308, 1e308]])                      # the sum overflows, values finite
     with np.errstate(over="ignore"):
         assert check_array(big) is big
+
+
+# ------------------------------------------------ a column-vector y: scikit-learn's warning
+COLUMN_MESSAGE = ("A column-vector y was passed when a 1d array was expected. Please change the "
+                  "shape of y to (n_samples, ), for example using ravel().")
+
+
+def test_a_column_vector_y_is_flattened_with_sklearns_warning():
+    from fastml.exceptions import DataConversionWarning
+    with pytest.warns(DataConversionWarning) as record:
+        y = check_target(np.array([[1], [2], [1]]))
+    assert y.tolist() == [1, 2, 1]
+    assert [str(w.message) for w in record] == [COLUMN_MESSAGE]
+    assert record[0].filename == __file__  # points at the caller outside fastml
+    assert issubclass(DataConversionWarning, UserWarning)
+
+
+def test_no_warning_where_a_column_is_not_a_training_target():
+    import warnings
+    from fastml._validation import check_regression_targets
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_target(np.array([[0], [1]]), name="classes").shape == (2,)
+        assert check_target(np.array([[0], [1]]), warn=False).shape == (2,)
+        assert check_target(np.array([0, 1])).shape == (2,)
+        assert check_regression_targets(np.ones((3, 1))).shape == (3, 1)  # one target column
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "NaiveBayes", "LogisticRegression", "Perceptron",
+                                  "DecisionTreeClassifier", "DecisionTreeRegressor",
+                                  "RandomForestRegressor"])
+def test_estimators_taking_one_target_warn_once_on_a_column_y(name):
+    """scikit-learn's check_supervised_y_2d: y[:, None] was flattened silently."""
+    sk_exceptions = pytest.importorskip("sklearn.exceptions")
+    import warnings
+    cls = getattr(fastml, name)
+    seeded = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    est = cls(**seeded)
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (np.arange(30) % 3).astype(float if est._estimator_type == "regressor" else int)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y[:, None])
+    column = [w for w in record if issubclass(w.category, sk_exceptions.DataConversionWarning)]
+    assert [str(w.message) for w in column] == [COLUMN_MESSAGE]
+    assert issubclass(column[0].category, fastml.exceptions.DataConversionWarning)
+    assert column[0].filename == __file__
+    np.testing.assert_array_equal(est.predict(X), cls(**seeded).fit(X, y).predict(X))
+
+
+@pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "PolynomialRegression"])
+def test_multi_target_regressors_read_a_column_y_as_one_target_without_warning(name):
+    import warnings
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = X @ [1.0, 2.0, -1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = getattr(fastml, name)().fit(X, y[:, None])
+    assert est.predict(X).shape == (30, 1)  # scikit-learn's shape for a (n, 1) y
+
+
+def test_the_warning_class_needs_no_sklearn_import():
+    """Importing sklearn.exceptions costs ~1.2 s (it imports most of scikit-learn): fastml
+    uses scikit-learn's class only when scikit-learn is already loaded."""
+    import subprocess
+    import sys
+    code = (
+        "import sys, warnings, numpy as np\n"
+        "from fastml._validation import check_target\n"
+        "from fastml.exceptions import DataConversionWarning\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    check_target(np.ones((2, 1)))\n"
+        "assert w[0].category is DataConversionWarning, w[0].category\n"
+        "assert 'sklearn' not in sys.modules\n"
+        "import sklearn.exceptions as sk\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    check_target(np.ones((2, 1)))\n"
+        "assert issubclass(w[0].category, sk.DataConversionWarning)\n"
+        "assert issubclass(w[0].category, DataConversionWarning)\n"
+        "assert w[0].category.__name__ == 'DataConversionWarning'\n"
+        "import pickle\n"
+        "assert type(pickle.loads(pickle.dumps(w[0].message))) is w[0].category\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
