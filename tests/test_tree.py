@@ -95,9 +95,9 @@ def test_000_mpg_40_rows_pruning_shrinks_the_tree(capsys):
 
 def brute_force_split(X, y, n_classes, min_leaf):
     """(gain, feature, threshold, missing_left) of the best split over every feature and every
-    midpoint between distinct values; missing rows tried on both sides (right first); the first
-    candidate (features in order, thresholds ascending) within 1e-10 bits per row of the
-    smallest cost wins."""
+    midpoint between distinct values; missing rows tried on both sides (right first), then
+    the missing-vs-present cut (threshold inf); the first candidate (features in order,
+    thresholds ascending) within 1e-10 bits per row of the smallest cost wins."""
     def cost(labels):
         if len(labels) == 0:
             return 0.0
@@ -119,6 +119,8 @@ def brute_force_split(X, y, n_classes, min_leaf):
                 if left.sum() < min_leaf or (~left).sum() < min_leaf:
                     continue
                 candidates.append((cost(y[left]) + cost(y[~left]), f, t, miss_left))
+        if miss.any() and min(miss.sum(), (~miss).sum()) >= min_leaf:
+            candidates.append((cost(y[~miss]) + cost(y[miss]), f, np.inf, 0))
     if not candidates:
         return None
     least = min(c[0] for c in candidates)
@@ -544,3 +546,27 @@ def test_targets_whose_squares_overflow_are_refused(Est):
     big = np.array([0, 0, 0, 5, 5, -3]) * 1e140                # still fine
     tree = fastml.DecisionTreeRegressor(max_depth=1).fit(X, big)
     assert tree.tree_.threshold[0] == 4.5 and np.isfinite(tree.predict(X)).all()
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_a_column_that_only_says_known_or_missing_splits(splitter):
+    """A flag stored as 1.0 / NaN has one value, so no threshold: the missing-vs-present cut
+    (threshold +inf, values left, missing right) splits it, as scikit-learn's trees do. It
+    used to leave the node a majority leaf, so a fully grown tree could not fit separable
+    data (an outside audit)."""
+    X = np.array([[np.nan, 1.0], [np.nan, 2.0], [1.0, 1.0], [1.0, 2.0], [np.nan, 1.0]])
+    y = np.array([0, 0, 1, 1, 0])
+    tree = DecisionTreeClassifier(splitter=splitter).fit(X, y)
+    assert (tree.predict(X) == y).all() and tree.tree_.threshold[0] == np.inf
+    assert tree.predict(np.array([[-7.0, 5.0], [np.nan, 5.0]])).tolist() == [1, 0]
+    assert export_text(tree, ["flag", "b"]).splitlines()[:2] == [
+        "flag is known: predict 1 (0: 0, 1: 2)", "flag is missing: predict 0 (0: 3, 1: 0)"]
+    reg = DecisionTreeRegressor(splitter=splitter).fit(X, y * 2.5)
+    np.testing.assert_array_equal(reg.predict(X), y * 2.5)
+    # min_samples_leaf holds for it too: 2 known rows cannot make a leaf of 3
+    assert DecisionTreeClassifier(splitter=splitter, min_samples_leaf=3).fit(X, y) \
+        .tree_.node_count == 1
+    # a better threshold still wins (here a pure cut, with the missing rows right)
+    X2 = np.array([[0.0], [0.0], [1.0], [1.0], [np.nan], [np.nan]])
+    t2 = DecisionTreeClassifier(splitter=splitter, max_depth=1).fit(X2, [0, 0, 1, 1, 1, 1])
+    assert t2.tree_.threshold[0] == 0.5

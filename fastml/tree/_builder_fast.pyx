@@ -178,10 +178,33 @@ cdef Py_ssize_t missing_start(const double *val, Py_ssize_t start, Py_ssize_t en
     return e
 
 
+cdef inline int has_cuts(const double *val, Py_ssize_t start, Py_ssize_t e,
+                         Py_ssize_t end) noexcept nogil:
+    """Whether a real feature's sorted rows [start, end) (missing from e on) can be cut: two
+    distinct values, or values and missing rows (the missing-vs-present cut)."""
+    return e > start and (val[start] != val[e - 1] or e < end)
+
+
+cdef inline void cut_missing_off_class(Builder *b, int f, const count_t *present,
+                                       const count_t *miss, count_t n_present,
+                                       count_t n_miss, Split *best) noexcept nogil:
+    """The missing-vs-present cut: the rows with a value (class counts present) left, the
+    missing ones right, threshold +inf. A column whose values only say "known" (1.0 / NaN)
+    can then split, as scikit-learn's trees can. It comes after every threshold of f, so the
+    tie rule prefers a threshold of equal cost."""
+    cdef double cost
+    if n_miss == 0 or n_present < b.min_samples_leaf or n_miss < b.min_samples_leaf:
+        return
+    cost = counts_term(b.criterion, b.K, b.nlogn, present, n_present) + \
+        counts_term(b.criterion, b.K, b.nlogn, miss, n_miss)
+    if consider(best, cost, f, INFINITY, 0, 2):
+        keep_left_counts(best, present, miss, 0, b.K)
+
+
 cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
                      Split *best) noexcept nogil:
-    """Best threshold of real feature f at the node (classification). Returns 0 when f is
-    constant on the node's non-missing rows, 1 otherwise."""
+    """Best threshold of real feature f at the node (classification), the missing-vs-present
+    cut included (cuts_missing_off). Returns 0 when f has nothing to cut, 1 otherwise."""
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
     cdef const int *y = b.yc
@@ -193,7 +216,7 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     cdef count_t *right = s.right
     cdef count_t *miss = s.miss
     cdef double t, cost
-    if e - start < 2 or val[start] == val[e - 1]:
+    if not has_cuts(val, start, e, end):
         return 0
     for c in range(K):
         left[c] = 0
@@ -202,6 +225,11 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
         miss[y[idx[p]]] += 1
     for c in range(K):
         right[c] = b.node_counts[c] - miss[c]
+    if val[start] == val[e - 1]:            # one value: only the missing-vs-present cut
+        for c in range(K):
+            left[c], right[c] = right[c], 0
+        cut_missing_off_class(b, f, left, miss, e - start, n_miss, best)
+        return 1
     p = start
     g_end = scan_run(b, idx, val, p, e, &g_class)
     while True:
@@ -210,6 +238,7 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
             left[c] += 1
             right[c] -= 1
         if g_end == e:
+            cut_missing_off_class(b, f, left, miss, e - start, n_miss, best)
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class)
         n_left = g_end - start
@@ -266,7 +295,7 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
     cdef Py_ssize_t e = missing_start(val, start, end), p
     cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
     cdef double s_left = 0.0, s_miss = 0.0, s_all = 0.0, s_right, t, cost
-    if e - start < 2 or val[start] == val[e - 1]:
+    if not has_cuts(val, start, e, end):
         return 0
     for p in range(e, end):
         s_miss += b.yr[idx[p]] - mean
@@ -286,6 +315,8 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
         if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
             cost = sse_term(s_left + s_miss, n_left + n_miss) + sse_term(s_right, n_right)
             consider(best, cost, f, t, 1, 2)
+    if n_miss > 0 and e - start >= leaf and n_miss >= leaf:     # missing vs present
+        consider(best, sse_term(s_all, e - start) + sse_term(s_miss, n_miss), f, INFINITY, 0, 2)
     return 1
 
 
@@ -582,13 +613,15 @@ cdef inline int sweep(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_
     return sweep_class(b, s, f, start, end, best)
 
 
-cdef inline int takes_two_values(Builder *b, int f, Py_ssize_t start,
+cdef inline int has_any_cut(Builder *b, int f, Py_ssize_t start,
                                  Py_ssize_t end) noexcept nogil:
-    """Whether feature f has two distinct non-missing values at the node (its rows are sorted,
-    missing last), i.e. whether its sweep has anything to cut."""
+    """Whether feature f's sweep has anything to cut at the node (its rows are sorted, missing
+    last): two distinct values, or (a real column) values and missing rows."""
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end)
-    return e > start and val[start] != val[e - 1]
+    if b.is_cat[f]:
+        return e > start and val[start] != val[e - 1]
+    return has_cuts(val, start, e, end)
 
 
 # ---------------------------------------------------------------- binary mode: attribute selection
@@ -698,7 +731,7 @@ cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
         if n_cand >= b.max_features:
             break
         f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
-        if takes_two_values(b, f, start, end):  # constant ones do not count
+        if has_any_cut(b, f, start, end):  # constant ones (and no missing rows) do not count
             b.candidates[n_cand] = f
             n_cand += 1
     if end - start < PARALLEL_MIN_ROWS or n_cand < 2:

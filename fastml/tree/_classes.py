@@ -7,12 +7,16 @@ outputs agree or the inputs are identical, never because every gain is zero (XOR
 chi-square pruning (`max_pchance`) collapses, bottom-up, the splits whose p_chance exceeds it.
 
 Choices the lectures leave open, made here (and tested):
-- Ties: gains within info.GAIN_TIE (1e-10) bits are ties; the first feature (column order;
-  draw order under `max_features`) and then the smallest threshold win.
+- Ties: gains within info.GAIN_TIE (1e-10) bits are ties (regression: within 1e-10 of the
+  node's sum of squared deviations); the first feature (column order; draw order under
+  `max_features`) and then the smallest threshold win.
 - Missing values (NaN in a real column, None/NaN in a categorical one) are learned, not
   rejected: at a real split the rows with the value missing go to the side that gives the larger
   gain (right on ties); at a categorical split, or where no training row was missing, they follow
-  the majority path (the child with the most training rows).
+  the majority path (the child with the most training rows). A real column's candidates also
+  include the missing-vs-present cut (threshold +inf, the rows with a value left, the missing
+  ones right; after every other threshold in the tie order), so a column whose values only say
+  "known" (1.0 / NaN) splits too.
 - A category never seen at fit time, or not seen at that node, also takes the majority path.
 - `feature_importances_`: total information gain of each attribute, sum over its splits of
   (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).

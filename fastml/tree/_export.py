@@ -43,6 +43,9 @@ def branches(model, node, names):
     t = model.tree_
     f, start, n = t.feature[node], t.child_start[node], t.n_child[node]
     if t.kind[node] != KIND_CATEGORICAL:
+        if t.threshold[node] == np.inf:   # the missing-vs-present cut: every value goes left
+            return [(f"{names[f]} is known", t.children[start]),
+                    (f"{names[f]} is missing", t.children[start + 1])]
         thr = _fmt(t.threshold[node])
         return [(f"{names[f]} < {thr}", t.children[start]),
                 (f"{names[f]} >= {thr}", t.children[start + 1])]

@@ -59,6 +59,7 @@ cdef enum:
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
     MISSING = 255        # the bin code of NaN (and of a missing categorical level)
     EDGES = 255          # edges stored per feature (padded with +inf)
+    MISSING_OFF = -1     # Split.cut_next of the missing-vs-present cut (threshold +inf)
 
 # The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
 MAX_BINS = 255
@@ -479,10 +480,23 @@ cdef inline int bin_class(const int32_t *h, int K, int32_t *weight) noexcept nog
     return cls if n_nonzero == 1 else -1
 
 
+cdef inline int has_missing(HB *b, const char *h) noexcept nogil:
+    """Whether a feature's histogram h holds missing rows."""
+    cdef const int32_t *hc = <const int32_t *> h
+    cdef int c
+    if b.criterion == CRIT_SSE:
+        return (<const double *> h)[2 * MISSING] > 0
+    for c in range(b.K):
+        if hc[MISSING * b.K + c] > 0:
+            return 1
+    return 0
+
+
 cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_present,
                     Split *best) noexcept nogil:
     """Best threshold of real feature f from its class histogram (the exact sweep_class over
-    bins instead of runs of equal values). Returns 0 if f has one non-missing bin here."""
+    bins instead of runs of equal values), the missing-vs-present cut included. Returns 0 if
+    f has nothing to cut here."""
     cdef const int32_t *hc = <const int32_t *> h
     cdef const double *lo = b.lo + f * SLOTS
     cdef const double *hi = b.hi + f * SLOTS
@@ -495,7 +509,7 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
     cdef count_t *right = b.right
     cdef count_t *miss = b.miss
     cdef const count_t *node_counts = b.node_counts
-    if n_present < 2:
+    if n_present < 1:
         return 0
     for c in range(K):
         miss[c] = hc[MISSING * K + c]
@@ -503,6 +517,8 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
         left[c] = 0
         right[c] = node_counts[c] - miss[c]
         n_all += right[c]
+    if n_present < 2 and n_miss == 0:
+        return 0
     g = present[0]
     g_class = bin_class(hc + g * K, K, &g_w)
     for i in range(n_present):
@@ -510,7 +526,11 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
             left[c] += hc[g * K + c]
             right[c] -= hc[g * K + c]
         n_left += g_w
-        if i == n_present - 1:
+        if i == n_present - 1:      # missing vs present (the exact cut_missing_off_class)
+            if n_miss > 0 and n_all >= leaf and n_miss >= leaf:
+                cost = counts_term(crit, K, nlogn, left, n_all) + \
+                    counts_term(crit, K, nlogn, miss, n_miss)
+                consider(best, cost, f, g, MISSING_OFF, 0, 2)
             break
         nxt = present[i + 1]
         nxt_class = bin_class(hc + nxt * K, K, &nxt_w)
@@ -551,7 +571,7 @@ cdef int scan_sse(HB *b, int f, const char *h, const uint8_t *present, int n_pre
     cdef double n_miss = hr[2 * MISSING], s_miss = hr[2 * MISSING + 1] - n_miss * mean
     cdef double n_all = 0.0, s_all = 0.0, n_left = 0.0, s_left = 0.0, n_right, s_right
     cdef double t, cost, leaf = b.min_samples_leaf
-    if n_present < 2:
+    if n_present < 1 or (n_present < 2 and n_miss == 0):
         return 0
     for i in range(n_present):
         n_all += hr[2 * present[i]]
@@ -572,6 +592,9 @@ cdef int scan_sse(HB *b, int f, const char *h, const uint8_t *present, int n_pre
             cost = sse_term(s_left - n_left * mean + s_miss, n_left + n_miss) + \
                 sse_term(s_right, n_right)
             consider(best, cost, f, g, nxt, 1, 2)
+    if n_miss > 0 and n_all >= leaf and n_miss >= leaf:           # missing vs present
+        consider(best, sse_term(s_all, n_all) + sse_term(s_miss, n_miss), f,
+                 present[n_present - 1], MISSING_OFF, 0, 2)
     return 1
 
 
@@ -643,7 +666,7 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
     (draw order) that take two values here; each one's smallest cost, then the first feature
     within the tie tolerance of the least is searched again for its first such candidate.
     From the node's histograms if it has them, else from scratch histograms of its rows."""
-    cdef int i, f, n_cand = 0, pick, k
+    cdef int i, f, n_cand = 0, pick, k, cuttable
     cdef double limit
     cdef uint8_t present[SLOTS]
     cdef char *h
@@ -655,15 +678,17 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
             break
         f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if item.hist != NULL:
-            k = present_from_hist(b, f, item.hist + f * b.fstride, present)
+            h = item.hist + f * b.fstride
+            k = present_from_hist(b, f, h, present)
         else:
             h = b.cand_hist + n_cand * b.fstride
             bits = b.cand_bits + 4 * n_cand
             hist_feature(b, f, item.start, item.end, h, bits)
             k = present_from_bits(bits, present)
-            if k < 2:
-                clear_scratch(b, h, bits)
-        if k >= 2:  # constant features do not count
+        cuttable = k >= 2 or (k == 1 and not b.is_cat[f] and has_missing(b, h))
+        if not cuttable and item.hist == NULL:
+            clear_scratch(b, h, bits)
+        if cuttable:  # constant features (without missing rows) do not count
             b.candidates[n_cand] = f
             clear_split(&b.found[n_cand], INFINITY, 0)
             scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand])
@@ -679,8 +704,13 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
             k = present_from_bits(b.cand_bits + 4 * pick, present)
         scan(b, f, h, present, k, mean, &item.split)
         # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
-        item.split.threshold = NAN if b.is_cat[f] else split_point(
-            b.hi[f * SLOTS + item.split.cut], b.lo[f * SLOTS + item.split.cut_next])
+        if b.is_cat[f]:
+            item.split.threshold = NAN
+        elif item.split.cut_next == MISSING_OFF:      # missing vs present
+            item.split.threshold = INFINITY
+        else:
+            item.split.threshold = split_point(b.hi[f * SLOTS + item.split.cut],
+                                               b.lo[f * SLOTS + item.split.cut_next])
     if item.hist == NULL:
         for i in range(n_cand):
             clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
