@@ -342,9 +342,6 @@ SKLEARN_EXPECTED_FAILURES = {
         "fastml raises its own NotFittedError (a ValueError and AttributeError, as "
         "scikit-learn's is) because scikit-learn is not a runtime dependency; the check wants "
         "scikit-learn's class itself",
-    "check_supervised_y_2d":
-        "a column-vector y is accepted and flattened silently; the check wants scikit-learn's "
-        "own DataConversionWarning class",
 }
 
 
