@@ -20,8 +20,11 @@ on stderr, at most about 20 per loop (every 5 %) plus the last.
 verbose>=2: one line per step (a log, no bar), with or without tqdm.
 Progress goes to stderr so it never mixes with results printed on stdout.
 """
+import numbers
 import sys
 import time
+
+import numpy as np
 
 __all__ = ["progress", "track", "chunks"]
 
@@ -34,12 +37,25 @@ def _load_tqdm():
     return tqdm
 
 
+def check_verbose(verbose):
+    """verbose as an int >= 0 (None / False: 0, True: 1); ValueError naming it otherwise."""
+    if verbose is None:
+        return 0
+    if isinstance(verbose, (bool, np.bool_)):
+        return int(verbose)
+    if not isinstance(verbose, numbers.Integral) or verbose < 0:
+        raise ValueError(f"verbose must be an integer >= 0 (0, False or None: silent; 1: a "
+                         f"progress bar; 2: a line per step); got {verbose!r}")
+    return int(verbose)
+
+
 def progress(total=None, *, desc="", unit="it", verbose=0, file=None):
     """A progress reporter for a loop of `total` steps (None when unknown).
 
     Returns an object with `update(n=1, **values)` (advance n steps and show the named
     values, e.g. loss=0.25) and `close()`; it is also a context manager that closes itself.
     """
+    verbose = check_verbose(verbose)
     if not verbose:
         return _Silent()
     stream = file if file is not None else sys.stderr

@@ -86,3 +86,22 @@ def test_no_print_in_library_code():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
                 offenders.append(f"{rel}:{node.lineno}")
     assert not offenders, f"print() in library code (use fastml._progress): {offenders}"
+
+
+@pytest.mark.parametrize("bad", ["yes", -1, 0.5, 1.0])
+def test_verbose_must_be_a_count(bad):
+    # "yes" raised TypeError("'>=' not supported ...") and -1 / 0.5 drew a bar (an outside audit)
+    from fastml import DecisionTreeClassifier, LogisticRegression
+    for est in (DecisionTreeClassifier(verbose=bad) if "verbose" in
+                DecisionTreeClassifier().get_params() else None,
+                LogisticRegression(verbose=bad)):
+        if est is None:
+            continue
+        with pytest.raises(ValueError, match="verbose must be an integer >= 0"):
+            est.fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("ok, shown", [(None, 0), (False, 0), (True, 1), (0, 0), (2, 2)])
+def test_verbose_values_accepted(ok, shown):
+    from fastml._progress import check_verbose
+    assert check_verbose(ok) == shown
