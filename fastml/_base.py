@@ -251,7 +251,8 @@ class ClassifierMixin:
               sample_weight: Optional[ArrayLike] = None) -> float:
         """Mean accuracy of `predict(X)` against y."""
         from .metrics import accuracy_score
-        return accuracy_score(check_target(y), self.predict(X), sample_weight=sample_weight)
+        return accuracy_score(check_target(y, warn=False), self.predict(X),
+                              sample_weight=sample_weight)   # a score's y: no warning
 
 
 class RegressorMixin:

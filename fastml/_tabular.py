@@ -92,9 +92,11 @@ def is_missing_scalar(v):
 
 
 def missing_mask(values):
-    """Which cells of a 1-D numpy array are missing."""
+    """Which cells of a 1-D numpy array are missing (NaN, None, pd.NA, NaT)."""
     if values.dtype.kind == "f":
         return np.isnan(values)
+    if values.dtype.kind in "mM":           # datetime64 / timedelta64: NaT
+        return np.isnat(values)
     if values.dtype == object:
         return np.fromiter((is_missing_scalar(v) for v in values), dtype=bool,
                            count=len(values))
