@@ -141,6 +141,9 @@ def categorical_mask(X, categorical_features, n_features=None):
         return np.ones(n_features, dtype=bool)
     if spec is None:
         return np.zeros(n_features, dtype=bool)
+    if isinstance(spec, (bool, np.bool_)) or not (isinstance(spec, str) or np.iterable(spec)):
+        raise ValueError(f"categorical_features must be 'auto', 'all', None, or a list of "
+                         f"column indices / names / a boolean mask; got {spec!r}")
     # a list keeps each entry's type (np.asarray would turn ["name", 0] into two strings)
     items = [spec] if isinstance(spec, str) else np.ravel(spec).tolist() \
         if isinstance(spec, np.ndarray) else list(spec)

@@ -270,7 +270,8 @@ def _class_terms_per_cut(run, labels, n_runs):
 
 def split_point(lo: float, hi: float) -> float:
     """The lectures' x_i + (x_{i+1} - x_i)/2, nudged to hi when rounding would leave lo on the
-    wrong side of the test x < t (the compiled builder uses the same rule).
+    wrong side of the test x < t, and lo/2 + hi/2 when the gap overflows (the compiled
+    builders use the same rule).
 
     Parameters
     ----------
@@ -285,7 +286,8 @@ def split_point(lo: float, hi: float) -> float:
     >>> split_point(1.0, 2.0), split_point(1.0, float(np.nextafter(1.0, 2.0))) > 1.0
     (1.5, True)
     """
-    t = lo + (hi - lo) / 2.0
+    gap = hi - lo
+    t = lo + gap / 2.0 if gap != np.inf else lo / 2.0 + hi / 2.0   # the gap overflowed
     if not (lo < t <= hi):
         t = hi
     return float(t)

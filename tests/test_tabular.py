@@ -279,3 +279,21 @@ def test_integer_columns_of_any_range_encode_like_np_unique():
             np.testing.assert_array_equal(codes[:, j], np.where(found, pos, UNSEEN))
 
     check()
+
+
+@pytest.mark.parametrize("spec", [True, False, 3.5, 7])
+def test_categorical_features_scalar_is_a_clear_error(spec):
+    # True raised "TypeError: 'bool' object is not iterable" (an outside audit)
+    from fastml import DecisionTreeClassifier
+    with pytest.raises(ValueError, match="categorical_features must be"):
+        DecisionTreeClassifier(categorical_features=spec).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_split_point_of_a_gap_that_overflows():
+    # -1e308 .. 1e308: the gap is inf, and the cut fell back to hi (1e308) instead of 0
+    from fastml import DecisionTreeClassifier
+    from fastml.info import split_point
+    assert split_point(-1e308, 1e308) == 0.0 and split_point(1.0, 2.0) == 1.5
+    for splitter in ("best", "hist"):
+        tree = DecisionTreeClassifier(splitter=splitter).fit([[-1e308], [1e308]], [0, 1])
+        assert tree.tree_.threshold[0] == 0.0

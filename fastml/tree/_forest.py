@@ -199,7 +199,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
                  min_samples_leaf: int = 1, max_leaf_nodes: Optional[int] = None,
                  max_features: Union[str, int, float, None] = "sqrt", bootstrap: bool = True,
                  oob_score: bool = False, n_jobs: Optional[int] = None,
-                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 categorical_features: Optional[Union[str, ArrayLike]] = "auto",
                  random_state: RandomStateLike = None, verbose: int = 0,
                  categorical_split: str = "multiway", splitter: str = "best",
                  max_bins: int = 255) -> None:
@@ -314,7 +314,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
                  min_samples_leaf: int = 1, max_leaf_nodes: Optional[int] = None,
                  max_features: Union[str, int, float, None] = 1.0, bootstrap: bool = True,
                  oob_score: bool = False, n_jobs: Optional[int] = None,
-                 categorical_features: Optional[Union[str, ArrayLike, bool]] = "auto",
+                 categorical_features: Optional[Union[str, ArrayLike]] = "auto",
                  random_state: RandomStateLike = None, verbose: int = 0,
                  categorical_split: str = "multiway", splitter: str = "best",
                  max_bins: int = 255) -> None:

@@ -78,8 +78,10 @@ cdef inline double sse_term(double s, rows_t n) noexcept nogil:
 
 cdef inline double split_point(double lo, double hi) noexcept nogil:
     """000's x_i + (x_{i+1} - x_i)/2, nudged to hi if rounding would put lo on the wrong side
-    (both builders cut with it, and the hist binning places its quantile edges with it)."""
-    cdef double t = lo + (hi - lo) / 2.0
+    (both builders cut with it, and the hist binning places its quantile edges with it). When
+    the gap overflows (lo = -1e308, hi = 1e308), lo/2 + hi/2, which cannot."""
+    cdef double gap = hi - lo
+    cdef double t = lo + gap / 2.0 if gap != INFINITY else lo / 2.0 + hi / 2.0
     if not (lo < t and t <= hi):
         t = hi
     return t
