@@ -8,7 +8,9 @@ log space, so hundreds of attributes do not underflow:
 - real x_i: a normal density with the class's sample mean and variance, the variance with
   n - ddof in the denominator (ddof=1: 004's "sample variance = 2975" for income given No),
   plus a floor epsilon_ = var_smoothing * (largest variance of an attribute over all rows,
-  n denominator) so that a constant attribute does not divide by zero (scikit-learn's rule).
+  n denominator) so that a constant attribute does not divide by zero (scikit-learn's rule;
+  with sample weights the variance is the weighted one, where scikit-learn takes X's
+  unweighted variance: weights count rows here).
 - missing values (None / NaN) are ignored while estimating (004: "ignoring the instance during
   probability estimate calculations") and skipped in the product at prediction. A class with
   no value of an attribute that other classes have is scored on it with the estimate for "no
