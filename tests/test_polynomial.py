@@ -198,3 +198,31 @@ def test_predict_validates_once_and_equals_the_pipeline():
         model.predict(np.array([[np.nan, 0.0, 1.0]]))
     assert count_nonfinite(np.array([[1.0, np.inf], [np.nan, -np.inf]])) == 3
     assert count_nonfinite(np.ones((2, 2), dtype=np.float32)) == 0
+
+
+# ---------------------------------------------------------------- an outside audit
+
+def test_polynomial_sgd_takes_random_state_and_ridges_sgd_settings():
+    """PolynomialRegression(solver="sgd") had no random_state (two fits differed by ~0.01)
+    and no SGD settings. It now has Ridge's (and LinearRegression's), same names and
+    defaults, handed to the Ridge on the expansion: the same model, bit for bit, as that
+    Ridge on PolynomialFeatures(include_bias=False)."""
+    from fastml import LinearRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X[:, 0] ** 2 + X[:, 1]
+    settings = dict(max_iter=7, tol=None, learning_rate="inverse", eta0=0.02, decay=0.5,
+                    batch_size=2, average=False, shuffle=True, n_iter_no_change=3,
+                    random_state=0, verbose=0)
+    a = PolynomialRegression(solver="sgd", alpha=0.5, **settings).fit(X, y)
+    b = PolynomialRegression(solver="sgd", alpha=0.5, **settings).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    expanded = PolynomialFeatures(2, include_bias=False).fit_transform(X)
+    ref = Ridge(alpha=0.5, solver="sgd", **settings).fit(expanded, y)
+    np.testing.assert_array_equal(a.coef_, ref.coef_)
+    assert a.intercept_ == ref.intercept_ and a.n_iter_ == 7
+    ridge, linear = Ridge().get_params(), LinearRegression().get_params()
+    shared = set(linear) - {"fit_intercept", "solver", "n_jobs"}
+    poly = PolynomialRegression().get_params()
+    assert shared <= set(poly) and all(poly[k] == ridge[k] == linear[k] for k in shared)
+    assert PolynomialRegression(random_state=None).get_params()["random_state"] is None

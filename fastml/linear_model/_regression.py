@@ -890,6 +890,12 @@ class Ridge(_LeastSquares):
         return float(self.alpha)
 
 
+# The SGD settings LinearRegression, Ridge and PolynomialRegression share (one set, one
+# meaning; PolynomialRegression hands them to its Ridge).
+_SGD_SETTINGS = ("max_iter", "tol", "learning_rate", "eta0", "decay", "batch_size", "average",
+                 "shuffle", "n_iter_no_change", "random_state", "verbose")
+
+
 class PolynomialRegression(RegressorMixin, BaseEstimator):
     """Polynomial regression (001): y(x, w) = w0 + w1 x + w2 x^2 + ... + w_M x^M.
 
@@ -912,6 +918,16 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         As in Ridge. High degrees on an unscaled x make X^T X ill-conditioned: "normal" then
         solves from the QR factor of the expanded data (NIST's degree-10 Filip keeps 7
         digits); scaling x to [-1, 1] first keeps it on the one-pass Cholesky path.
+    max_iter, tol, learning_rate, eta0, decay, batch_size : as in Ridge
+        See below.
+    average, shuffle, n_iter_no_change, random_state, verbose : as in Ridge
+        The settings of solver="sgd", with the names, defaults and meanings of Ridge's (and
+        LinearRegression's), passed to the Ridge fitted on the expansion: max_iter=1000,
+        tol=1e-4, learning_rate="constant", eta0=0.01, decay=1.0, batch_size=1, average=True,
+        shuffle="block", n_iter_no_change=5, random_state=None (the row order: an int gives
+        the same model on every fit, as in scikit-learn; None a new order each fit), verbose=0.
+        The closed-form solvers ignore them. Powers of an unscaled x make eta0's bound (about
+        1 / mean ||x||^2 over the expanded columns) small: scale x to [-1, 1] first.
     n_jobs : int or None, default None
         Threads of the feature expansion and of X^T X (None = 1, -1 = every core); with
         solver="sgd", the parameter-mixing threads of LinearRegression's n_jobs.
@@ -930,6 +946,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         The exponents of each column.
     rank_ : int
         The rank of the expanded, centered X ("normal" / "lstsq").
+    n_iter_ : int
+        SGD epochs ("sgd"); 1 for the closed forms (one pass over the data).
     features_ : PolynomialFeatures
         The fitted expansion.
     model_ : Ridge
@@ -948,13 +966,28 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, degree: int = 2, alpha: float = 0.0, interaction_only: bool = False,
-                 fit_intercept: bool = True, solver: str = "normal",
-                 n_jobs: Optional[int] = None) -> None:
+                 fit_intercept: bool = True, solver: str = "normal", max_iter: int = 1000,
+                 tol: Optional[float] = 1e-4, learning_rate: str = "constant",
+                 eta0: float = 0.01, decay: float = 1.0, batch_size: int = 1,
+                 average: Union[bool, int] = True, shuffle: Union[bool, str] = "block",
+                 n_iter_no_change: int = 5, random_state: RandomStateLike = None,
+                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.degree = degree
         self.alpha = alpha
         self.interaction_only = interaction_only
         self.fit_intercept = fit_intercept
         self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.decay = decay
+        self.batch_size = batch_size
+        self.average = average
+        self.shuffle = shuffle
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
@@ -990,10 +1023,12 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         self.features_ = PolynomialFeatures(self.degree, interaction_only=self.interaction_only,
                                             include_bias=False, n_jobs=self.n_jobs).fit(X)
         self.model_ = Ridge(alpha=self.alpha, fit_intercept=self.fit_intercept,
-                            solver=self.solver, n_jobs=self.n_jobs)
+                            solver=self.solver, n_jobs=self.n_jobs,
+                            **{name: getattr(self, name) for name in _SGD_SETTINGS})
         self.model_.fit(self.features_.transform(X), y, sample_weight)
         self.coef_, self.intercept_ = self.model_.coef_, self.model_.intercept_
         self.powers_ = self.features_.powers_
+        self.n_iter_ = self.model_.n_iter_
         if hasattr(self.model_, "rank_"):
             self.rank_ = self.model_.rank_
         return self
