@@ -1,11 +1,12 @@
 """What the linear classifiers share: margins from coef_/intercept_ and predict, how class
-codes become the kernels' outputs, partial_fit's validation, and all-or-nothing fitting. (The
+codes become the kernels' outputs, partial_fit's validation, all-or-nothing fitting and the
+fresh start of every fit (`fresh_fit`, `forget_fit`). (The
 iteration loop every solver runs is _iterate.py; the SGD state's check lives with the state,
 in _sgd.py.)"""
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
-
 
 import numpy as np
 
@@ -170,9 +171,13 @@ def check_n_jobs_param(n_jobs):
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",
                       accept_sparse=True):
     """Validate one partial_fit call of an online classifier: (X, codes, sw, first call?).
-    The first call (no `state` attribute yet) fixes the features and learns `classes_` from
-    `classes` (required then); later calls must bring the same features and known labels."""
+    The first call (no `state` attribute yet: never fitted, or fitted by a solver that has
+    no such state) starts from nothing (`forget_fit`), fixes the features and learns
+    `classes_` from `classes` (required then); later calls must bring the same features and
+    known labels."""
     first = getattr(estimator, state, None) is None
+    if first:
+        forget_fit(estimator)
     X, y = check_X_y(X, y, accept_sparse=accept_sparse, estimator=estimator, reset=first)
     if first:
         if classes is None:
@@ -184,6 +189,52 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
                          f"partial_fit {estimator.classes_.tolist()!r}")
     codes = estimator._encode_known_labels(y)
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
+
+
+# The private state that the linear models' fit / partial_fit keep beside their fitted
+# attributes (names ending in "_"). forget_fit drops exactly these two kinds: any other
+# attribute is not ours to drop (scikit-learn's set_output configuration, its metadata
+# requests, the callback context a Pipeline puts on its steps around their fit, ...).
+# tests/test_linear_state.py fits every estimator with every solver and checks that this
+# list names every private attribute they leave.
+PRIVATE_FIT_STATE = (
+    "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs
+    "_single_target",                           # LinearRegression / Ridge: y was 1-D
+    "_mistakes", "_vote_pack", "_vote_starts",  # VotedPerceptron
+    "_buffer", "_kparams", "_steps", "_samples_seen", "_sv_sq", "_pack", "_sq_max",
+    "_parent", "_feature",                      # PolynomialFeatures' recurrence
+)
+
+
+def forget_fit(estimator):
+    """Drop everything an earlier fit or partial_fit left on `estimator`: every fitted
+    attribute (the names ending in "_": coef_, stats_, rank_, loss_curve_, ...) and every
+    private state in PRIVATE_FIT_STATE (the SGD state `_engine`, its `_rng`, the epoch
+    counter, the perceptrons' mistakes, ...). The constructor's parameters stay, and so does
+    anything else (settings scikit-learn keeps on an estimator). None of the linear models
+    has warm_start, so this is what every `fit` does first (`fresh_fit`), and what a
+    `partial_fit` that starts over does."""
+    params = set(estimator._get_param_names())
+    for name in list(vars(estimator)):
+        if name in params:
+            continue
+        if (name.endswith("_") and not name.startswith("__")) or name in PRIVATE_FIT_STATE:
+            delattr(estimator, name)
+
+
+def fresh_fit(method):
+    """Decorator of every linear model's `fit`: scikit-learn's semantics, where fit starts
+    from nothing. The earlier model is forgotten first (`forget_fit`), whatever solver made
+    it (a batch refit once kept an earlier SGD fit's `_engine`, which fastml.load then
+    refused, and an SGD refit of LinearRegression kept `stats_` that a later
+    partial_fit(solver="normal") merged into); and the fit is all or nothing
+    (`all_or_nothing(fitting=True)`: a fit that raises leaves the estimator unfitted)."""
+    @all_or_nothing(fitting=True)
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        forget_fit(self)
+        return method(self, *args, **kwargs)
+    return run
 
 
 def check_float_array(owner, name, shape):

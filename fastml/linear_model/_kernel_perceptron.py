@@ -13,7 +13,7 @@ from .._threads import blas_limit
 from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
                            check_X_y, state_array, state_count)
 from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
-                    labels_from_scores, start_partial_fit)
+                    fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -248,7 +248,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
-    @all_or_nothing(fitting=True)
+    @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Learn from X and labels y, starting with no mistakes.
 

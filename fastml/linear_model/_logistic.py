@@ -21,7 +21,7 @@ from . import _batch_fast as _batch
 from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, check_X_y)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
-                    labels_from_scores, start_partial_fit)
+                    fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
 
@@ -168,10 +168,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
-    @all_or_nothing(fitting=True)
+    @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
             sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
-        """Fit on X and labels y by the chosen solver (starting from zero weights).
+        """Fit on X and labels y by the chosen solver, from nothing: zero weights, and no
+        state of an earlier fit or partial_fit, whatever solver made it, is kept.
 
         Parameters
         ----------
@@ -209,10 +210,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, X.shape[0])
         layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
-            self._engine = None
             self._fit_sgd(X, codes, sw, layout, self.max_iter, finite_checked=False)
         else:
-            vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
             self._fit_batch(X, layout.codes(codes), sw, layout, finite_checked=not batch)
         return self
 

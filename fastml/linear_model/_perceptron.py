@@ -18,7 +18,7 @@ from .._base import BaseEstimator, ClassifierMixin
 from .._validation import (check_array, check_param, check_random_state,
                            check_sample_weight, check_X_y, state_array, state_count)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
-                    check_n_jobs_param, labels_from_scores, start_partial_fit)
+                    check_n_jobs_param, fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
 from ._sgd import SGDEngine, check_sgd_engine, run_epochs
@@ -74,7 +74,6 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
                          check_finite=False)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        self._engine = None
         self._run(X, codes, sw, self.max_iter, resume=False, finite_checked=False)
         return self
 
@@ -328,7 +327,7 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    @all_or_nothing(fitting=True)
+    @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
         """Train from w = 0 for max_iter epochs on X and labels y.
 

@@ -23,11 +23,12 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
-from .._base import BaseEstimator, RegressorMixin, all_or_nothing, available_if
+from .._base import BaseEstimator, RegressorMixin, available_if
 from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (_check_finite, check_array, check_n_jobs, check_param,
                            check_random_state, check_sample_weight, check_X_y, state_count)
+from ._base import forget_fit, fresh_fit
 from ._polynomial import PolynomialFeatures, n_output_features
 from ._regression_fast import count_nonfinite
 from ._sgd import SCHEDULES, SGDEngine, run_epochs
@@ -474,10 +475,11 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
-    @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
+    @fresh_fit  # from nothing; a fit that fails leaves it unfitted, not half-built
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
             sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
-        """Fit the model.
+        """Fit the model, from nothing: no state of an earlier fit or partial_fit (the
+        statistics of solver="normal", the SGD state) is kept, whatever solver made it.
 
         Parameters
         ----------
@@ -496,7 +498,6 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._single_target = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
-        self._engine = None
         if self.solver == "sgd":
             self._fit_sgd(X, Y, sw, self.max_iter, resume=False)
             return self
@@ -527,6 +528,10 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         solver="sgd": one SGD epoch over the chunk, continuing from the current weights
         (online learning).
 
+        A call continues only from the state of its own solver (the statistics `stats_` of
+        "normal", the SGD state of "sgd"). With none (the first call, or a model that `fit`
+        made with another solver) it starts from nothing, as `fit` does.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -538,27 +543,34 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self
         """
         self._check_params()
-        first = not hasattr(self, "coef_")
-        # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
-                         estimator=self, reset=first)
-        sw = check_sample_weight(sample_weight, X.shape[0])
-        Y = y.reshape(X.shape[0], -1)
-        if first:
-            self._single_target = y.ndim == 1
-            self._engine = None
-        elif Y.shape[1] != self._n_targets():
-            raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
-                             f"{self._n_targets()}")
-        if self.solver == "sgd":
-            resume = not first and getattr(self, "_engine", None) is not None
-            self._fit_sgd(X, Y, sw, 1, resume=resume)
+        first = (not hasattr(self, "stats_") if self.solver == "normal"
+                 else getattr(self, "_engine", None) is None)
+        before = dict(vars(self))
+        if first:           # an earlier model of another solver (or none): start over
+            forget_fit(self)
+        try:
+            # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
+            X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
+                             estimator=self, reset=first)
+            sw = check_sample_weight(sample_weight, X.shape[0])
+            Y = y.reshape(X.shape[0], -1)
+            if first:
+                self._single_target = y.ndim == 1
+            elif Y.shape[1] != self._n_targets():
+                raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
+                                 f"{self._n_targets()}")
+            if self.solver == "sgd":
+                self._fit_sgd(X, Y, sw, 1, resume=not first)
+                return self
+            stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
+                                          self.n_jobs, fit_intercept=self.fit_intercept)
+            # fit_stats keeps the merged statistics only if they solve (all or nothing)
+            self.fit_stats(stats if first else self.stats_ + stats, reset=False)
             return self
-        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
-                                      fit_intercept=self.fit_intercept)
-        # fit_stats keeps the merged statistics only if they solve (all or nothing)
-        self.fit_stats(stats if first else self.stats_ + stats, reset=False)
-        return self
+        except BaseException:   # a refused chunk leaves the model as it was: the attributes
+            vars(self).clear()  # are put back (a failed SGD epoch has put its state back,
+            vars(self).update(before)   # and fit_stats solves before it changes anything)
+            raise
 
     def fit_stats(self, stats: LinearStats, reset: bool = True) -> Any:
         """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
@@ -572,7 +584,11 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         ----------
         stats : LinearStats
         reset : bool, default True
-            Take the numbers of features and targets from `stats`.
+            A fit: start from nothing, as `fit` does (no statistics, SGD state or other
+            attribute of an earlier fit stays), and take the numbers of features and targets
+            from `stats`. Only `feature_names_in_` is kept, when it names as many features as
+            `stats` has: the names a caller recorded while it collected these statistics
+            (fastml.fit_stream, the Dask driver). False (partial_fit): update the model.
 
         Returns
         -------
@@ -584,7 +600,11 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         coef, intercept, rank, exact = stats.solve(self._penalty(stats), self.fit_intercept)
         dtype = getattr(self, "coef_", np.empty(0)).dtype if not reset else np.float64
         coef, intercept = _finite_solution(coef, intercept, dtype)  # before any state changes
-        if reset:
+        if reset:           # a fit from the statistics: nothing of an earlier model stays
+            names = getattr(self, "feature_names_in_", None)
+            forget_fit(self)
+            if names is not None and len(names) == stats.Sxx.shape[0]:
+                self.feature_names_in_ = names
             self.n_features_in_ = stats.Sxx.shape[0]
             self._single_target = stats.Sxy.shape[1] == 1
         self._warn_if_degenerate(rank, exact)
@@ -993,7 +1013,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
-    @all_or_nothing(fitting=True)  # a fit that fails leaves it unfitted, not half-built
+    @fresh_fit  # from nothing; a fit that fails leaves it unfitted, not half-built
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
             sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Expand X into its monomials and fit the linear model on them.

@@ -19,7 +19,7 @@ import numpy as np
 from .._base import available_if
 from . import _batch_fast as _batch
 from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
-from ._base import OutputLayout, all_or_nothing
+from ._base import OutputLayout, fresh_fit
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
@@ -149,7 +149,7 @@ class LinearSVM(_OnlineLinearClassifier):
         return dict(loss="hinge", learning_rate=self.learning_rate, eta0=self.eta0,
                     alpha=self.alpha)
 
-    @all_or_nothing(fitting=True)
+    @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
             sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Minimize the regularized mean hinge loss on X and labels y.
@@ -182,8 +182,6 @@ class LinearSVM(_OnlineLinearClassifier):
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        self._engine = None
-        vars(self).pop("progressive_loss_", None)   # an earlier SGD fit's, not this one's
         self._fit_subgradient(X, codes, sw)
         return self
 
