@@ -484,8 +484,8 @@ def test_default_gd_step_starts_at_the_frobenius_bound():
     sw = rng.uniform(0.5, 2.0, size=200)
     alpha = 0.1
     L = 0.25 * np.sum(sw * (np.sum(X ** 2, axis=1) + 1)) / sw.sum() + alpha
-    model = LogisticRegression(solver="gd", max_iter=2, tol=None, alpha=alpha).fit(
-        X, y, sample_weight=sw)
+    model = LogisticRegression(solver="gd", max_iter=1, tol=None, alpha=alpha).fit(
+        X, y, sample_weight=sw)         # max_iter=1 is one step (it was 2: see test_gd_...)
     # the gradient of the mean weighted log-loss at w = 0, b = 0 (p = 1/2)
     r = (0.5 - y) * sw / sw.sum()
     np.testing.assert_allclose(model.coef_.ravel(), -(X.T @ r) / L, rtol=1e-12)
@@ -519,3 +519,39 @@ def test_batch_fit_on_finite_x_skips_the_separate_finiteness_read(monkeypatch):
     for solver in ("lbfgs", "gd"):
         LogisticRegression(solver=solver, max_iter=5).fit(X, y)
     assert calls == []
+
+
+# ---------------------------------------------------------------- an outside audit
+
+
+@pytest.mark.parametrize("T", [1, 2, 5])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gd_max_iter_is_the_number_of_steps(monkeypatch, T, sparse):
+    """max_iter=T takes T gradient steps, as scikit-learn counts iterations (it took T - 1:
+    the first iteration only evaluated the start, and max_iter=1 returned w = 0); numpy's
+    steps w <- w - eta0 grad at a constant eta0, n_iter_ = T, loss_curve_ the objective
+    after each step, and T + 1 passes over X (the start's and one per step)."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0, 0, 1, 1])
+    w, b, curve = 0.0, 0.0, []
+    for _ in range(T):
+        r = 1.0 / (1.0 + np.exp(-(X[:, 0] * w + b))) - y
+        w, b = w - np.mean(r * X[:, 0]), b - np.mean(r)
+        m = X[:, 0] * w + b
+        curve.append(np.mean(np.logaddexp(0.0, m) - y * m))
+    counter = _CountingPasses(monkeypatch)
+    model = LogisticRegression(solver="gd", eta0=1.0, alpha=0.0, max_iter=T, tol=None).fit(
+        sp.csr_matrix(X) if sparse else X, y)
+    assert model.n_iter_ == T and counter.calls == T + 1
+    np.testing.assert_allclose(model.coef_, [[w]], rtol=1e-12)
+    np.testing.assert_allclose(model.intercept_, [b], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.loss_curve_, curve, rtol=1e-12)
+    if T == 1:
+        assert model.coef_[0, 0] == pytest.approx(0.5, rel=1e-14)   # the audit's number
+
+
+def test_gd_stops_before_any_step_at_an_optimal_start():
+    """A start whose gradient already meets tol takes no step: n_iter_ = 0."""
+    model = LogisticRegression(solver="gd").fit(np.zeros((4, 2)), [0, 1, 0, 1])
+    assert model.n_iter_ == 0 and model.loss_curve_ == []
+    np.testing.assert_array_equal(model.coef_, 0.0)

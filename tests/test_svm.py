@@ -84,20 +84,22 @@ def test_subgradient_kernel_matches_numpy(K, sparse):
 
 
 def test_subgradient_solver_takes_003s_batch_steps():
-    # w <- w - eta ((1/N) sum_i 1[y_i w.x_i < 1] (-y_i x_i) + alpha w), constant eta
+    # w <- w - eta ((1/N) sum_i 1[y_i w.x_i < 1] (-y_i x_i) + alpha w), constant eta:
+    # max_iter steps, loss_curve_ the objective after each, the best of w = 0 and those
+    # reported (the last step's point used to go unevaluated: max_iter=1 returned w = 0)
     X, y = breast_cancer()
     t = np.where(y == 1, 1.0, -1.0)
     alpha, eta, steps = 0.01, 0.1, 7
     w, b, history = np.zeros(X.shape[1]), 0.0, []
     for _ in range(steps):
-        history.append(hinge_objective(X, y, w, b, alpha))
         g = losses.hinge_gradient(X @ w + b, t)
         w, b = w - eta * (X.T @ g / len(X) + alpha * w), b - eta * g.mean()
+        history.append(hinge_objective(X, y, w, b, alpha))
     model = LinearSVM(alpha=alpha, solver="subgradient", learning_rate="constant", eta0=eta,
                       max_iter=steps, tol=None).fit(X, y)
+    assert model.n_iter_ == steps
     np.testing.assert_allclose(model.loss_curve_, history, rtol=1e-12)
-    best = int(np.argmin(history))
-    assert model.objective(X, y) == pytest.approx(history[best], rel=1e-12)
+    assert model.objective(X, y) == pytest.approx(min(history + [1.0]), rel=1e-12)
 
 
 def test_multiclass_csr_and_partial_fit():
@@ -135,3 +137,54 @@ def test_subgradient_verbose_goes_through_progress_not_print(capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("[LinearSVM(subgradient)]") == 3
+
+
+# ---------------------------------------------------------------- an outside audit
+
+
+class _CountingPasses:
+    def __init__(self, monkeypatch):
+        from fastml.linear_model import _svm
+        self.calls = 0
+        kernel = _svm._batch.loss_grad
+
+        def counted(*args):
+            self.calls += 1
+            return kernel(*args)
+
+        class Kernels:
+            loss_grad = staticmethod(counted)
+        monkeypatch.setattr(_svm, "_batch", Kernels)
+
+
+@pytest.mark.parametrize("T", [1, 2, 6])
+def test_subgradient_max_iter_is_the_number_of_steps(monkeypatch, T):
+    """max_iter=T takes T steps and evaluates every point reached: max_iter=1 used to return
+    w = 0 (its one step was never evaluated, so the best point seen was the start). numpy's
+    steps at a constant eta; the objective falls here, so the last point is the best."""
+    X, y = breast_cancer()
+    t = np.where(y == 1, 1.0, -1.0)
+    alpha, eta = 0.01, 0.05
+    w, b = np.zeros(X.shape[1]), 0.0
+    for _ in range(T):
+        g = losses.hinge_gradient(X @ w + b, t)
+        w, b = w - eta * (X.T @ g / len(X) + alpha * w), b - eta * g.mean()
+    counter = _CountingPasses(monkeypatch)
+    model = LinearSVM(alpha=alpha, solver="subgradient", learning_rate="constant", eta0=eta,
+                      max_iter=T, tol=None).fit(X, y)
+    assert model.n_iter_ == T and len(model.loss_curve_) == T
+    assert counter.calls == T + 1              # the start and each step's point, once each
+    np.testing.assert_allclose(model.coef_.ravel(), w, rtol=1e-12)
+    np.testing.assert_allclose(model.intercept_, [b], rtol=1e-12, atol=1e-15)
+    assert np.all(np.diff(model.loss_curve_) < 0)
+
+
+def test_subgradient_keeps_the_start_when_every_step_rises():
+    """A step far too long (eta0 = 1e3) only raises the objective: the best point is w = 0,
+    whose objective (mean hinge 1) is below every step's."""
+    X, y = breast_cancer()
+    model = LinearSVM(alpha=0.01, solver="subgradient", learning_rate="constant", eta0=1e3,
+                      max_iter=3, tol=None).fit(X, y)
+    assert min(model.loss_curve_) > 1.0
+    np.testing.assert_array_equal(model.coef_, 0.0)
+    assert model.objective(X, y) == 1.0

@@ -50,7 +50,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
     fit_intercept : bool, default True
     max_iter : int, default 100
-        Iterations of the batch solvers; epochs of "sgd"/"minibatch".
+        Iterations of the batch solvers (each one step: "gd" with max_iter=T takes T steps,
+        as scikit-learn counts them); epochs of "sgd"/"minibatch".
     tol : float or None, default 1e-4
         Batch solvers stop when the largest |gradient| component is below tol (a
         ConvergenceWarning when max_iter, or floating point, stops them first); SGD stops when
@@ -113,7 +114,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (n_vectors,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        Iterations (batch solvers) or epochs (SGD) run.
+        Iterations (batch solvers: steps taken, 0 when the start already meets tol) or
+        epochs (SGD) run.
     loss_curve_ : list of float
         The objective per iteration (batch) or the mean log-loss per epoch (SGD).
     progressive_loss_ : list of float
@@ -360,24 +362,35 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         is guaranteed, so that step is always kept). The test is "did f rise beyond
         rounding", not Armijo's sufficient decrease, which flips wherever f falls at the
         edge of the test: rounding (float32, CSR vs dense sums) then sends equal problems
-        down different paths. Each iteration evaluates one point: a fit of T iterations
-        reads X T + 1 times."""
+        down different paths.
+
+        max_iter=T takes T steps (T trial points; a rejected one counts, as it costs a pass),
+        as scikit-learn counts iterations, and n_iter_ is the steps taken (0 when the start
+        already meets tol). The start is evaluated once before the first step, and each step
+        evaluates its trial point in one fused pass (objective and gradient), so a fit of T
+        iterations reads X T + 2 times with the default step (its bound is one pass) and
+        T + 1 times with eta0. loss_curve_ holds the objective after each step."""
         adaptive = self.eta0 is None
         eta_min = 1.0 / objective.lipschitz(X) if adaptive else self.eta0
         curve, tol = [], self.tol or 0.0
         # a "rise" within the rounding of the data's dtype is noise, not a rise: accepting
         # it keeps equal problems (dense / CSR, any summation order) on one path
         noise = 64 * np.finfo(objective.unpack(x)[0].dtype).eps
-        state = {"x": x, "f": None, "g": None, "gg": 0.0, "eta": eta_min, "converged": False}
+        f, g = objective(x)
+        if not np.isfinite(f):
+            raise DivergenceError("gradient descent diverged; lower eta0")
+        state = {"x": x, "f": f, "g": g, "gg": float(np.dot(g, g)), "eta": eta_min}
+        if (float(np.max(np.abs(g))) if len(g) else 0.0) <= tol:
+            return x, 0, curve          # the start is the optimum (X = 0, say): no step
 
         def step(i):
-            x_new = x if state["f"] is None else state["x"] - state["eta"] * state["g"]
+            x_new = state["x"] - state["eta"] * state["g"]
             f, g = objective(x_new)
             if not np.isfinite(f) and not adaptive:
                 raise FloatingPointError("gradient descent diverged; lower eta0")
-            if state["f"] is None or not adaptive or state["eta"] <= eta_min or (
+            if not adaptive or state["eta"] <= eta_min or (
                     np.isfinite(f) and f <= state["f"] + noise * abs(state["f"])):
-                if adaptive and state["f"] is not None and i <= _GD_WARM_UP:
+                if adaptive and i < _GD_WARM_UP:
                     moved = state["eta"] * np.sqrt(state["gg"])     # accepted: the curvature
                     curv = float(np.linalg.norm(g - state["g"])) / moved if moved else 0.0
                     state["eta"] = max(eta_min, min(2.0 * state["eta"],   # along the step
@@ -390,14 +403,13 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             gmax = float(np.max(np.abs(g))) if len(g) else 0.0
             if not np.isfinite(f):
                 raise DivergenceError("gradient descent diverged; lower eta0")
-            state["converged"] = gmax <= tol
-            return None, {"objective": f, "max_grad": gmax}, state["converged"]
+            return None, {"objective": f, "max_grad": gmax}, gmax <= tol
 
         n_run = iterate(step, self.max_iter, desc="LogisticRegression(gd)", unit="iteration",
                         verbose=self.verbose,
                         max_iter_warning=_max_iter_message("gd", self.max_iter) if tol > 0
                         else None)
-        return state["x"], n_run - 1 if state["converged"] else n_run, curve
+        return state["x"], n_run, curve
 
     # ---- online solvers: the shared SGD loop
 

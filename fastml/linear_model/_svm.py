@@ -40,9 +40,11 @@ class LinearSVM(_OnlineLinearClassifier):
         L2 strength (> 0).
     solver : "sgd" (default) or "subgradient"
         "sgd": one row per step through the shared SGD loop (supports partial_fit, averaging,
-        dense and CSR rows). "subgradient": full-batch subgradient descent, each step one fused
-        pass over X (threads over row blocks with n_jobs); reports the best iterate seen, since
-        a subgradient step need not decrease the objective.
+        dense and CSR rows). "subgradient": full-batch subgradient descent, each step one
+        fused pass over X (threads over row blocks with n_jobs); since a subgradient step
+        need not decrease the objective, it reports the best of the start (w = 0) and the
+        point after each step, every one of them evaluated: max_iter=T takes T steps and
+        reads X T + 1 times.
     learning_rate : str, default "optimal"
         "optimal" 1/(alpha (t0 + t)) (Bottou's; the strongly convex rate), "inverse" eta0/t,
         "constant" eta0; "sgd" also takes "decay" and "adagrad". t counts steps (rows for "sgd",
@@ -260,35 +262,46 @@ class LinearSVM(_OnlineLinearClassifier):
         return total, gW, gb
 
     def _fit_subgradient(self, X, codes, sw):
-        """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w),
-        keeping the best iterate (the objective is evaluated in the same pass)."""
+        """003's batch subgradient descent: w <- w - eta_t ((1/N) sum_i dl_i x_i + alpha w).
+
+        A subgradient step need not lower the objective, so the best point seen is reported:
+        the start (w = 0) and the point after every step, each evaluated (objective and
+        subgradient) in one fused pass over X. The start is evaluated before the first step
+        and each step evaluates the point it reaches, whose subgradient the next step takes:
+        max_iter=T takes T steps, n_iter_ = T (fewer when tol stops it), X is read T + 1
+        times, and loss_curve_ holds the objective after each step."""
         n_outputs = OutputLayout(len(self.classes_)).n_outputs
-        W = np.zeros((n_outputs, X.shape[1]), dtype=X.dtype)
-        b = np.zeros(n_outputs, dtype=X.dtype)
         total_weight = float(sw.sum())
-        best = {"objective": np.inf, "W": W, "b": b}
         step_size = step_sizes("hinge", self.learning_rate, eta0=self.eta0, alpha=self.alpha)
         curve = []
 
-        def step(i):
-            nonlocal W, b
+        def evaluate(W, b):
             hinge, gW, gb = self._hinge_sum(X, codes, sw, W, b)
-            objective = hinge / total_weight + 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
-            curve.append(objective)
-            if objective < best["objective"]:
-                best.update(objective=objective, W=W, b=b)
+            penalty = 0.5 * self.alpha * float(np.sum(W.astype(float) ** 2))
+            objective = hinge / total_weight + penalty
+            return {"W": W, "b": b, "objective": objective, "gW": gW, "gb": gb}
+
+        at = evaluate(np.zeros((n_outputs, X.shape[1]), dtype=X.dtype),
+                      np.zeros(n_outputs, dtype=X.dtype))
+        best = at
+
+        def step(i):
+            nonlocal at, best
             eta = step_size(i + 1)
-            W = (W - eta * (gW / total_weight + self.alpha * W)).astype(X.dtype)
-            if self.fit_intercept:
-                b = (b - eta * gb / total_weight).astype(X.dtype)
-            return objective, {"objective": objective}, False
+            W = (at["W"] - eta * (at["gW"] / total_weight + self.alpha * at["W"])).astype(X.dtype)
+            b = (at["b"] - eta * at["gb"] / total_weight).astype(X.dtype) if self.fit_intercept \
+                else at["b"]
+            at = evaluate(W, b)
+            curve.append(at["objective"])
+            if at["objective"] < best["objective"]:
+                best = at
+            return at["objective"], {"objective": at["objective"]}, False
 
         iterate(step, self.max_iter, desc="LinearSVM(subgradient)", unit="step",
                 verbose=self.verbose, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
                 max_iter_warning=(f"LinearSVM(solver='subgradient') reached max_iter="
                                   f"{self.max_iter} before the objective settled; raise "
                                   f"max_iter") if self.tol else None)
-        best_W, best_b = best["W"], best["b"]
-        self.coef_, self.intercept_ = best_W, best_b
+        self.coef_, self.intercept_ = best["W"], best["b"]
         self.n_iter_ = len(curve)
         self.loss_curve_ = curve
