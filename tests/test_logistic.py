@@ -555,3 +555,61 @@ def test_gd_stops_before_any_step_at_an_optimal_start():
     model = LogisticRegression(solver="gd").fit(np.zeros((4, 2)), [0, 1, 0, 1])
     assert model.n_iter_ == 0 and model.loss_curve_ == []
     np.testing.assert_array_equal(model.coef_, 0.0)
+
+
+def test_infinite_margins_give_probabilities_0_and_1_never_nan():
+    """The audit's cases: a margin that overflows to +-inf on finite X (float32 1e38 x 12)
+    gave NaN (logaddexp(0, inf) - inf, inf - inf in the softmax). P must be the limit of
+    the softmax as the margins grow, which scipy's softmax of margins +-1e300 shows: 1 / 0,
+    shared equally among classes tied at +inf; log P 0 / -inf."""
+    from scipy.special import log_softmax, softmax
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2)).astype(np.float32)
+    y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    huge = np.array([[1e38, -1e38], [-1e38, 1e38]], dtype=np.float32)
+    binary = LogisticRegression().fit(X, y)
+    assert binary.coef_[0, 0] > 1 and binary.coef_[0, 1] < -1      # margins +inf, -inf
+    limit = softmax(np.array([[0.0, 1e300], [0.0, -1e300]]), axis=1)
+    np.testing.assert_array_equal(binary.predict_proba(huge), limit)
+    np.testing.assert_array_equal(binary.predict_log_proba(huge),
+                                  [[-np.inf, 0.0], [0.0, -np.inf]])
+    np.testing.assert_array_equal(binary.predict(huge), [1, 0])
+    three = LogisticRegression().fit(X, np.digitize(X[:, 0] - X[:, 1], [-0.5, 0.5]))
+    P = three.predict_proba(huge)
+    margins = three.decision_function(huge).astype(float)  # +-inf but the middle class's
+    assert np.isinf(margins[:, [0, 2]]).all()
+    np.testing.assert_array_equal(P, softmax(np.clip(margins, -1e300, 1e300), axis=1))
+    np.testing.assert_array_equal(P, [[0, 0, 1], [1, 0, 0]])
+    wide = LogisticRegression().fit(X.astype(float), y)
+    np.testing.assert_array_equal(wide.predict_proba([[1e308, -1e308]]), [[0.0, 1.0]])
+    # two classes tied at +inf share the row: the limit of softmax([m, m, -m])
+    wide3 = LogisticRegression().fit(X.astype(float), np.digitize(X[:, 0], [-0.5, 0.5]))
+    wide3.coef_ = np.array([[2.0, 0.0], [2.0, 0.0], [-2.0, 0.0]])
+    wide3.intercept_ = np.zeros(3)
+    np.testing.assert_array_equal(wide3.predict_proba([[1e308, 0.0]]),
+                                  softmax([[1e300, 1e300, -1e300]], axis=1))
+    np.testing.assert_allclose(wide3.predict_log_proba([[1e308, 0.0]]),
+                               [[-np.log(2), -np.log(2), -np.inf]], rtol=1e-15)
+    # large finite margins keep full relative accuracy: log P(1) = -log1p(e^-m) for m > 0
+    # (scipy's log_softmax rounds -4.2e-18 at m = 40 to 0), -|m| - log1p(e^-|m|) for m < 0
+    m = np.array([-800.0, -40.0, 0.0, 40.0, 800.0])
+    soft = np.abs(m) + np.log1p(np.exp(-np.abs(m)))          # softplus(|m|)
+    small = np.log1p(np.exp(-np.abs(m)))                      # softplus(-|m|)
+    want = -np.c_[np.where(m > 0, soft, small), np.where(m > 0, small, soft)]
+    np.testing.assert_allclose(binary._log_proba_from_margins(m[:, None]), want, rtol=1e-15)
+    np.testing.assert_allclose(want, log_softmax(np.c_[np.zeros(5), m], axis=1),
+                               rtol=1e-15, atol=1e-17)
+
+
+def test_a_nan_margin_raises_a_clear_error():
+    """A margin that is inf - inf (two terms of X w overflow with opposite signs) has no
+    class: predict_proba, predict_log_proba, decision_function and predict raise, naming
+    the row, instead of returning NaN or reading it as the negative class."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2)).astype(np.float32)
+    model = LogisticRegression().fit(X, (X[:, 0] - X[:, 1] > 0).astype(int))
+    bad = np.array([[1.0, 1.0], [1e38, 1e38]], dtype=np.float32)
+    for method in (model.predict_proba, model.predict_log_proba, model.decision_function,
+                   model.predict):
+        with pytest.raises(ValueError, match="margin of row 1 is NaN.*inf - inf"):
+            method(bad)

@@ -188,3 +188,15 @@ def test_subgradient_keeps_the_start_when_every_step_rises():
     assert min(model.loss_curve_) > 1.0
     np.testing.assert_array_equal(model.coef_, 0.0)
     assert model.objective(X, y) == 1.0
+
+
+def test_a_nan_margin_raises_and_an_infinite_one_decides():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2)).astype(np.float32)
+    model = LinearSVM(alpha=0.01, random_state=0).fit(X, (X[:, 0] - X[:, 1] > 0).astype(int))
+    assert model.coef_[0, 0] > 0 > model.coef_[0, 1]
+    huge = np.array([[1e38, -1e38], [-1e38, 1e38]], dtype=np.float32)
+    np.testing.assert_array_equal(model.decision_function(huge), [np.inf, -np.inf])
+    np.testing.assert_array_equal(model.predict(huge), [1, 0])
+    with pytest.raises(ValueError, match="margin of row 0 is NaN"):    # inf - inf
+        model.predict(np.array([[3e38, 3e38]], dtype=np.float32))

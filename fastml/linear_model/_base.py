@@ -40,10 +40,21 @@ class LinearClassifierMixin:
             check_sgd_engine(self._engine, coef.shape[0], n_features)
 
     def _margins(self, X):
+        """X @ coef_.T + intercept_ (n, n_vectors). X is finite (check_array), but a product
+        can overflow: to +-inf, which the scores and probabilities handle (a sure class), or,
+        when two terms overflow with opposite signs, to inf - inf = NaN, which has no class:
+        that raises a ValueError naming the first such row, rather than passing NaN on
+        (predict would read it as the negative class, predict_proba return NaN)."""
         self._check_is_fitted("coef_")
         X = check_array(X, accept_sparse=self._accepts_sparse, estimator=self, reset=False)
-        M = X @ self.coef_.T
-        return np.asarray(M) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):     # both handled here
+            M = np.asarray(X @ self.coef_.T) + self.intercept_
+        if np.isnan(M).any():
+            row = int(np.flatnonzero(np.isnan(M).any(axis=1))[0])
+            raise ValueError(f"the margin of row {row} is NaN: X @ coef_ overflowed "
+                             f"{M.dtype} to inf - inf (terms of opposite signs beyond its "
+                             f"range); rescale X (e.g. standardize it) to score this row")
+        return M
 
     def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters

@@ -482,16 +482,28 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return np.concatenate([zero, M] if layout.n_classes == 2 else [M, zero], axis=1)
 
     def _log_proba_from_margins(self, M):
-        if M.shape[1] == 1:     # two classes, margins [0, m]: log P = [-lse, m - lse] with
-            M = np.asarray(M, dtype=np.float64)     # lse = log(1 + e^m), one stable ufunc
-            lse = np.logaddexp(0.0, M)              # (fewer numpy calls: one row is
-            out = np.empty((M.shape[0], 2))         # microseconds of call overhead)
-            np.negative(lse, out=out[:, :1])
-            np.subtract(M, lse, out=out[:, 1:])
-            return out
+        """log P(class | x) from the kernels' outputs, finite or infinite: an infinite margin
+        (X @ coef_ overflowed to +-inf on finite X) gives log P = 0 / -inf (P = 1 / 0), never
+        NaN. Two classes, margins [0, m]: log P = [-softplus(m), -softplus(-m)], each one
+        stable ufunc (the old m - softplus(m) was inf - inf at m = inf). More classes: the
+        log-softmax around the row's largest margin; where that is infinite, the classes at it
+        share the probability equally (the limit of margins growing alike) and the others get
+        0. (A NaN margin never gets here: _margins refuses it.)"""
+        if M.shape[1] == 1:
+            M = np.asarray(M, dtype=np.float64)
+            out = np.empty((M.shape[0], 2))
+            np.logaddexp(0.0, M, out=out[:, :1])
+            np.logaddexp(0.0, -M, out=out[:, 1:])
+            return np.subtract(0.0, out, out=out)       # (0 - 0 is +0, not -0)
         M = self._class_margins(M)
         mx = M.max(axis=1, keepdims=True)
-        return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
+        with np.errstate(invalid="ignore"):
+            out = M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
+        infinite = ~np.isfinite(mx[:, 0])
+        if infinite.any():
+            top = M[infinite] == mx[infinite]
+            out[infinite] = np.where(top, -np.log(top.sum(axis=1, keepdims=True)), -np.inf)
+        return out
 
     def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters
@@ -501,7 +513,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         P : ndarray of shape (n_samples, n_classes)
-            P(class | x) for each of classes_, rows summing to 1 (stable at any margin).
+            P(class | x) for each of classes_, rows summing to 1, stable at any margin: one
+            that overflows to +-inf (huge finite X) gives P = 1 / 0 (several classes at
+            +inf share the row equally). A margin that is NaN (X @ coef_ overflowed to
+            inf - inf) raises a ValueError naming the row.
 
         Examples
         --------
@@ -522,7 +537,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         logP : ndarray of shape (n_samples, n_classes)
-            log P(class | x) by log-sum-exp of the margins (finite where P underflows).
+            log P(class | x) by log-sum-exp of the margins (finite where P underflows; 0 /
+            -inf where a margin overflowed to +-inf; a NaN margin raises, as in
+            predict_proba).
 
         Examples
         --------
