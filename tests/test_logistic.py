@@ -613,3 +613,48 @@ def test_a_nan_margin_raises_a_clear_error():
                    model.predict):
         with pytest.raises(ValueError, match="margin of row 1 is NaN.*inf - inf"):
             method(bad)
+
+
+@pytest.mark.parametrize("solver", ["sgd", "minibatch"])
+def test_sgd_sample_weights_count_relative_to_their_mean(solver):
+    """The batch solvers minimize sum_i s_i l_i / sum_i s_i + alpha/2 ||w||^2: scaling every
+    weight by c changes nothing. SGD used to take the weights as given (sum_i s_i l_i / n),
+    so c acted as alpha / c (the audit: coef 0.505 -> 0.786 for c = 10). Now the SGD fit
+    is the same up to rounding, and integer weights give scikit-learn's optimum on the rows
+    repeated (C = 1 / (alpha N)), as the lbfgs fit does."""
+    from sklearn.linear_model import LogisticRegression as SkLR
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = (X @ [1.0, -2.0, 0.5] + rng.logistic(size=600) > 0).astype(int)
+    counts = rng.integers(1, 5, 600)
+    alpha = 0.05
+    params = dict(alpha=alpha, solver=solver, batch_size=16, learning_rate="optimal",
+                  average=True, max_iter=200, tol=None, random_state=0)
+    model = LogisticRegression(**params).fit(X, y, sample_weight=counts)
+    scaled = LogisticRegression(**params).fit(X, y, sample_weight=10.0 * counts)
+    np.testing.assert_allclose(scaled.coef_, model.coef_, rtol=1e-9)
+    np.testing.assert_allclose(scaled.intercept_, model.intercept_, rtol=1e-9)
+    np.testing.assert_allclose(scaled.loss_curve_, model.loss_curve_, rtol=1e-9)
+    rows = np.repeat(np.arange(600), counts)
+    ref = SkLR(C=1.0 / (alpha * len(rows)), tol=1e-12, max_iter=10000).fit(X[rows], y[rows])
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-2)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, atol=5e-3)
+
+
+def test_sgd_partial_fit_weights_are_relative_to_the_rows_seen():
+    """partial_fit: the weights count relative to their mean over every row given so far,
+    so scaling all of them (every chunk) by c changes nothing either."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    sw = rng.uniform(0.5, 3.0, size=300)
+    models = []
+    for c in (1.0, 1000.0):
+        model = LogisticRegression(solver="sgd", alpha=0.01, learning_rate="optimal",
+                                   random_state=0)
+        for rows in (slice(0, 100), slice(100, 250), slice(250, 300)):
+            model.partial_fit(X[rows], y[rows], classes=[0, 1], sample_weight=c * sw[rows])
+        models.append(model)
+    np.testing.assert_allclose(models[1].coef_, models[0].coef_, rtol=1e-9)
+    assert models[0]._engine.rows_seen == 300
+    assert models[0]._engine.weight_seen == pytest.approx(sw.sum(), rel=1e-12)

@@ -53,10 +53,13 @@ class Replica:
     """Plain SGD with every iterate kept: w <- (1 - eta alpha)_+ w - eta sum_batch sw dl x /
     |batch|; the reported weights are sum_t r^(T-t) w_t / sum_t r^(T-t) over the steps after
     `start` (r = 2^(-1/halflife), 1 without one); the progressive loss of a pass is the
-    weighted mean loss of each row at the weights before its step."""
+    weighted mean loss of each row at the weights before its step. With `relative` (all but
+    the perceptron) the step weights are sw * N / S, N and S the rows and weight of every row
+    given so far (`new` rows: a fit's first epoch, each partial_fit chunk), so they average
+    1 and SGD minimizes the batch objective sum sw l / sum sw + alpha/2 ||w||^2."""
 
     def __init__(self, kind, n_outputs, d, eta, alpha, *, batch_size=1, average=False,
-                 halflife=None, progressive=None, n_classes=2):
+                 halflife=None, progressive=None, n_classes=2, relative=True):
         self.kind, self.eta, self.alpha, self.batch_size = kind, eta, alpha, batch_size
         self.progressive_kind = progressive or kind
         self.n_classes = n_classes
@@ -65,8 +68,14 @@ class Replica:
         self.averaging = bool(average) or halflife is not None
         self.r = 1.0 if halflife is None else 2.0 ** (-1.0 / halflife)
         self.iterates, self.t = [], 0          # (step t, W, b) after every step
+        self.relative, self.rows_seen, self.weight_seen = relative, 0, 0.0
 
-    def epoch(self, X, codes, sw):
+    def epoch(self, X, codes, sw, new=True):
+        if new:
+            self.rows_seen += len(sw)
+            self.weight_seen += float(np.sum(sw))
+        if self.relative:
+            sw = sw * (self.rows_seen / self.weight_seen)
         loss_total = 0.0
         for first in range(0, len(codes), self.batch_size):
             rows = slice(first, first + self.batch_size)
@@ -111,7 +120,8 @@ def _estimator_and_replica(name, n_classes, d, *, halflife, average=False, batch
     if name == "Perceptron":
         est = Perceptron(max_iter=3, **common)
         rep = Replica("perceptron", K, d, lambda t: 1.0, 0.0, average=average,
-                      halflife=halflife, progressive="mistakes", n_classes=n_classes)
+                      halflife=halflife, progressive="mistakes", n_classes=n_classes,
+                      relative=False)
     elif name == "LinearSVM":
         est = LinearSVM(alpha=0.01, max_iter=3, **common)
         eta = step_sizes("hinge", "optimal", eta0=0.01, alpha=0.01)
@@ -148,7 +158,7 @@ def test_fit_equals_the_numpy_replica(name, n_classes, halflife, average, sparse
     est, rep = _estimator_and_replica(name, n_classes, X.shape[1], halflife=halflife,
                                       average=average)
     est.fit(sp.csr_matrix(X) if sparse else X, codes, sample_weight=sw)
-    expected_progressive = [rep.epoch(X, codes, sw) for _ in range(3)]
+    expected_progressive = [rep.epoch(X, codes, sw, new=i == 0) for i in range(3)]
     W, b = rep.coef()
     _close(est.coef_, W)
     _close(est.intercept_, b)
@@ -180,7 +190,10 @@ def test_fit_stream_carries_the_average_across_chunks():
     est, rep = _estimator_and_replica("LogisticRegression(sgd)", 2, X.shape[1], halflife=9.0)
     chunks = [(X[i:i + 24], codes[i:i + 24], sw[i:i + 24]) for i in range(0, 80, 24)]
     fastml.fit_stream(est, lambda: iter(chunks), epochs=2)
-    expected = [rep.epoch(X, codes, sw) for _ in range(2)]
+    expected = []       # each chunk is a partial_fit: its rows are new to the weight totals
+    for _ in range(2):
+        losses = [rep.epoch(*chunk) for chunk in chunks]
+        expected.append(np.average(losses, weights=[c[2].sum() for c in chunks]))
     W, b = rep.coef()
     _close(est.coef_, W)
     _close(est.intercept_, b)
@@ -198,7 +211,7 @@ def test_property_any_halflife_matches_the_replica(seed, halflife, start, n, nam
     est, rep = _estimator_and_replica(name, n_classes, X.shape[1], halflife=halflife,
                                       average=start)
     est.fit(X, codes, sample_weight=sw)    # (a perceptron stops after a mistake-free epoch)
-    progressive = [rep.epoch(X, codes, sw) for _ in range(est.n_iter_)]
+    progressive = [rep.epoch(X, codes, sw, new=i == 0) for i in range(est.n_iter_)]
     W, b = rep.coef()
     _close(est.coef_, W)
     _close(est.intercept_, b)

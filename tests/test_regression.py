@@ -625,3 +625,67 @@ def test_a_solution_beyond_float32_is_refused_and_leaves_the_model_unfitted():
     with pytest.raises(ValueError, match="overflows float32.*rescale"):
         model.fit(X, y)
     assert not hasattr(model, "coef_") and not hasattr(model, "stats_")
+
+
+# ---------------------------------------------------------------- an outside audit
+
+
+def _ridge_closed_form(X, y, alpha, sw=None):
+    """numpy: (Xc^T S Xc + alpha I)^-1 Xc^T S yc on the weighted-centered data."""
+    sw = np.ones(len(X)) if sw is None else sw
+    Xc = X - np.average(X, axis=0, weights=sw)
+    yc = y - np.average(y, weights=sw)
+    return np.linalg.solve(Xc.T @ (sw[:, None] * Xc) + alpha * np.eye(X.shape[1]),
+                           Xc.T @ (sw * yc))
+
+
+def test_ridge_sgd_partial_fit_penalizes_every_row_given_so_far():
+    """The audit: the SGD penalty per row was alpha / (rows of the first chunk), kept for
+    every later chunk, so 20 passes in chunks of 20 rows ended at [0.10 0.17 0.27] where
+    chunks of 2000 gave [0.92 1.82 2.74]. The rule now: alpha is on the sum over every row
+    given to partial_fit so far (as solver="normal" partial_fit merges them), i.e. a per-row
+    penalty alpha / (rows so far). 20 passes over 2000 rows are 40000 rows: Ridge(200) on
+    them (numpy), whatever the chunk size."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=2000)
+    exact = _ridge_closed_form(np.tile(X, (20, 1)), np.tile(y, 20), 200.0)
+    normal = Ridge(alpha=200.0)
+    found = []
+    for chunk in (2000, 200, 20):
+        model = Ridge(alpha=200.0, solver="sgd", average=len(X), random_state=0)
+        for _ in range(20):
+            for start in range(0, 2000, chunk):
+                model.partial_fit(X[start:start + chunk], y[start:start + chunk])
+                if chunk == 2000:
+                    normal.partial_fit(X[start:start + chunk], y[start:start + chunk])
+        assert model._engine.config["alpha"] == 200.0 / 40000
+        assert_rel(model.coef_, exact, 2e-2)         # (was 0.47 and 0.90 off for 200, 20)
+        found.append(model.coef_)
+    assert_rel(normal.coef_, exact, 1e-10)                # the same problem, solved exactly
+    assert_rel(found[2], found[0], 2e-2)
+
+
+def test_ridge_sgd_weights_change_the_problem_as_they_change_the_closed_form():
+    """Ridge's alpha is on the weighted sum, so weights times c are alpha / c, for the closed
+    form and SGD alike; the SGD steps themselves do not grow with c (the weights step
+    relative to their mean). LinearRegression's SGD does not move at all."""
+    X, y = standardized(n=500, d=3, seed=4)
+    sw = np.random.default_rng(5).uniform(0.5, 2.0, size=len(X))
+    params = dict(solver="sgd", eta0=0.01, max_iter=5, tol=None, random_state=0)
+    a = Ridge(alpha=30.0, **params).fit(X, y, 10.0 * sw)
+    b = Ridge(alpha=3.0, **params).fit(X, y, sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9)
+    np.testing.assert_allclose(Ridge(alpha=30.0).fit(X, y, 10.0 * sw).coef_,
+                               Ridge(alpha=3.0).fit(X, y, sw).coef_, rtol=1e-10)
+    c = LinearRegression(**params).fit(X, y, sw)
+    d = LinearRegression(**params).fit(X, y, 1e6 * sw)    # raw, eta0 x 1e6: diverged
+    np.testing.assert_allclose(d.coef_, c.coef_, rtol=1e-9)
+
+
+def test_weighted_ridge_sgd_fit_matches_numpy():
+    X, y = standardized(n=2000, d=3, seed=6)
+    sw = np.random.default_rng(7).integers(1, 5, size=len(X)).astype(float)
+    sgd = Ridge(alpha=500.0, solver="sgd", eta0=0.005, average=len(X), max_iter=60, tol=None,
+                random_state=0).fit(X, y, 3.0 * sw)
+    assert_rel(sgd.coef_, _ridge_closed_form(X, y, 500.0, 3.0 * sw), 5e-3)

@@ -570,3 +570,16 @@ def test_a_column_that_only_says_known_or_missing_splits(splitter):
     X2 = np.array([[0.0], [0.0], [1.0], [1.0], [np.nan], [np.nan]])
     t2 = DecisionTreeClassifier(splitter=splitter, max_depth=1).fit(X2, [0, 0, 1, 1, 1, 1])
     assert t2.tree_.threshold[0] == 0.5
+
+
+def test_reordered_frame_columns_are_named_as_such():
+    # the column-kind check ran first: "X column 1 is treated as real-valued but holds
+    # non-numbers" for a frame whose columns were only reordered (an outside audit)
+    import pandas as pd
+    from fastml import RandomForestClassifier
+    df = pd.DataFrame({"a": list("xyz" * 20), "b": np.linspace(0, 1, 60),
+                       "c": pd.Categorical(list("pq" * 30))})
+    for est in (DecisionTreeClassifier(), RandomForestClassifier(n_estimators=2)):
+        est.fit(df, np.arange(60) % 2)
+        with pytest.raises(ValueError, match="feature names"):
+            est.predict(df[["c", "b", "a"]])

@@ -45,7 +45,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         halves (never below 1/L) when the objective rises, so it always converges and each
         iteration is one pass (a rejected trial step counts as an iteration). "lbfgs" feeds the
         same kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
-        `batch_size` rows (004: 512 or 1024), both through the shared SGD loop.
+        `batch_size` rows (004: 512 or 1024), both through the shared SGD loop; their sample
+        weights count relative to their mean (over the rows given so far, for partial_fit),
+        so they minimize the same objective as the batch solvers: scaling every weight by c
+        changes nothing.
     alpha : float, default 1e-4
         L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
     fit_intercept : bool, default True
@@ -418,6 +421,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         return not isinstance(self.early_stopping, str) and bool(self.early_stopping)
 
     def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False, finite_checked=True):
+        """`epochs` SGD epochs (fit: max_iter; partial_fit: 1) from a new state or, with
+        `resume`, from the current one. The sample weights step relative to their mean over
+        the rows seen (SGDEngine.relative_weights), so SGD minimizes the batch solvers'
+        objective, sum_i s_i l_i / sum_i s_i + alpha/2 ||W||^2."""
         rng = check_random_state(self.random_state) if not resume else self._rng
         if not resume:
             self._rng = rng
@@ -435,7 +442,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         if self._holds_out() and not resume:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
         n_iter, curve, progressive = run_epochs(
-            self._engine, X, Y, sw, max_iter=epochs,
+            self._engine, X, Y, self._engine.relative_weights(sw), max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
             name="LogisticRegression", first_epoch=self._epochs_done,

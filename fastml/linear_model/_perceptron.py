@@ -40,8 +40,13 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     _accepts_sparse = True
     _stop_without_updates = False   # the perceptron: a mistake-free epoch means converged
     _progressive = "loss"           # progressive_loss_: the engine's loss, or "mistakes" (0/1)
+    # Step with the sample weights relative to their mean (SGDEngine.relative_weights), so
+    # SGD minimizes sum_i s_i l_i / sum_i s_i + alpha/2 ||w||^2, scale-free in the weights as
+    # every batch objective here is. The perceptron (alpha = 0, eta = 1) takes them as given:
+    # its w from 0 scales with them and its predictions do not.
+    _relative_weights = True
 
-    @all_or_nothing(fitting=True)
+    @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
             sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn from X and labels y, starting from w = 0.
@@ -139,6 +144,8 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self.loss_curve_ = []
             self.progressive_loss_ = []
         engine = self._engine
+        if self._relative_weights:
+            sw = engine.relative_weights(sw)
         n_iter, curve, progressive = run_epochs(
             engine, X, OutputLayout(len(self.classes_)).targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
@@ -235,6 +242,7 @@ class Perceptron(_OnlineLinearClassifier):
 
     _stop_without_updates = True
     _progressive = "mistakes"
+    _relative_weights = False       # w <- w + s_i y_i x_i, the weights as given
 
     def __init__(self, max_iter: int = 1000, tol: Optional[float] = 1e-3,
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,

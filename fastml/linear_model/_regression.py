@@ -526,7 +526,9 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         solver="normal": the chunk's statistics are merged into `stats_` and the model
         re-solved, so after any sequence of chunks the model equals `fit` on all of them.
         solver="sgd": one SGD epoch over the chunk, continuing from the current weights
-        (online learning).
+        (online learning), toward that same model: Ridge's penalty is on the sum over every
+        row given so far (see Ridge), and the sample weights count relative to their mean
+        over those rows.
 
         A call continues only from the state of its own solver (the statistics `stats_` of
         "normal", the SGD state of "sgd"). With none (the first call, or a model that `fit`
@@ -647,20 +649,32 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
     # ---- the shared SGD loop
 
     def _fit_sgd(self, X, Y, sw, epochs, resume):
+        """`epochs` epochs of the SGD loop on the squared loss, from a new state or (resume,
+        partial_fit) the current one.
+
+        With S the sample weight of every row given so far (fit: its rows; partial_fit: every
+        chunk since the start, this one included) and N those rows, the loop steps with the
+        weights s'_i = s_i N / S (mean 1: SGDEngine.relative_weights) and the per-row penalty
+        a = alpha / S, so it minimizes (1/N) sum_i s'_i (m_i - y_i)^2 / 2 + a/2 ||w||^2 =
+        (1/(2S)) (sum_i s_i (m_i - y_i)^2 + alpha ||w||^2): Ridge's objective over those rows
+        (up to the factor), the model that fit (or solver="normal" partial_fit) gives on
+        them. The weights' scale then only changes the problem as it does for the closed
+        forms, never the step sizes."""
         if not resume:
             self._rng = check_random_state(self.random_state)
             self._engine = SGDEngine(
                 Y.shape[1], X.shape[1], X.dtype, loss="squared",
                 learning_rate=self.learning_rate,
                 eta0=self.eta0, decay=self.decay,
-                # The loop minimizes (1/n) sum_i w_i (m_i - y_i)^2 / 2 + a/2 ||w||^2 over the n
-                # rows of this first call: 1/(2n) of Ridge's sum form when a = alpha / n, so the
-                # same minimizer (later partial_fit chunks keep that a).
-                alpha=self._alpha() / X.shape[0], batch_size=self.batch_size,
+                alpha=self._alpha() / float(np.sum(sw)), batch_size=self.batch_size,
                 fit_intercept=self.fit_intercept, average=self.average)
             self._epochs_done = 0
+        engine = self._engine
+        sw = engine.relative_weights(sw)
+        if self._alpha() > 0 and engine.weight_seen > 0:    # the penalty per row as the
+            engine.config["alpha"] = self._alpha() / engine.weight_seen    # rows accrue
         n_iter, curve, _ = run_epochs(
-            self._engine, X, Y, sw, max_iter=epochs, tol=self.tol if epochs > 1 else None,
+            engine, X, Y, sw, max_iter=epochs, tol=self.tol if epochs > 1 else None,
             n_iter_no_change=self.n_iter_no_change, shuffle=self.shuffle, rng=self._rng,
             verbose=self.verbose, name=type(self).__name__, first_epoch=self._epochs_done,
             n_jobs=self.n_jobs)
@@ -860,7 +874,20 @@ class Ridge(_LeastSquares):
     lambda ||w||^2; it is this objective divided by n, so lambda maps to alpha = n * lambda
     (n the number of rows; the sum of the sample weights when weighted): for 001's lambda,
     use ``Ridge(alpha=len(X) * lam)``. The SGD loop's own penalty (a/2 ||w||^2 on the mean half
-    squared loss, as in scikit-learn's SGDRegressor) is a = alpha / n.
+    squared loss, as in scikit-learn's SGDRegressor) is a = alpha / n (alpha / sum_i s_i when
+    weighted; the loop steps with the weights scaled to average 1).
+
+    partial_fit: alpha penalizes a sum over a data set, and a stream of chunks has no data set
+    size. Both solvers take the data set to be every row given to partial_fit so far (since
+    the first call): solver="normal" merges the chunks' statistics and solves exactly that
+    ridge problem; solver="sgd" runs each chunk's epoch with the per-row penalty
+    a = alpha / (the sample weight of every row given so far, this chunk included), so it
+    heads for the same model whatever the chunk sizes. A row given twice (a second pass over
+    the same data) counts twice, as for "normal": after k passes over n rows the penalty is
+    that of alpha on k n rows; to keep Ridge(alpha) on n rows over several passes, use fit
+    (max_iter epochs), or alpha * k with partial_fit. In the first pass the early chunks meet
+    a stronger penalty per row than the later ones (alpha over fewer rows), which the
+    iterates forget as the pass goes on.
 
     Parameters
     ----------

@@ -108,6 +108,9 @@ class SGDEngine:
         self.state[_SCALE] = 1.0
         self.state[_AVERAGE_C] = 1.0
         self.n_updates = 0  # rows that moved w so far (the perceptron's mistakes)
+        # rows and sample weight given so far (relative_weights): the loop steps with the
+        # weights scaled to average 1 over them
+        self.rows_seen = self.weight_seen = 0.0
         self.config = _schedule_config(loss, learning_rate, eta0, alpha, decay)
         self.config.update(
             # beyond the rows a batch is all of them (the kernel clamps per call); this clamp
@@ -116,6 +119,21 @@ class SGDEngine:
             batch_size=int(min(batch_size, np.iinfo(np.intp).max)),
             fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
             average_decay=decay, adagrad_eps=float(adagrad_eps))
+
+    def relative_weights(self, sample_weight):
+        """The weights the loop steps with for these rows: `sample_weight` scaled by
+        rows_seen / weight_seen, the totals over every row given so far, these included
+        (a fit gives its rows once; partial_fit adds each chunk). They average 1 over the rows
+        seen, so only the ratios of the weights matter, as in the batch objective
+        sum_i s_i l_i / sum_i s_i + penalty: the loop's steps are eta (s'_i dl_i + alpha w),
+        whose fixed point is that objective's minimizer only when the s'_i average 1 (with the
+        raw weights, scaling them all by c acted as alpha / c). Unit weights are returned
+        as they are (the factor is exactly 1)."""
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        self.rows_seen = getattr(self, "rows_seen", 0.0) + float(len(sample_weight))
+        self.weight_seen = getattr(self, "weight_seen", 0.0) + float(np.sum(sample_weight))
+        factor = self.rows_seen / self.weight_seen if self.weight_seen > 0 else 1.0
+        return sample_weight if factor == 1.0 else sample_weight * factor
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
         """One pass over the rows `order`; returns (weighted loss sum, rows that moved w, their
@@ -214,6 +232,10 @@ class SGDEngine:
         if not 0.0 < state[_AVERAGE_C] <= 1.0:
             raise ValueError("the SGD state's running-average scale is not in (0, 1]")
         state_count(self, "n_updates")
+        for name in ("rows_seen", "weight_seen"):       # absent from files of older versions
+            value = getattr(self, name, 0.0)
+            if not isinstance(value, float) or not 0.0 <= value < np.inf:
+                raise ValueError(f"the SGD state's {name} is not a finite float >= 0")
         if not isinstance(config.get("batch_size"), int) or config["batch_size"] < 1:
             raise ValueError("the SGD state's batch_size is not a positive integer")
 
@@ -288,6 +310,9 @@ def mix_into(target, engines, weights):
     target.G, target.Gb, target.A, target.Ab = (average(name) for name in ("G", "Gb", "A", "Ab"))
     target.state = average("state")
     target.state[_SCALE] = target.state[_AVERAGE_C] = 1.0    # 1 in every engine (not 1 - ulp)
+    for name in ("rows_seen", "weight_seen"):   # the totals behind relative_weights: their
+        setattr(target, name, float(sum(        # ratio stays the engines' mean sample weight
+            q * getattr(engine, name, 0.0) for q, engine in zip(p, engines))))
 
 
 def check_sgd_engine(engine, n_outputs, n_features):

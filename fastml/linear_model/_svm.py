@@ -40,11 +40,12 @@ class LinearSVM(_OnlineLinearClassifier):
         L2 strength (> 0).
     solver : "sgd" (default) or "subgradient"
         "sgd": one row per step through the shared SGD loop (supports partial_fit, averaging,
-        dense and CSR rows). "subgradient": full-batch subgradient descent, each step one
-        fused pass over X (threads over row blocks with n_jobs); since a subgradient step
-        need not decrease the objective, it reports the best of the start (w = 0) and the
-        point after each step, every one of them evaluated: max_iter=T takes T steps and
-        reads X T + 1 times.
+        dense and CSR rows); its sample weights count relative to their mean (over the rows
+        given so far, for partial_fit), so it minimizes the objective above whatever their
+        scale. "subgradient": full-batch subgradient descent, each step one fused pass over X
+        (threads over row blocks with n_jobs); since a subgradient step need not decrease the
+        objective, it reports the best of the start (w = 0) and the point after each step,
+        every one of them evaluated: max_iter=T takes T steps and reads X T + 1 times.
     learning_rate : str, default "optimal"
         "optimal" 1/(alpha (t0 + t)) (Bottou's; the strongly convex rate), "inverse" eta0/t,
         "constant" eta0; "sgd" also takes "decay" and "adagrad". t counts steps (rows for "sgd",

@@ -237,8 +237,12 @@ class EncodedInput:
         self._check_is_fitted(self._fitted_attr)
         if X is None:
             raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+        frame = _is_pandas_frame(X)
+        if frame:       # the names first: a reordered frame is told so, not that a column of
+            check_n_features(self, X, reset=False)   # the wrong kind holds strings
         Xe = self._encoder.transform(X, owner=type(self).__name__)
-        check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=False)
+        if not frame:
+            check_n_features(self, Xe, reset=False)
         return Xe
 
     def _check_fitted_state(self):
