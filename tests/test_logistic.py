@@ -658,3 +658,24 @@ def test_sgd_partial_fit_weights_are_relative_to_the_rows_seen():
     np.testing.assert_allclose(models[1].coef_, models[0].coef_, rtol=1e-9)
     assert models[0]._engine.rows_seen == 300
     assert models[0]._engine.weight_seen == pytest.approx(sw.sum(), rel=1e-12)
+
+
+def test_early_stopping_holds_out_rows_in_fit_only():
+    """partial_fit never stops early, so with early_stopping=True it must still train on
+    every row (it held out validation_fraction of the first chunk and never trained on
+    them: 50 steps of 100 in the audit): the same model as without early stopping. fit
+    still holds them out."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(solver="sgd", shuffle=False, random_state=0)
+    plain = LogisticRegression(**kw).partial_fit(X, y, classes=[0, 1])
+    stopping = LogisticRegression(early_stopping=True, validation_fraction=0.5, **kw)
+    stopping.partial_fit(X, y, classes=[0, 1])
+    assert stopping._engine.n_steps == plain._engine.n_steps == 100
+    np.testing.assert_array_equal(stopping.coef_, plain.coef_)
+    stopping.partial_fit(X, y)
+    assert stopping._engine.n_steps == 200
+    fitted = LogisticRegression(early_stopping=True, validation_fraction=0.5, max_iter=1,
+                                **kw).fit(X, y)
+    assert fitted._engine.n_steps == 50

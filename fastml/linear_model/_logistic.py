@@ -85,10 +85,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         sorted by label it costs a little log-loss, see the user guide); False, the given
         order.
     early_stopping : bool or "progressive", default False
-        SGD: True holds out `validation_fraction` of the rows and stops when their log-loss
-        stops improving by tol for n_iter_no_change epochs. "progressive" stops on
+        SGD's `fit`: True holds out `validation_fraction` of the rows and stops when their
+        log-loss stops improving by tol for n_iter_no_change epochs. "progressive" stops on
         `progressive_loss_` instead, with no rows held out (it watches the same numbers as
-        the default rule; `fastml.fit_stream` also stops its passes on it).
+        the default rule; `fastml.fit_stream` also stops its passes on it). `partial_fit`
+        runs one epoch and never stops early, so it holds nothing out and trains on every
+        row it is given, as in scikit-learn.
     validation_fraction : float, default 0.1
     n_iter_no_change : int, default 5
     multi_class : "multinomial" (default) or "reference"
@@ -215,7 +217,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, X.shape[0])
         layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
-            self._fit_sgd(X, codes, sw, layout, self.max_iter, finite_checked=False)
+            self._fit_sgd(X, codes, sw, layout, self.max_iter, finite_checked=False,
+                          hold_out=self._holds_out())
         else:
             self._fit_batch(X, layout.codes(codes), sw, layout, finite_checked=not batch)
         return self
@@ -420,11 +423,14 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """Does an SGD fit keep rows out of training (early_stopping=True)?"""
         return not isinstance(self.early_stopping, str) and bool(self.early_stopping)
 
-    def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False, finite_checked=True):
+    def _fit_sgd(self, X, codes, sw, layout, epochs, resume=False, finite_checked=True,
+                 hold_out=False):
         """`epochs` SGD epochs (fit: max_iter; partial_fit: 1) from a new state or, with
-        `resume`, from the current one. The sample weights step relative to their mean over
-        the rows seen (SGDEngine.relative_weights), so SGD minimizes the batch solvers'
-        objective, sum_i s_i l_i / sum_i s_i + alpha/2 ||W||^2."""
+        `resume`, from the current one. hold_out (fit with early_stopping=True only): keep
+        validation_fraction of the rows out of training to decide when to stop; partial_fit
+        never stops early, so it trains on every row it is given. The sample weights step
+        relative to their mean over the rows seen (SGDEngine.relative_weights), so SGD
+        minimizes the batch solvers' objective, sum_i s_i l_i / sum_i s_i + alpha/2 ||W||^2."""
         rng = check_random_state(self.random_state) if not resume else self._rng
         if not resume:
             self._rng = rng
@@ -439,7 +445,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self._epochs_done = 0
         Y = layout.targets(codes)
         validation = None
-        if self._holds_out() and not resume:
+        if hold_out:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
         n_iter, curve, progressive = run_epochs(
             self._engine, X, Y, self._engine.relative_weights(sw), max_iter=epochs,
