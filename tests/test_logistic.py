@@ -679,3 +679,23 @@ def test_early_stopping_holds_out_rows_in_fit_only():
     fitted = LogisticRegression(early_stopping=True, validation_fraction=0.5, max_iter=1,
                                 **kw).fit(X, y)
     assert fitted._engine.n_steps == 50
+
+
+def test_solver_docstring_lists_every_solver():
+    from fastml.linear_model._logistic import SOLVERS
+    doc = LogisticRegression.__doc__
+    line = doc[doc.index("solver :"):].splitlines()[0]
+    assert all(f'"{solver}"' in line for solver in SOLVERS), line
+
+
+def test_lbfgs_precision_warning_names_the_datas_dtype():
+    """On float32 X the objective is computed with float32 weights: a tol beyond float32's
+    reach must be blamed on float32, not on float64."""
+    from fastml.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 5))
+    y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="tol is below what float32 arithmetic"):
+        LogisticRegression(tol=1e-9, max_iter=1000).fit(X.astype(np.float32), y)
+    with pytest.warns(ConvergenceWarning, match="tol is below what float64 arithmetic"):
+        LogisticRegression(tol=1e-14, max_iter=10000).fit(X, y)

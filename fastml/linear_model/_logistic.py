@@ -36,7 +36,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : "lbfgs" (default), "gd", "sgd" or "minibatch"
+    solver : "lbfgs" (default), "gd", "newton", "sgd" or "minibatch"
         "gd" is the lectures' batch gradient ascent: each iteration is one fused pass over X
         (margins, P-hat, residual and gradient while a block of rows is in cache), threads over
         row blocks; the step is `eta0` when given, else adaptive: it starts at 1/L with L a
@@ -44,11 +44,15 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         bound), follows the curvature seen along the first steps (at most doubling) and
         halves (never below 1/L) when the objective rises, so it always converges and each
         iteration is one pass (a rejected trial step counts as an iteration). "lbfgs" feeds the
-        same kernel to scipy's L-BFGS-B. "sgd" updates on one row at a time, "minibatch" on
-        `batch_size` rows (004: 512 or 1024), both through the shared SGD loop; their sample
-        weights count relative to their mean (over the rows given so far, for partial_fit),
-        so they minimize the same objective as the batch solvers: scaling every weight by c
-        changes nothing.
+        same kernel to scipy's L-BFGS-B. "newton" is 001's Newton-Raphson on the same
+        objective (fastml/linear_model/_newton.py): each iteration solves H d = -g with the
+        Hessian of the regularized mean log-loss (IRLS for two classes; Newton-CG with
+        Hessian-vector products when K d is large) and a backtracking line search: few
+        iterations, each a few passes over X (one for two classes on dense X). "sgd" updates
+        on one row at a time, "minibatch" on `batch_size` rows (004: 512 or 1024), both
+        through the shared SGD loop; their sample weights count relative to their mean
+        (over the rows given so far, for partial_fit), so they minimize the same objective
+        as the batch solvers: scaling every weight by c changes nothing.
     alpha : float, default 1e-4
         L2 strength: minimizes mean log-loss + alpha/2 ||w||^2 (0 = plain maximum likelihood).
     fit_intercept : bool, default True
@@ -331,7 +335,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 import warnings
                 warnings.warn(f"LogisticRegression(solver='lbfgs') stopped with max|gradient| "
                               f"= {gmax:.3g} > tol={tol}: {result.message}; tol is below what "
-                              f"float64 can reach on this problem", ConvergenceWarning)
+                              f"{_precision(objective)} can reach on this problem",
+                              ConvergenceWarning)
         return result.x, int(result.nit), curve
 
     def _run_newton(self, objective, x0, X, codes, sw, layout):
@@ -682,6 +687,19 @@ def step_bound(weighted_sq_norms, weight, fit_intercept, n_classes, alpha):
     trace = (weighted_sq_norms + (weight if fit_intercept else 0.0)) / weight
     bound = 0.25 if n_classes == 2 else 0.5
     return max(bound * trace + alpha, np.finfo(np.float64).tiny)  # X = 0: any step will do
+
+
+def _precision(objective):
+    """What limits how far the objective can fall, for the lbfgs warning: the kernel runs in
+    the data's dtype (the weights are rounded to it), so float32 X stops near float32's
+    rounding, not float64's. (The streamed and distributed objectives carry a dtype too.)"""
+    dtype = getattr(objective, "dtype", None)
+    if dtype is None and getattr(objective, "X", None) is not None:
+        dtype = objective.X.dtype
+    if dtype is not None and np.dtype(dtype) == np.float32:
+        return ("float32 arithmetic (X is float32: the weights are rounded to float32 in "
+                "each pass; give float64 X for a smaller tol)")
+    return "float64 arithmetic"
 
 
 def _max_iter_message(solver, max_iter):
