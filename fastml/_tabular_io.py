@@ -24,8 +24,10 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 _TRUE, _FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
 
 
-def read_table(path):
-    """{name: column} from a CSV or Parquet file; see the module docstring for the types."""
+def read_table(path, text_columns=()):
+    """{name: column} from a CSV or Parquet file; see the module docstring for the types.
+    text_columns: CSV columns read as text whatever their cells look like (a model's text
+    columns, whose values may all look like numbers in a new file)."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such data file: {path}")
@@ -36,11 +38,22 @@ def read_table(path):
         if parquet:
             raise ImportError("reading Parquet needs pyarrow: pip install 'fastml[pandas]'") \
                 from None
-        return _read_csv_stdlib(path)
-    return _read_arrow(path, parquet)
+        return _read_csv_stdlib(path, text_columns)
+    return _read_arrow(path, parquet, text_columns)
 
 
-def _read_arrow(path, parquet):
+def csv_convert_options(columns=None, text_columns=()):
+    """pyarrow's CSV conversion as fastml reads every CSV file (in memory, streamed, chunked
+    prediction): an empty cell is missing in any column ("NA" or "null" stay text, as in the
+    reader without pyarrow), and text_columns stay text."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    return pc.ConvertOptions(include_columns=list(columns or []), null_values=[""],
+                             strings_can_be_null=True, quoted_strings_can_be_null=True,
+                             column_types={name: pa.string() for name in text_columns})
+
+
+def _read_arrow(path, parquet, text_columns=()):
     import pyarrow as pa
     try:
         if parquet:
@@ -48,8 +61,8 @@ def _read_arrow(path, parquet):
             table = pq.read_table(path)
         else:
             import pyarrow.csv as pc
-            table = pc.read_csv(path, convert_options=pc.ConvertOptions(
-                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True))
+            table = pc.read_csv(path, convert_options=csv_convert_options(
+                text_columns=text_columns))
     except (pa.ArrowException, OSError) as exc:  # not a CSV / Parquet file, or malformed
         raise ValueError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
             from None
@@ -96,7 +109,7 @@ def _objects(values):
     return out
 
 
-def _read_csv_stdlib(path):
+def _read_csv_stdlib(path, text_columns=()):
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     if not rows:
@@ -107,12 +120,15 @@ def _read_csv_stdlib(path):
         if len(row) != len(header):
             raise ValueError(f"{path}, line {i}: {len(row)} cells, but the header has "
                              f"{len(header)}")
-    columns = {name: _typed([row[j] for row in body]) for j, name in enumerate(header)}
+    columns = {name: _typed([row[j] for row in body], name in text_columns)
+               for j, name in enumerate(header)}
     return _checked(columns, path)
 
 
-def _typed(cells):
+def _typed(cells, text=False):
     present = [c for c in cells if c != ""]
+    if text:
+        return _objects([None if c == "" else c for c in cells])
     try:
         return np.array([float(c) if c != "" else np.nan for c in cells], dtype=np.float64)
     except ValueError:
@@ -192,11 +208,26 @@ class TabularModel(_WrappedModel):
 
     def fit(self, columns, y):
         self.feature_names_ = list(columns)
+        self.text_columns_ = [name for name, col in columns.items() if is_text(col)]
         self.native_categorical_ = "categorical_features" in self.estimator.get_params()
         self.categories_ = {} if self.native_categorical_ else {
             name: _vocabulary(col) for name, col in columns.items() if is_text(col)}
         self.estimator.fit(self.transform(columns), y)
         return self
+
+    def text_columns(self):
+        """The feature columns that held text at fit: a new file must be read with them as
+        text, or a column of digit codes ("1", "2", "A") whose new cells all look like numbers
+        would reach the model as numbers, which match none of its levels."""
+        if hasattr(self, "text_columns_"):
+            return list(self.text_columns_)
+        if self.native_categorical_:     # a model saved before text_columns_ was kept
+            mask = getattr(self.estimator, "categorical_mask_",     # trees
+                           getattr(self.estimator, "categorical_features_", None))  # NaiveBayes
+            if mask is None:
+                return []
+            return [n for n, cat in zip(self.feature_names_, mask) if cat]
+        return list(self.categories_)
 
     def input_names(self):
         """Names of the estimator's input columns (after one-hot encoding)."""

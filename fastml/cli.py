@@ -144,12 +144,21 @@ def build_estimator(args):
 
 # ---------------------------------------------------------------------------- data
 
-def load_columns(data):
-    """Typed columns of a data file (or of a bundled data set named in BUNDLED)."""
+def load_columns(data, text_columns=()):
+    """Typed columns of a data file (or of a bundled data set named in BUNDLED); text_columns
+    are read as text (a saved model's, see model_text_columns)."""
     from ._tabular_io import read_table
     if data in BUNDLED and not os.path.exists(data):
         data = os.path.join(os.path.dirname(__file__), *BUNDLED[data])
-    return read_table(data)
+    return read_table(data, text_columns)
+
+
+def model_text_columns(model):
+    """The columns a saved model took as text at fit: a new file is read with them as text,
+    whatever its cells look like (a column of codes "1", "2", "A" whose new cells are all
+    digits must not reach the model as numbers, which match none of its levels)."""
+    from ._tabular_io import TabularModel
+    return model.text_columns() if isinstance(model, TabularModel) else []
 
 
 def split_target(columns, target, drop=()):
@@ -404,7 +413,7 @@ def run_predict_stream(args):
     import numpy as np
     from .stream import _reader_for
     model = load_model(args.model)
-    reader = _reader_for(args.data)
+    reader = _reader_for(args.data, model_text_columns(model))
     model, _ = model_input(model, {n: None for n in reader.column_names()})
     stream = open(args.out, "w", newline="") if args.out else sys.stdout
     n = 0
@@ -467,7 +476,8 @@ def run_predict(args):
     from ._tabular_io import take_rows
     if args.chunk_rows:
         return run_predict_stream(args)
-    model, features = model_input(load_model(args.model), load_columns(args.data))
+    model = load_model(args.model)
+    model, features = model_input(model, load_columns(args.data, model_text_columns(model)))
     if args.proba and not hasattr(_inner(model), "predict_proba"):
         raise CLIError(f"{type(_inner(model)).__name__} does not give probabilities "
                        f"(predict_proba); drop --proba")
@@ -515,7 +525,7 @@ def _cell(v):
 def run_evaluate(args):
     from ._tabular_io import take_rows
     model = load_model(args.model)
-    columns = load_columns(args.data)
+    columns = load_columns(args.data, model_text_columns(model))
     features, y = split_target(columns, args.target)
     model, features = model_input(model, features)
     y = target_for(model, y, args.target)

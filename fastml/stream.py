@@ -43,6 +43,7 @@ from typing import Any, Optional, Sequence, TYPE_CHECKING
 import numpy as np
 
 from ._progress import progress
+from ._tabular_io import csv_convert_options
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import EstimatorT
@@ -980,14 +981,15 @@ def _to_frame(raw):
 
 
 # ---------------------------------------------------------------------------- the readers
-def _reader_for(source):
+def _reader_for(source, text_columns=()):
+    """The reader of a source; text_columns: CSV columns read as text (see _CSVReader)."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         lowered = path.lower()
         if lowered.endswith(CSV_SUFFIXES):
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"no CSV file {path!r}")
-            return _CSVReader(path)
+            return _CSVReader(path, text_columns)
         if os.path.isdir(path) or lowered.endswith(PARQUET_SUFFIXES) or glob.has_magic(path):
             return _ParquetReader(path)
         raise ValueError(f"cannot tell the format of {path!r}: give a .parquet / .csv file, "
@@ -1096,9 +1098,10 @@ class _ParquetReader:
 class _CSVReader:
     repeatable = read_ahead = True
 
-    def __init__(self, path):
+    def __init__(self, path, text_columns=()):
         _pyarrow()
         self.path = path
+        self.text_columns = tuple(text_columns)
 
     def total_rows(self):
         return None
@@ -1108,9 +1111,10 @@ class _CSVReader:
 
     def _open(self, columns):
         pa = _pyarrow()
-        convert = pa.csv.ConvertOptions(include_columns=columns) if columns else None
+        # the in-memory reader's conversion (an empty cell is missing, text columns stay text)
         return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
-            block_size=CSV_BLOCK_BYTES), convert_options=convert)
+            block_size=CSV_BLOCK_BYTES), convert_options=csv_convert_options(
+                columns, self.text_columns))
 
     def batches(self, columns, chunk_rows):
         """Arrow tables of `chunk_rows` rows (the last may be shorter)."""

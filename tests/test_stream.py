@@ -554,3 +554,19 @@ def test_sgd_classes_are_found_beside_the_first_read(table, parquet_path, monkey
     monkeypatch.setattr(stream._Stream, "classes", failing)
     with pytest.raises(OSError, match="target column unreadable"):
         fit_stream(fastml.Perceptron(), parquet_path, "y3", columns=NUM, chunk_rows=300)
+
+
+def test_csv_stream_reads_cells_as_the_in_memory_reader_does(tmp_path):
+    """An empty text cell is missing, "NA" is a level: the streamed CSV reader used pyarrow's
+    default nulls ("NA", "null", "" ...), so fit_stream learned '' as a level and dropped "NA"
+    (an outside audit); Parquet streams already agreed."""
+    from fastml._tabular_io import _frame, read_table
+    path = tmp_path / "na.csv"
+    path.write_text("c,x,y\nNA,1,a\nNA,2,a\nUS,3,b\nUS,1,b\n,2,a\nUS,0,b\nNA,5,a\nUS,4,b\n")
+    columns = read_table(path)
+    y = columns.pop("y")
+    fitted = fastml.NaiveBayes().fit(_frame(columns), y)
+    streamed = fit_stream(fastml.NaiveBayes(), str(path), "y", chunk_rows=3)
+    assert [c.tolist() for c in streamed.categories_] == [["NA", "US"]]
+    X = _frame(columns)
+    np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=1e-12)
