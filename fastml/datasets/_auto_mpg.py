@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
-from ._base import Dataset, to_frame
+from ._base import Dataset, to_frame, to_series
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import XyPair
@@ -69,12 +69,14 @@ def load_auto_mpg(*, return_X_y: bool = False, as_frame: bool = False,
     """
     cols = _read_columns(dropna)
     if return_X_y:
+        if as_frame:
+            return to_frame({c: cols[c] for c in NUMERIC}), to_series(cols["mpg"], "mpg")
         X = np.column_stack([cols[c] for c in NUMERIC])
         return X, cols["mpg"]
     features = {c: cols[c] for c in NUMERIC + ["origin", "name"]}
     return Dataset(
         data=to_frame(features) if as_frame else features,
-        target=cols["mpg"],
+        target=to_series(cols["mpg"], "mpg") if as_frame else cols["mpg"],
         feature_names=NUMERIC + ["origin", "name"],
         target_name="mpg",
         DESCR=open(os.path.join(DATA_DIR, "PROVENANCE.md")).read(),

@@ -32,6 +32,11 @@ def to_frame(columns):
     return pd.DataFrame(columns)
 
 
+def to_series(values, name):
+    """A pandas Series of the values named name (as_frame's target)."""
+    return to_frame({name: values})[name]
+
+
 def object_matrix(columns, names):
     """Columns of mixed types as one 2-D object array (strings stay strings)."""
     out = np.empty((len(columns[names[0]]), len(names)), dtype=object)

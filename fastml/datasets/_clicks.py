@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import check_param, check_random_state
-from ._base import Dataset, to_frame
+from ._base import Dataset, to_frame, to_series
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import RandomStateLike
@@ -109,5 +109,5 @@ def make_clicks(n_rows: int = 100_000, *, n_ads: int = 2_000, n_sites: int = 500
                   DESCR=__doc__)
     if as_frame:
         out["data"] = to_frame({f: data[:, j] for j, f in enumerate(FIELDS)})
-        out["target"] = to_frame({"clicked": clicked})["clicked"]
+        out["target"] = to_series(clicked, "clicked")
     return out

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Union
 import numpy as np
 
 from ._auto_mpg import load_auto_mpg
-from ._base import Dataset, object_matrix, to_frame
+from ._base import Dataset, object_matrix, to_frame, to_series
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import XyPair
@@ -79,9 +79,9 @@ def load_lecture_mpg(*, return_X_y: bool = False, as_frame: bool = False) -> Uni
     mpg = np.where(data.target >= MPG_GOOD_FROM, "good", "bad").astype(object)
     if return_X_y:
         if as_frame:
-            return to_frame({c: columns[c] for c in FEATURES}), mpg
+            return to_frame({c: columns[c] for c in FEATURES}), to_series(mpg, "mpg")
         return object_matrix(columns, FEATURES), mpg
     return Dataset(data=to_frame({c: columns[c] for c in FEATURES}) if as_frame
                    else {c: columns[c] for c in FEATURES},
-                   target=mpg, feature_names=list(FEATURES), target_name="mpg",
+                   target=to_series(mpg, "mpg") if as_frame else mpg, feature_names=list(FEATURES), target_name="mpg",
                    DESCR=__doc__)

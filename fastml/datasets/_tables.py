@@ -6,7 +6,7 @@ from typing import Optional, TYPE_CHECKING, Union
 
 import numpy as np
 
-from ._base import Dataset, object_matrix, to_frame
+from ._base import Dataset, object_matrix, to_frame, to_series
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import XyPair
@@ -39,7 +39,8 @@ def _table(columns, features, target, *, return_X_y, as_frame, descr):
     return Dataset(
         data=to_frame({c: columns[c] for c in features}) if as_frame
         else {c: columns[c] for c in features},
-        target=columns[target], feature_names=list(features), target_name=target, DESCR=descr)
+        target=to_series(columns[target], target) if as_frame else columns[target],
+        feature_names=list(features), target_name=target, DESCR=descr)
 
 
 def load_tax_table(*, return_X_y: bool = False, as_frame: bool = False,
