@@ -214,9 +214,10 @@ class ClassifierMixin:
 
     _estimator_type = "classifier"
 
-    def _encode_labels(self, y, *, min_classes=2):
-        """Learn `classes_` (sorted unique labels) and return y as int64 codes 0..K-1."""
-        y = check_target(y)
+    def _encode_labels(self, y, *, min_classes=2, name="y"):
+        """Learn `classes_` (sorted unique labels) and return y as int64 codes 0..K-1 (name:
+        what errors call y, e.g. partial_fit's "classes")."""
+        y = check_target(y, name=name)
         if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
             raise ValueError(
                 f"Unknown label type: continuous values in y; {type(self).__name__} is a "
@@ -230,7 +231,7 @@ class ClassifierMixin:
             codes = codes.copy()         # estimators may write theirs, never the user's y
         if len(classes) < min_classes:
             raise ValueError(
-                f"{type(self).__name__} needs at least {min_classes} classes in y; "
+                f"{type(self).__name__} needs at least {min_classes} classes in {name}; "
                 f"got {len(classes)} class(es): {classes.tolist()!r}")
         self.classes_ = classes
         return codes.astype(np.int64, copy=False).reshape(-1)

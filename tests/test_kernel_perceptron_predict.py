@@ -332,3 +332,20 @@ def test_voted_votes_property(n, sizes, d, seed):
     votes = np.empty((n, len(sizes)))
     kpf.voted_votes(X, pack, starts.astype(np.int64), votes)
     np.testing.assert_array_equal(votes, want)
+
+
+def test_values_that_overflow_the_kernel_are_refused():
+    """X ~ 1e300 made the rbf kernel inf - inf = NaN: the fit learned from NaN comparisons and
+    predict turned NaN scores into a label (an outside audit). Fit refuses such rows; a NaN
+    score at predict is an error naming the row, not a label."""
+    import fastml
+    with pytest.raises(ValueError, match="squared norms of its rows overflow"):
+        fastml.KernelPerceptron(random_state=0).fit(np.array([[0.0], [1e300], [1.0], [2.0]]),
+                                                    [0, 1, 0, 1])
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = np.arange(50) % 2
+    poly = fastml.KernelPerceptron(kernel="poly", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="kernel score of row 0 of X is NaN"):
+        poly.predict(np.array([[1e300, 0.0], [1.0, 1.0]]))
+    rbf = fastml.KernelPerceptron(random_state=0).fit(X, y)      # far away: every k = 0
+    assert rbf.decision_function(np.array([[1e300, 0.0]]))[0] == 0.0

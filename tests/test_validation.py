@@ -550,3 +550,15 @@ def test_the_warning_class_needs_no_sklearn_import():
         "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_partial_fit_classes_errors_name_classes():
+    # "y must be 1-D" was said of partial_fit's classes (an outside audit)
+    import fastml
+    X = np.zeros((2, 2))
+    for est in (fastml.LinearSVM(), fastml.Perceptron(), fastml.KernelPerceptron(),
+                fastml.LogisticRegression(solver="sgd")):
+        with pytest.raises(ValueError, match="classes must be 1-D"):
+            est.partial_fit(X, [0, 1], classes=[[0, 1]])
+        with pytest.raises(ValueError, match="at least 2 classes in classes"):
+            fastml.clone(est).partial_fit(X, [0, 0], classes=[0])

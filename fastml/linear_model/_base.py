@@ -193,7 +193,7 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
     if first:
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")
-        estimator._encode_labels(classes)
+        estimator._encode_labels(classes, name="classes")
     elif classes is not None and not np.array_equal(
             np.unique(check_target(classes, name="classes")), estimator.classes_):
         raise ValueError(f"classes {list(classes)!r} differ from the classes of the first "

@@ -208,8 +208,9 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     def _kernel_params(self, X):
         if self.gamma == "scale":
-            var = float(np.var(X, dtype=np.float64))    # float32 sums make constant data's
-                                                        # variance ~1e-26, not 0
+            with np.errstate(over="ignore"):            # an overflow is refused next
+                var = float(np.var(X, dtype=np.float64))  # float32 sums make constant
+            _check_kernel_range(X)                      # data's variance ~1e-26, not 0
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         elif self.gamma == "auto":
             gamma = 1.0 / X.shape[1]
@@ -325,6 +326,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = self.n_iter_ = 0
 
     def _train(self, X, codes, epochs):
+        if not callable(self.kernel):
+            _check_kernel_range(X)
         with blas_limit(1):     # sequential and small GEMMs: BLAS threads only add wake-ups
             self._run_epochs(X, codes, epochs)
 
@@ -461,6 +464,10 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         scores = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
         _kp().kernel_decide(X if X.dtype == np.float64 else X.astype(np.float64), pack,
                             self._kparams, self._sq_max, scores, check_n_jobs(self.n_jobs))
+        if np.isnan(scores).any():      # inf - inf inside a kernel value: no sign to predict
+            row = int(np.argwhere(np.isnan(scores))[0, 0])
+            raise ValueError(f"the kernel score of row {row} of X is NaN: its values overflow "
+                             f"float64 inside the {self.kernel} kernel; rescale X")
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def _decide(self, X, SV, coef, scores):
@@ -491,6 +498,15 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         """
         scores = self.decision_function(X)
         return labels_from_scores(self.classes_, scores)
+
+
+def _check_kernel_range(X):
+    """Training rows whose squared norms overflow float64 (|x| ~ 1e154 and beyond) make the
+    built-in kernels inf - inf = NaN, and the perceptron would learn from NaN comparisons."""
+    if X.shape[0] and not np.isfinite(_sq_norms(X)).all():
+        raise ValueError(f"X has values up to {float(np.abs(X).max()):.3g}: the squared norms "
+                         f"of its rows overflow float64, and so would the kernel values; "
+                         f"rescale X (e.g. standardize its columns)")
 
 
 def _sq_norms(A):
