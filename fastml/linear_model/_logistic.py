@@ -67,6 +67,12 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     learning_rate : "adagrad" (default), "constant", "inverse", "decay" or "optimal"
         SGD step sizes: eta0 * g / sqrt(sum g^2) per weight; eta0; eta0 / t (000's alpha/t);
         eta0 / (1 + decay * epoch) (001); 1 / (alpha (t0 + t)) (Bottou's, as scikit-learn).
+        With "adagrad" the L2 term of a step reaches only the weights of the row's nonzero
+        features (as in Vowpal Wabbit, so dense and CSR rows give the same model): a feature
+        nonzero in a fraction f of the rows is penalized by f * alpha, not alpha. On data
+        without zeros that is the objective above; on data with many zeros and alpha >~ 1e-3
+        the other schedules (which apply alpha to every weight, lazily) or lbfgs reach the
+        objective's optimum.
     eta0 : float, default None
         Base step: 0.1 for the SGD schedules when None; for "gd", None means 1/L.
     decay : float, default 1.0
