@@ -350,3 +350,19 @@ def test_sgd_early_stopping_still_checks_its_held_out_rows():
         with pytest.raises(ValueError, match="X contains infinity"):
             LogisticRegression(solver="sgd", early_stopping=True, max_iter=3,
                                random_state=0).fit(bad, y)
+
+
+def test_a_diverging_sgd_warns():
+    """Steps too long for X's scale: the loss rose 386 -> 1.1e10 over 6 epochs and the fit
+    stopped on tol in silence with R^2 = -2569 (an outside audit)."""
+    import warnings
+    from fastml.exceptions import ConvergenceWarning
+    from fastml.linear_model import LinearRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5)) * 6
+    y = X @ [1.0, 2, 3, 4, 5]
+    with pytest.warns(ConvergenceWarning, match="diverged: the mean training loss rose"):
+        LinearRegression(solver="sgd", random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearRegression(solver="sgd", random_state=0, max_iter=50).fit(X / 6, y / 6)

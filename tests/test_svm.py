@@ -36,7 +36,9 @@ def test_reaches_sklearn_hinge_objective_within_1_percent(fit_intercept, solver,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = svm.LinearSVC(loss="hinge", C=1.0 / (alpha * len(X)), fit_intercept=fit_intercept,
-                            intercept_scaling=100.0, tol=1e-10, max_iter=200_000).fit(X, y)
+                            intercept_scaling=100.0, tol=1e-10, max_iter=200_000,
+                            random_state=0).fit(X, y)   # liblinear's order: else numpy's global
+                                                        # RNG, which earlier tests move
     best = hinge_objective(X, y, ref.coef_.ravel(),
                            ref.intercept_[0] if fit_intercept else 0.0, alpha)
     model = LinearSVM(alpha=alpha, solver=solver, fit_intercept=fit_intercept, max_iter=1000,

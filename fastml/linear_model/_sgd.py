@@ -10,13 +10,14 @@ uses too). Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
 import copy
+import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from . import _sgd_fast as _sgd
 from ._iterate import iterate
-from ..exceptions import DivergenceError
+from ..exceptions import ConvergenceWarning, DivergenceError
 from .._validation import _check_finite, check_n_jobs, check_param, state_array, state_count
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
@@ -470,7 +471,25 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
                         max_iter_warning=f"{name} stopped at max_iter={max_iter} epochs before "
                         f"the loss settled (tol={tol}); raise max_iter to converge"
                         if warn else None)
+    _warn_if_diverging(curve, name)
     return n_run, curve, progressive_curve
+
+
+# An epoch loss this many times the first epoch's is divergence, not noise: the steps are too
+# long for X's scale (squared loss grows without bound; the logistic and hinge losses too).
+DIVERGING_GROWTH = 100.0
+
+
+def _warn_if_diverging(curve, name):
+    """A ConvergenceWarning when the last epoch's mean loss is DIVERGING_GROWTH times the
+    first's or more: the weights stayed finite (no DivergenceError), but the model is worse
+    than the one the first epoch started from, and stopping on tol said nothing (an outside
+    audit: Ridge(solver="sgd") reached a loss of 1e10 from 386 in silence)."""
+    if len(curve) >= 2 and curve[-1] >= DIVERGING_GROWTH * curve[0] and curve[-1] > 0:
+        warnings.warn(f"{name} diverged: the mean training loss rose from {curve[0]:.4g} in "
+                      f"the first epoch to {curve[-1]:.4g}; lower eta0 (or use "
+                      f"learning_rate='adagrad') or standardize X", ConvergenceWarning,
+                      stacklevel=3)
 
 
 class _EpochOrders:
