@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import numpy as np
 
-from .exceptions import ConvergenceWarning, NotFittedError  # noqa: F401 (re-exported)
+from .exceptions import ConvergenceWarning, NotFittedError, not_fitted_error  # noqa: F401
 from ._validation import check_target
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -150,7 +150,7 @@ class BaseEstimator:
 
     def _check_is_fitted(self, attribute):
         if not hasattr(self, attribute):
-            raise NotFittedError(
+            raise not_fitted_error(
                 f"this {type(self).__name__} is not fitted yet: call fit before using it")
 
 

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .exceptions import NotFittedError, _data_conversion_warning
+from .exceptions import _data_conversion_warning, not_fitted_error
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -417,7 +417,7 @@ def check_n_features(estimator, X, *, reset):
             del estimator.feature_names_in_
         return
     if not hasattr(estimator, "n_features_in_"):
-        raise NotFittedError(
+        raise not_fitted_error(
             f"this {type(estimator).__name__} is not fitted yet: call fit before using it")
     if n != estimator.n_features_in_:
         raise ValueError(

@@ -337,12 +337,8 @@ def test_divergence_is_reported():
 
 
 # The scikit-learn checks fastml fails on purpose, with the reason (all others must pass).
-SKLEARN_EXPECTED_FAILURES = {
-    "check_estimators_unfitted":
-        "fastml raises its own NotFittedError (a ValueError and AttributeError, as "
-        "scikit-learn's is) because scikit-learn is not a runtime dependency; the check wants "
-        "scikit-learn's class itself",
-}
+# (none left: fastml's NotFittedError is scikit-learn's too once scikit-learn is imported)
+SKLEARN_EXPECTED_FAILURES = {}
 
 
 def test_sklearn_check_estimator():

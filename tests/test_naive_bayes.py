@@ -444,10 +444,7 @@ def test_bad_inputs():
 
 
 # ------------------------------------------------------------------ scikit-learn's own checks
-SKLEARN_EXPECTED_FAILURES = {
-    "check_estimators_unfitted": "fastml raises its own NotFittedError (scikit-learn is not a "
-                                 "runtime dependency); the check wants scikit-learn's class",
-}
+SKLEARN_EXPECTED_FAILURES = {}      # every check passes
 
 
 @pytest.mark.parametrize("cls", [GaussianNB, CategoricalNB, NaiveBayes])

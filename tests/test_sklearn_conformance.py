@@ -45,13 +45,7 @@ def make(cls):
 
 # Checks every supervised fastml estimator fails, and why. Each is a deliberate choice or
 # waits on a change outside this file (named in the reason).
-_SUPERVISED = {
-    "check_estimators_unfitted":
-        "fastml raises fastml.NotFittedError (a ValueError and AttributeError, as "
-        "scikit-learn's is) since scikit-learn is not a runtime dependency and importing "
-        "sklearn.exceptions to derive from it would add ~1.2 s to `import fastml`; the check "
-        "wants an instance of sklearn.exceptions.NotFittedError itself",
-}
+_SUPERVISED = {}     # (check_estimators_unfitted passes: see fastml.NotFittedError)
 _SGD_WEIGHTS = {
     check: "one SGD pass visits each row once with its weight as a step multiplier; repeating "
            "a row instead takes two steps at different points of the pass, so the models "

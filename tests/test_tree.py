@@ -345,7 +345,7 @@ def test_plot_tree_draws():
 
 
 # the same documented exceptions as tests/test_logistic.py (foundation-wide choices)
-SKLEARN_EXPECTED_FAILURES = {"check_estimators_unfitted"}   # (y_2d passes: a column warns)
+SKLEARN_EXPECTED_FAILURES = set()      # every check passes
 
 
 @pytest.mark.parametrize("name", ["DecisionTreeClassifier", "DecisionTreeRegressor",

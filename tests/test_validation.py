@@ -562,3 +562,23 @@ def test_partial_fit_classes_errors_name_classes():
             est.partial_fit(X, [0, 1], classes=[[0, 1]])
         with pytest.raises(ValueError, match="at least 2 classes in classes"):
             fastml.clone(est).partial_fit(X, [0, 0], classes=[0])
+
+
+def test_not_fitted_error_is_sklearns_once_sklearn_is_imported():
+    """`except sklearn.exceptions.NotFittedError` catches fastml's (check_estimators_unfitted
+    passes), yet `import fastml` never imports scikit-learn for it."""
+    import subprocess
+    import sys
+    code = ("import sys, fastml\n"
+            "assert 'sklearn' not in sys.modules\n"
+            "try:\n    fastml.GaussianNB().predict([[1.0]])\n"
+            "except fastml.NotFittedError as e:\n    first = e\n"
+            "assert type(first) is fastml.NotFittedError\n"
+            "import sklearn.exceptions\n"
+            "try:\n    fastml.Perceptron().predict([[1.0]])\n"
+            "except sklearn.exceptions.NotFittedError as e:\n"
+            "    assert isinstance(e, fastml.NotFittedError) and 'not fitted' in str(e)\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..exceptions import NotFittedError
+from ..exceptions import not_fitted_error
 
 from ._tree_fast import KIND_CATEGORICAL, KIND_LEAF
 
@@ -18,7 +18,7 @@ __all__ = ["export_text", "plot_tree"]
 def _fitted_tree(model):
     tree = getattr(model, "tree_", None)
     if tree is None:
-        raise NotFittedError(f"this {type(model).__name__} is not fitted yet: call fit first")
+        raise not_fitted_error(f"this {type(model).__name__} is not fitted yet: call fit first")
     return tree
 
 
