@@ -422,6 +422,7 @@ def _resolve(qualified, what):
 class _Decoder:
     def __init__(self, arrays):
         self.arrays = arrays
+        self.taken = set()   # the writer stores an array per reference: indices are unique
         self.functions_allowed = False  # True only while decoding an estimator's params
         self.depth = 0
 
@@ -477,6 +478,9 @@ class _Decoder:
         index = v["index"]
         if not isinstance(index, int) or not 0 <= index < len(self.arrays):
             raise ValueError(f"array index {index!r} out of range")
+        if index in self.taken:   # two attributes sharing one buffer (classes_ = intercept_):
+            raise ValueError(f"array {index} is referenced twice, which fastml never writes")
+        self.taken.add(index)
         arr = self.arrays[index]
         return arr[()] if v.get("scalar") else arr
 

@@ -348,3 +348,21 @@ def test_model_file_fuzz(category):
     count = next(line for line in out.splitlines() if line.startswith("MUTATIONS"))
     print(f"{category}: {count}")
     assert not findings, f"{len(findings)} of {count}:\n" + "\n".join(findings[:40])
+
+
+def test_an_array_referenced_twice_is_refused():
+    """fastml writes an array per reference, so a file whose two attributes share one array
+    (classes_ pointing at intercept_'s) was crafted: it loaded and failed at predict with an
+    IndexError (an outside audit); now load refuses it."""
+    import fastml
+    model = fastml.LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    buf = io.BytesIO()
+    fastml.save(model, buf)
+    version, header, payload = split(buf.getvalue())
+    refs = [(path, v) for path, v in nodes(header)
+            if isinstance(v, dict) and v.get("$") == "array"]
+    (first_path, first), (second_path, _) = refs[0], refs[1]
+    crafted = build(replaced(header, second_path, dict(first)), payload, version)
+    with pytest.raises(fastml.ModelFileError, match="referenced twice"):
+        fastml.load(io.BytesIO(crafted))
+    assert fastml.load(io.BytesIO(buf.getvalue())).predict([[3.0]]).tolist() == [1]
