@@ -527,8 +527,7 @@ def test_multi_target_regressors_read_a_column_y_as_one_target_without_warning(n
 def test_the_warning_class_needs_no_sklearn_import():
     """Importing sklearn.exceptions costs ~1.2 s (it imports most of scikit-learn): fastml
     uses scikit-learn's class only when scikit-learn is already loaded."""
-    import subprocess
-    import sys
+    from _robust import run_python
     code = (
         "import sys, warnings, numpy as np\n"
         "from fastml._validation import check_target\n"
@@ -548,7 +547,7 @@ def test_the_warning_class_needs_no_sklearn_import():
         "import pickle\n"
         "assert type(pickle.loads(pickle.dumps(w[0].message))) is w[0].category\n"
         "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = run_python(["-c", code], timeout=120)     # not in the checkout's root (_robust)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
@@ -567,8 +566,7 @@ def test_partial_fit_classes_errors_name_classes():
 def test_not_fitted_error_is_sklearns_once_sklearn_is_imported():
     """`except sklearn.exceptions.NotFittedError` catches fastml's (check_estimators_unfitted
     passes), yet `import fastml` never imports scikit-learn for it."""
-    import subprocess
-    import sys
+    from _robust import run_python
     code = ("import sys, fastml\n"
             "assert 'sklearn' not in sys.modules\n"
             "try:\n    fastml.GaussianNB().predict([[1.0]])\n"
@@ -579,6 +577,5 @@ def test_not_fitted_error_is_sklearns_once_sklearn_is_imported():
             "except sklearn.exceptions.NotFittedError as e:\n"
             "    assert isinstance(e, fastml.NotFittedError) and 'not fitted' in str(e)\n"
             "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = run_python(["-c", code], timeout=120)     # not in the checkout's root (_robust)
     assert out.stdout.strip() == "ok", out.stderr
