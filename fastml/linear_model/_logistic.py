@@ -521,12 +521,13 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             return np.subtract(0.0, out, out=out)       # (0 - 0 is +0, not -0)
         M = self._class_margins(M)
         mx = M.max(axis=1, keepdims=True)
+        if np.isfinite(mx).all():       # the usual case, without an errstate (~2 us a call)
+            return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
         with np.errstate(invalid="ignore"):
             out = M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
         infinite = ~np.isfinite(mx[:, 0])
-        if infinite.any():
-            top = M[infinite] == mx[infinite]
-            out[infinite] = np.where(top, -np.log(top.sum(axis=1, keepdims=True)), -np.inf)
+        top = M[infinite] == mx[infinite]
+        out[infinite] = np.where(top, -np.log(top.sum(axis=1, keepdims=True)), -np.inf)
         return out
 
     def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
