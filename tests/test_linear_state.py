@@ -299,3 +299,30 @@ def test_a_refit_keeps_what_is_not_its_own():
     fitted = pipeline.make_pipeline(PolynomialFeatures(), Ridge()).fit(X, y)
     np.testing.assert_allclose(fitted.predict(X), Ridge().fit(
         PolynomialFeatures().fit_transform(X), y).predict(PolynomialFeatures().fit_transform(X)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LinearRegression(), lambda: Ridge(alpha=2.0),
+    lambda: LinearRegression(solver="sgd", random_state=0),
+    lambda: Ridge(alpha=2.0, solver="sgd", random_state=0)])
+def test_a_refused_regression_chunk_changes_nothing(make):
+    """partial_fit of the regressors is all or nothing (all_or_nothing(fitting=False), as
+    for the classifiers): a chunk with NaN, or a chunk that would start over after a model
+    of another solver, leaves the model as it was."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = X @ [1.0, -2.0, 0.5]
+    est = make().partial_fit(X, y)
+    before, predicted = _snapshot(est), est.predict(X)
+    bad = X.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.partial_fit(bad, y)
+    assert _snapshot(est) == before
+    np.testing.assert_array_equal(est.predict(X), predicted)
+    other = "sgd" if est.solver == "normal" else "normal"
+    est.set_params(solver=other)                  # partial_fit would start over here
+    with pytest.raises(ValueError, match="NaN"):
+        est.partial_fit(bad, y)
+    est.set_params(solver="sgd" if other == "normal" else "normal")
+    assert _snapshot(est) == before

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
-from .._base import BaseEstimator, RegressorMixin, available_if
+from .._base import BaseEstimator, RegressorMixin, all_or_nothing, available_if
 from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (_check_finite, check_array, check_n_jobs, check_param,
@@ -519,6 +519,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
     @available_if(lambda self: self.solver in ("normal", "sgd"),
                   "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
+    @all_or_nothing(fitting=False)   # a refused chunk leaves the model as it was
     def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
                     sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn from one more chunk of rows.
@@ -547,32 +548,25 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._check_params()
         first = (not hasattr(self, "stats_") if self.solver == "normal"
                  else getattr(self, "_engine", None) is None)
-        before = dict(vars(self))
         if first:           # an earlier model of another solver (or none): start over
             forget_fit(self)
-        try:
-            # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-            X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
-                             estimator=self, reset=first)
-            sw = check_sample_weight(sample_weight, X.shape[0])
-            Y = y.reshape(X.shape[0], -1)
-            if first:
-                self._single_target = y.ndim == 1
-            elif Y.shape[1] != self._n_targets():
-                raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
-                                 f"{self._n_targets()}")
-            if self.solver == "sgd":
-                self._fit_sgd(X, Y, sw, 1, resume=not first)
-                return self
-            stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
-                                          self.n_jobs, fit_intercept=self.fit_intercept)
-            # fit_stats keeps the merged statistics only if they solve (all or nothing)
-            self.fit_stats(stats if first else self.stats_ + stats, reset=False)
+        # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
+        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
+                         estimator=self, reset=first)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        Y = y.reshape(X.shape[0], -1)
+        if first:
+            self._single_target = y.ndim == 1
+        elif Y.shape[1] != self._n_targets():
+            raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
+                             f"{self._n_targets()}")
+        if self.solver == "sgd":
+            self._fit_sgd(X, Y, sw, 1, resume=not first)
             return self
-        except BaseException:   # a refused chunk leaves the model as it was: the attributes
-            vars(self).clear()  # are put back (a failed SGD epoch has put its state back,
-            vars(self).update(before)   # and fit_stats solves before it changes anything)
-            raise
+        stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
+                                      self.n_jobs, fit_intercept=self.fit_intercept)
+        self.fit_stats(stats if first else self.stats_ + stats, reset=False)
+        return self
 
     def fit_stats(self, stats: LinearStats, reset: bool = True) -> Any:
         """Fit from `LinearStats` (e.g. merged over chunks on workers) without the data.
