@@ -103,6 +103,20 @@ def missing_mask(values):
     return np.zeros(len(values), dtype=bool)
 
 
+def refuse_missing_labels(labels, name):
+    """A ValueError naming `name` when a label is missing (`missing_mask`): a missing label is
+    not a class (fit refuses one), and NaN, unequal to itself, would be a new label each time
+    (scikit-learn refuses NaN labels too). The metrics and fastml.info check labels with it."""
+    flat = np.asarray(labels).reshape(-1)
+    missing = missing_mask(flat)
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} contains NaN or other missing labels (None, pd.NA, NaT): "
+                         f"{int(missing.sum())} of {missing.size}, the first at index {first} "
+                         f"({flat[first]!r}); a missing label is not a class (fit refuses it "
+                         f"too): drop those rows first")
+
+
 # --------------------------------------------------------------- which columns are categorical
 def _is_categorical_dtype(dtype):
     """bool, strings, objects and pandas category / string / boolean dtypes are categorical;

@@ -26,7 +26,7 @@ from typing import Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 import numpy as np
 
-from ._tabular import missing_mask
+from ._tabular import missing_mask, refuse_missing_labels
 from ._validation import check_param
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -68,13 +68,7 @@ def _as_labels(values, name):
 def _as_class_labels(values, name):
     """`_as_labels` for labels: a missing one (None, NaN, pd.NA, NaT) is a ValueError."""
     arr = _as_labels(values, name)
-    missing = missing_mask(arr)
-    if missing.any():
-        first = int(np.flatnonzero(missing)[0])
-        raise ValueError(
-            f"{name} contains missing labels (None, NaN, pd.NA or NaT): {int(missing.sum())} "
-            f"of {len(arr)}, the first at index {first} ({arr[first]!r}); a missing label is "
-            f"not a class (fit refuses it too): drop those rows first")
+    refuse_missing_labels(arr, name)
     return arr
 
 

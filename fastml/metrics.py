@@ -19,6 +19,8 @@ from typing import Any, List, Optional, TYPE_CHECKING
 
 import numpy as np
 
+from ._tabular import refuse_missing_labels
+
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import ArrayLike, NDArray, VectorLike
 
@@ -135,7 +137,7 @@ def unique_labels(*ys: VectorLike) -> List[Any]:
     values = set()
     for i, y in enumerate(ys):
         labels = _labels_array(y)
-        _check_no_missing(labels, f"unique_labels argument {i}")
+        refuse_missing_labels(labels, f"unique_labels argument {i}")
         values.update(labels.tolist())
     try:
         return sorted(values)
@@ -156,20 +158,6 @@ def _labels_array(labels):
     return out
 
 
-def _check_no_missing(labels, name):
-    """A ValueError naming `name` when a label is missing: NaN (also np.float32 NaN among
-    objects), None, pd.NA or NaT, what fastml's tables treat as missing
-    (`fastml._tabular.missing_mask`). NaN differs from itself, so it would be counted as a
-    new label each time and match nothing; scikit-learn refuses it ("contains NaN")."""
-    from ._tabular import missing_mask
-    missing = missing_mask(np.asarray(labels).reshape(-1))
-    if missing.any():
-        first = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"{name} contains NaN or another missing label (None, pd.NA, NaT): "
-                         f"{int(missing.sum())} of {missing.size} entries, the first at flat "
-                         f"index {first}; a missing label is not a class: drop those rows first")
-
-
 def _classification_labels(y, name, *, multilabel=False):
     """Labels of a classification metric: 1-D (an (n, 1) column is read as n labels), mixed
     numbers and text kept apart, no missing label. With `multilabel`, a 2-D multilabel
@@ -182,7 +170,7 @@ def _classification_labels(y, name, *, multilabel=False):
         arr = _labels_array(y)  # numpy would turn [1, "a"] into two strings
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
-    _check_no_missing(arr, name)
+    refuse_missing_labels(arr, name)
     if arr.ndim == 1:
         return arr
     if arr.ndim == 2 and multilabel:
@@ -268,7 +256,7 @@ def log_loss(y_true: VectorLike, y_proba: ArrayLike, classes: Optional[VectorLik
     _check_eps(eps)
     y_true = _classification_labels(y_true, "y_true")
     classes = _labels_array(unique_labels(y_true) if classes is None else classes)
-    _check_no_missing(classes, "classes")
+    refuse_missing_labels(classes, "classes")
     proba = np.asarray(y_proba, dtype=np.float64)
     if proba.ndim == 1:
         if len(classes) != 2:
@@ -343,7 +331,7 @@ def confusion_matrix(y_true: VectorLike, y_pred: VectorLike, labels: Optional[Ve
     y_pred = _classification_labels(y_pred, "y_pred")
     _same_length(y_true, y_pred)
     labels = _labels_array(unique_labels(y_true, y_pred) if labels is None else labels)
-    _check_no_missing(labels, "labels")
+    refuse_missing_labels(labels, "labels")
     t, p = _label_codes(y_true, labels), _label_codes(y_pred, labels)
     kept = (t >= 0) & (p >= 0)
     w = _weights(sample_weight, len(t))
