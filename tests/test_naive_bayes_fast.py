@@ -383,46 +383,6 @@ def test_count_int_range_counts_inside_and_reports_outside():
                                  np.ones(2, dtype=np.int64), 2)
 
 
-# --- the posterior in one compiled call (log_posterior) against numpy's steps
-def numpy_uses_the_c_library_exp_log(values):
-    """numpy's float64 exp / log are the C library's (as log_posterior's) on CPUs without
-    AVX-512F; its AVX-512F loops may round differently in the last bit."""
-    import math
-    return np.array_equal(np.exp(values), [math.exp(v) for v in values]) and \
-        np.array_equal(np.log(np.abs(values)), [math.log(abs(v)) for v in values])
-
-
-@pytest.mark.parametrize("K", [1, 2, 3, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300, 1000])
-def test_log_posterior_equals_the_numpy_steps(K):
-    rng = np.random.default_rng(K)
-    jll = rng.normal(scale=30.0, size=(64, K)) - 500.0
-    ref = jll - jll.max(axis=1, keepdims=True)
-    ref -= np.log(np.add.reduce(np.exp(ref), axis=1, keepdims=True))
-    log_post, post = jll.copy(), jll.copy()
-    assert _nb_fast.log_posterior(log_post, True, False)
-    assert _nb_fast.log_posterior(post, True, True)
-    if numpy_uses_the_c_library_exp_log(jll.ravel()[:2000]):
-        np.testing.assert_array_equal(log_post, ref)           # bit for bit
-        np.testing.assert_array_equal(post, np.exp(ref))
-    else:
-        np.testing.assert_allclose(log_post, ref, rtol=1e-14, atol=1e-14)
-        np.testing.assert_allclose(post, np.exp(ref), rtol=1e-14, atol=0)
-    np.testing.assert_allclose(post.sum(axis=1), 1.0, rtol=1e-13)
-
-
-def test_log_posterior_leaves_undefined_rows_to_the_caller():
-    jll = np.array([[-1.0, -2.0], [-np.inf, -np.inf]])
-    before = jll.copy()
-    assert not _nb_fast.log_posterior(jll, True, False)
-    np.testing.assert_array_equal(jll, before)                 # all or nothing
-    nan_row = np.array([[0.0, np.nan]])
-    assert not _nb_fast.log_posterior(nan_row.copy(), True, True)
-    assert _nb_fast.log_posterior(nan_row, False, True)         # shifted already: NaN stays
-    assert np.isnan(nan_row).all()
-    empty = np.zeros((3, 0))
-    assert _nb_fast.log_posterior(empty, True, True)
-
-
 @pytest.mark.parametrize("make", ["GaussianNB", "LogisticRegression", "DecisionTreeClassifier"])
 def test_label_codes_never_alias_the_users_y(make):
     """int64 labels 0..K-1 are their own codes; the codes handed to an estimator are a copy,

@@ -8,6 +8,9 @@
   and the MISSING / UNSEEN codes that every categorical kernel reads.
 - ``_moments.pyx`` / ``_moments.pxd``: Chan's merge of weighted (n, mean, M2), the one copy used
   by the naive Bayes kernel, naive Bayes' ``partial_fit`` and ``LinearStats.merge``.
+- ``_posterior.pyx``: class scores to (log) posteriors in one call (the log-softmax of naive
+  Bayes and the multiclass linear classifiers, the binary logistic's stable sigmoid), and the
+  NaN check of the linear classifiers' margins: a one-row predict costs its numpy calls.
 
 Each family keeps its own kernels beside its driver: ``linear_model/*_fast.pyx``,
 ``tree/_builder_fast.pyx`` + ``tree/_tree_fast.pyx``, ``naive_bayes/_nb_fast.pyx``.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._sgd import check_sgd_engine
+from .._core._posterior import first_nan_row
 
 from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
@@ -50,11 +51,8 @@ class LinearClassifierMixin:
         # (no np.errstate around it: entering one costs ~2 us of a ~10 us one-row predict;
         # an overflow, rare, keeps numpy's RuntimeWarning, and is handled below either way)
         M = np.asarray(X @ self.coef_.T) + self.intercept_
-        # NaN anywhere makes the sum NaN (one value: read it; np.isnan(M).any() costs ~2 us
-        # of a one-row call), and a NaN sum without a NaN (+inf and -inf) is looked at again
-        total = M.item() if M.size == 1 else M.sum()
-        if total != total and np.isnan(M).any():
-            row = int(np.flatnonzero(np.isnan(M).any(axis=1))[0])
+        row = first_nan_row(M)          # (np.isnan(M).any() costs ~2 us of a one-row call)
+        if row >= 0:
             raise ValueError(f"the margin of row {row} is NaN: X @ coef_ overflowed "
                              f"{M.dtype} to inf - inf (terms of opposite signs beyond its "
                              f"range); rescale X (e.g. standardize it) to score this row")

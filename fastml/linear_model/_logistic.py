@@ -16,6 +16,7 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, available_if
 from ..exceptions import ConvergenceWarning, DivergenceError
+from .._core._posterior import binary_log_posterior, log_posterior
 from .._progress import progress
 from . import _batch_fast as _batch
 from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
@@ -505,25 +506,31 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         # Two classes: the one vector is for classes_[1]; else the last class is the reference.
         return np.concatenate([zero, M] if layout.n_classes == 2 else [M, zero], axis=1)
 
-    def _log_proba_from_margins(self, M):
-        """log P(class | x) from the kernels' outputs, finite or infinite: an infinite margin
-        (X @ coef_ overflowed to +-inf on finite X) gives log P = 0 / -inf (P = 1 / 0), never
-        NaN. Two classes, margins [0, m]: log P = [-softplus(m), -softplus(-m)], each one
-        stable ufunc (the old m - softplus(m) was inf - inf at m = inf). More classes: the
-        log-softmax around the row's largest margin; where that is infinite, the classes at it
-        share the probability equally (the limit of margins growing alike) and the others get
-        0. (A NaN margin never gets here: _margins refuses it.)"""
+    def _log_proba_from_margins(self, M, exponentiate=False):
+        """log P(class | x) (P itself when exponentiate) from the kernels' outputs, finite or
+        infinite: an infinite margin (X @ coef_ overflowed to +-inf on finite X) gives
+        log P = 0 / -inf (P = 1 / 0), never NaN. One compiled call in the usual case (a one-row
+        call costs its numpy calls, not its arithmetic). Two classes, margins [0, m]:
+        log P = [-softplus(m), -softplus(-m)], stable at any m. More classes: the log-softmax
+        around the row's largest margin (_core's log_posterior), or _log_softmax_at_infinity
+        when a row's largest margin is infinite. (A NaN margin never gets here: _margins
+        refuses it.)"""
+        M = np.ascontiguousarray(M, dtype=np.float64)
         if M.shape[1] == 1:
-            M = np.asarray(M, dtype=np.float64)
-            out = np.empty((M.shape[0], 2))
-            np.logaddexp(0.0, M, out=out[:, :1])
-            np.negative(M, out=out[:, 1:])              # (in place: no temporary -M)
-            np.logaddexp(0.0, out[:, 1:], out=out[:, 1:])
-            return np.subtract(0.0, out, out=out)       # (0 - 0 is +0, not -0)
-        M = self._class_margins(M)
+            return binary_log_posterior(M.reshape(-1), exponentiate)
+        M = self._class_margins(M)      # changed in place: the callers pass fresh margins
+        if not log_posterior(M, True, exponentiate):
+            M = self._log_softmax_at_infinity(M)
+            if exponentiate:
+                np.exp(M, out=M)
+        return M
+
+    @staticmethod
+    def _log_softmax_at_infinity(M):
+        """The log-softmax of rows some of whose margins are infinite: where a row's largest
+        margin is +inf, the classes at it share the probability equally (the limit of margins
+        growing alike) and the others get 0; the other rows as usual."""
         mx = M.max(axis=1, keepdims=True)
-        if np.isfinite(mx).all():       # the usual case, without an errstate (~2 us a call)
-            return M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
         with np.errstate(invalid="ignore"):
             out = M - (mx + np.log(np.exp(M - mx).sum(axis=1, keepdims=True)))
         infinite = ~np.isfinite(mx[:, 0])
@@ -552,8 +559,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         >>> model.predict_proba([[0.0], [3.0]]).argmax(axis=1).tolist()
         [0, 1]
         """
-        P = np.exp(self._log_proba_from_margins(self._margins(X)))
-        return P / P.sum(axis=1, keepdims=True)
+        return self._log_proba_from_margins(self._margins(X), exponentiate=True)
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Parameters

@@ -40,6 +40,7 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from .._core._moments import merge_moments
+from .._core._posterior import log_posterior
 from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
                        check_table, codes_for, numeric_block)
 from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
@@ -561,9 +562,9 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _log_proba(self, X, exponentiate=False):
         """predict_log_proba's arithmetic (predict_proba's with exponentiate): rows shifted by
-        their max, minus the log of the sum of exp, in one compiled call (log_posterior)."""
+        their max, minus the log of the sum of exp, in one compiled call (_core's log_posterior)."""
         jll = self._joint_log_proba(X)
-        if not _nb.log_posterior(jll, True, exponentiate):  # some row has probability 0 / NaN
+        if not log_posterior(jll, True, exponentiate):  # some row has probability 0 / NaN
             top = jll.max(axis=1)
             undefined = top == -np.inf
             if undefined.any():
@@ -571,7 +572,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
                 jll[undefined] = self.class_log_prior_
                 top[undefined] = self.class_log_prior_.max()
             jll -= top[:, None]
-            _nb.log_posterior(jll, False, exponentiate)
+            log_posterior(jll, False, exponentiate)
         return jll
 
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:

@@ -25,7 +25,7 @@
 # chunks, so the (n, K) result is exact whatever the thread count.
 from cython.parallel cimport prange
 from libc.stdlib cimport calloc, free, malloc
-from libc.math cimport INFINITY, exp, log
+from libc.math cimport INFINITY
 from libc.string cimport memset
 from cython cimport floating
 
@@ -587,11 +587,9 @@ def gaussian_jll(const floating[:, ::1] X, const double[:, ::1] mean, const doub
 
 
 # ------------------------------------------------------------------------- the posterior
-# A one-row predict costs its Python calls, not its arithmetic: the posterior is one call
-# (log_posterior) instead of numpy's max, subtract, exp, row sum, log, subtract (and exp),
-# with the same IEEE operations per element in the same order. exp and log are the C
-# library's, which numpy's float64 exp / log call on CPUs without AVX-512F (numpy's AVX-512F
-# loops may differ from them in the last bit); the row sum replicates numpy's pairwise sum.
+# A one-row predict costs its Python calls, not its arithmetic: the log-sum-exp is one
+# compiled call (fastml/_core/_posterior.pyx, shared with the linear classifiers), and these
+# helpers save the rest.
 def add_row(double[:, ::1] out, const double[::1] row):
     """out[i, k] += row[k] (out += row)."""
     cdef Py_ssize_t i, k
@@ -599,86 +597,6 @@ def add_row(double[:, ::1] out, const double[::1] row):
     for i in range(out.shape[0]):
         for k in range(out.shape[1]):
             out[i, k] += row[k]
-
-
-cdef double pairwise_sum(const double *a, Py_ssize_t n) noexcept nogil:
-    """np.add.reduce(a[:n]) with numpy's bits: its pairwise sum of a contiguous run (a plain
-    loop below 8 values, 8 interleaved partial sums up to 128, halves beyond)."""
-    cdef double r[8]
-    cdef double res = 0.0
-    cdef Py_ssize_t i, q, half
-    if n < 8:
-        for i in range(n):
-            res += a[i]
-        return res
-    if n > 128:
-        half = n // 2
-        half -= half % 8
-        return pairwise_sum(a, half) + pairwise_sum(a + half, n - half)
-    for q in range(8):
-        r[q] = a[q]
-    i = 8
-    while i < n - n % 8:
-        for q in range(8):
-            r[q] += a[i + q]
-        i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
-
-
-cdef bint row_maxima_defined(const double[:, ::1] jll) noexcept nogil:
-    """Whether every row's max (np.max's: NaN if the row has one) is neither -inf nor NaN."""
-    cdef Py_ssize_t i, k
-    cdef double top
-    for i in range(jll.shape[0]):
-        top = jll[i, 0]
-        for k in range(1, jll.shape[1]):
-            if jll[i, k] > top or jll[i, k] != jll[i, k]:
-                top = jll[i, k]
-        if top != top or top == -INFINITY:
-            return False
-    return True
-
-
-def log_posterior(double[:, ::1] jll, bint shift=True, bint exponentiate=False):
-    """Joint log-likelihood rows to log posteriors, in place: jll[i] -= max(jll[i]) (when
-    shift), then jll[i] -= log(sum(exp(jll[i]))), then jll = exp(jll) when exponentiate (the
-    posterior itself).
-
-    With shift, returns False and leaves jll unchanged when some row's max is -inf or NaN
-    (probability 0 under every class): the caller's general path fixes those rows, shifts,
-    and calls again with shift=False. Returns True when done."""
-    cdef Py_ssize_t n = jll.shape[0], K = jll.shape[1], i, k
-    cdef double top, norm
-    cdef double *expd
-    if K == 0:
-        return True
-    if shift and not row_maxima_defined(jll):     # all or nothing
-        return False
-    expd = <double *> malloc(K * sizeof(double))
-    if expd == NULL:
-        raise MemoryError()
-    with nogil:
-        for i in range(n):
-            if shift:
-                top = jll[i, 0]
-                for k in range(1, K):
-                    if jll[i, k] > top:
-                        top = jll[i, k]
-                for k in range(K):
-                    jll[i, k] -= top
-            for k in range(K):
-                expd[k] = exp(jll[i, k])
-            norm = log(pairwise_sum(expd, K))
-            for k in range(K):
-                jll[i, k] -= norm
-                if exponentiate:
-                    jll[i, k] = exp(jll[i, k])
-    free(expd)
-    return True
 
 
 def argmax_rows(const double[:, ::1] jll, index_t[::1] best):
