@@ -71,6 +71,19 @@ def test_importances_sum_to_one_when_some_trees_are_single_leaves():
     np.testing.assert_array_equal(constant.feature_importances_, [0.0, 0.0])
 
 
+def test_importances_of_trees_whose_splits_gain_nothing_are_zeros_not_nan():
+    # XOR at max_depth=1: every tree splits (the lectures do not stop at zero gain) and gains
+    # 0 bits, so no tree has importances to average
+    import warnings
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    forest = RandomForestClassifier(n_estimators=3, max_depth=1, bootstrap=False,
+                                    random_state=0).fit(X, [0, 1, 1, 0])
+    assert all(est.tree_.node_count == 3 for est in forest.estimators_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(forest.feature_importances_, [0.0, 0.0])
+
+
 def test_regressor_close_to_sklearn():
     from sklearn.ensemble import RandomForestRegressor as SkForest
     rng = np.random.default_rng(0)

@@ -90,16 +90,17 @@ class BaseForest(EncodedInput, BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Mean over the trees that split of their total-information-gain importances,
-        normalised to sum to 1 (all zeros when no tree split), as scikit-learn's forests: a
-        single-leaf tree (e.g. a bootstrap sample of one class) has no importances to average,
-        and counting its zeros made the sum fall below 1."""
+        """Mean over the trees that gained information of their total-information-gain
+        importances, normalised to sum to 1 (all zeros when no tree gained any), as
+        scikit-learn's forests: a single-leaf tree (e.g. a bootstrap sample of one class), or
+        one whose splits all gained 0 (XOR at max_depth=1), has all-zero importances, and
+        counting them made the sum fall below 1."""
         self._check_is_fitted("estimators_")
-        split = [est.feature_importances_ for est in self.estimators_
-                 if est.tree_.node_count > 1]
-        if not split:
+        per_tree = [est.feature_importances_ for est in self.estimators_]
+        gained = [imp for imp in per_tree if imp.sum() > 0]
+        if not gained:
             return np.zeros(self.n_features_in_)
-        mean = np.mean(split, axis=0)
+        mean = np.mean(gained, axis=0)
         return mean / mean.sum()
 
     def apply(self, X: MatrixLike) -> NDArray[np.intp]:
