@@ -280,6 +280,7 @@ def split_point(lo: float, hi: float) -> float:
     >>> split_point(1.0, 2.0), split_point(1.0, float(np.nextafter(1.0, 2.0))) > 1.0
     (1.5, True)
     """
+    lo, hi = float(lo), float(hi)   # numpy scalars would warn on the overflow handled below
     gap = hi - lo
     t = lo + gap / 2.0 if gap != np.inf else lo / 2.0 + hi / 2.0   # the gap overflowed
     if not (lo < t <= hi):

@@ -100,6 +100,30 @@ def test_probabilities_sum_to_one(cls):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
+def test_float32_input_answers_as_float64_does(cls):
+    """float32 X is kept as float32 (no float64 copy) and gives the float64 fit's answers up
+    to float32 rounding; probabilities are float64, and scores / regression predictions are
+    float32 only when the model's coef_ is (the linear models fitted on float32); a
+    transform keeps X's dtype."""
+    X, y = data_for(make(cls), n=200)
+    X = X.astype(np.float32).astype(np.float64)      # the same numbers in both dtypes
+    wide, narrow = make(cls).fit(X, y), make(cls).fit(X.astype(np.float32), y)
+    a, b = outputs(wide, X), outputs(narrow, X.astype(np.float32))
+    single = getattr(narrow, "coef_", np.zeros(0)).dtype == np.float32
+    for method in a:
+        if method == "predict_proba":
+            assert b[method].dtype == np.float64
+        elif b[method].dtype.kind == "f":
+            narrow_out = single or method == "transform"
+            assert b[method].dtype == (np.float32 if narrow_out else np.float64), method
+        if a[method].dtype == object or a[method].dtype.kind in "iu":
+            assert (a[method] != b[method]).mean() <= 0.02, method   # ties at a boundary
+        else:
+            scale = max(1.0, float(np.abs(a[method]).max()))
+            np.testing.assert_allclose(b[method], a[method], rtol=0, atol=2e-4 * scale,
+                                       err_msg=method)
+
+
 def test_classifier_predicts_known_labels_and_learns(cls):
     est = make(cls)
     if est._estimator_type != "classifier":

@@ -54,6 +54,36 @@ def test_trees_are_inspectable_and_importances_sum_to_one():
     assert forest.apply(X).shape == (1000, 5)
 
 
+def test_importances_sum_to_one_when_some_trees_are_single_leaves():
+    # one positive among 10 rows: about a third of the bootstrap samples miss it, and those
+    # trees are single leaves; scikit-learn leaves them out of the mean (the sum was 0.74)
+    X = np.column_stack([np.arange(10.0), np.arange(10.0)[::-1] % 3])
+    y = np.zeros(10, dtype=int)
+    y[4] = 1
+    forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(X, y)
+    stumps = [est.tree_.node_count == 1 for est in forest.estimators_]
+    assert 0 < sum(stumps) < 50
+    split = [est.feature_importances_ for est, s in zip(forest.estimators_, stumps) if not s]
+    expected = np.mean(split, axis=0)
+    np.testing.assert_allclose(forest.feature_importances_, expected / expected.sum())
+    assert forest.feature_importances_.sum() == pytest.approx(1.0)
+    constant = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, np.ones(10))
+    np.testing.assert_array_equal(constant.feature_importances_, [0.0, 0.0])
+
+
+def test_importances_of_trees_whose_splits_gain_nothing_are_zeros_not_nan():
+    # XOR at max_depth=1: every tree splits (the lectures do not stop at zero gain) and gains
+    # 0 bits, so no tree has importances to average
+    import warnings
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    forest = RandomForestClassifier(n_estimators=3, max_depth=1, bootstrap=False,
+                                    random_state=0).fit(X, [0, 1, 1, 0])
+    assert all(est.tree_.node_count == 3 for est in forest.estimators_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(forest.feature_importances_, [0.0, 0.0])
+
+
 def test_regressor_close_to_sklearn():
     from sklearn.ensemble import RandomForestRegressor as SkForest
     rng = np.random.default_rng(0)

@@ -85,6 +85,20 @@ def reference_best_threshold(x, y):
     return cuts[best], gains[best]
 
 
+def test_threshold_between_values_whose_gap_overflows_warns_nothing():
+    # the gap 3.4e308 overflows: split_point takes lo/2 + hi/2 = 0, as the compiled builder
+    # does, and numpy's scalar subtraction warned about that handled overflow
+    import warnings
+    X = np.array([[-1.7e308], [1.7e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert info.best_threshold(X[:, 0], [0, 1]) == (0.0, 1.0)
+        assert info.split_point(np.float64(-1.7e308), np.float64(1.7e308)) == 0.0
+        table = info.information_gain_table(X, [0, 1])
+    assert table.rows[0]["values"] == ["< 0", ">= 0"]
+    assert fastml.DecisionTreeClassifier().fit(X, [0, 1]).tree_.threshold[0] == 0.0
+
+
 def test_best_threshold_equals_a_brute_force_reference_with_ties_and_nan():
     rng = np.random.default_rng(1)
     for trial in range(200):

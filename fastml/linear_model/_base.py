@@ -58,7 +58,7 @@ class LinearClassifierMixin:
                              f"range); rescale X (e.g. standardize it) to score this row")
         return M
 
-    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating[Any]]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -67,7 +67,8 @@ class LinearClassifierMixin:
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             X @ coef_.T + intercept_: (n,) for two classes (positive = classes_[1]), else one
-            column per class.
+            column per class. float32 when both X and the model (coef_) are float32, else
+            float64.
 
         Examples
         --------

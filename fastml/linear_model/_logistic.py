@@ -583,7 +583,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         return self._log_proba_from_margins(self._margins(X))
 
-    def decision_function(self, X: MatrixLike) -> NDArray[np.float64]:
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating[Any]]:
         """Parameters
         ----------
         X : array-like or CSR matrix of shape (n_samples, n_features)
@@ -593,6 +593,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             The margins: (n,) for two classes (the log-odds of classes_[1]); (n, n_classes)
             otherwise, with the reference class's column 0 when multi_class="reference".
+            float32 when both X and the model (coef_) are float32, else float64
+            (predict_proba is float64 either way).
 
         Examples
         --------

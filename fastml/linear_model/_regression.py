@@ -720,6 +720,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         Returns
         -------
         y : ndarray of shape (n_samples,) for a 1-D y at fit, else (n_samples, n_targets)
+            float32 when both X and the model (coef_) are float32, else float64.
         """
         self._check_is_fitted("coef_")
         X = check_array(X, estimator=self, reset=False)
@@ -1084,6 +1085,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            float32 when both X and the model (coef_) are float32, else float64.
         """
         self._check_is_fitted("model_")
         X = check_array(X, estimator=self, reset=False)

@@ -90,9 +90,18 @@ class BaseForest(EncodedInput, BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Mean over the trees of their total-information-gain importances."""
+        """Mean over the trees that gained information of their total-information-gain
+        importances, normalised to sum to 1 (all zeros when no tree gained any), as
+        scikit-learn's forests: a single-leaf tree (e.g. a bootstrap sample of one class), or
+        one whose splits all gained 0 (XOR at max_depth=1), has all-zero importances, and
+        counting them made the sum fall below 1."""
         self._check_is_fitted("estimators_")
-        return np.mean([est.feature_importances_ for est in self.estimators_], axis=0)
+        per_tree = [est.feature_importances_ for est in self.estimators_]
+        gained = [imp for imp in per_tree if imp.sum() > 0]
+        if not gained:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(gained, axis=0)
+        return mean / mean.sum()
 
     def apply(self, X: MatrixLike) -> NDArray[np.intp]:
         """The leaf each sample reaches in each tree.
