@@ -201,7 +201,8 @@ def clone(estimator: EstimatorT) -> EstimatorT:
     Returns
     -------
     BaseEstimator
-        ``type(estimator)(**params)``: no fitted attribute is carried over.
+        ``type(estimator)(**params)``: no fitted attribute is carried over; a transformer's
+        `set_output` setting is, as scikit-learn's clone does.
 
     Examples
     --------
@@ -212,7 +213,11 @@ def clone(estimator: EstimatorT) -> EstimatorT:
     (False, True)
     """
     params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
-    return type(estimator)(**params)
+    new = type(estimator)(**params)
+    # set_output's choice is a setting, not a fit: scikit-learn's clone keeps it too
+    if hasattr(estimator, "_sklearn_output_config"):
+        new._sklearn_output_config = copy.deepcopy(estimator._sklearn_output_config)
+    return new
 
 
 def _narrow_int_labels(y):
