@@ -185,6 +185,18 @@ def test_a_failed_fit_keeps_what_is_not_a_fits(cls):
             step.fit(*data_for(make(cls)), **{f"{cls.__name__.lower()}__sample_weight": None})
 
 
+def test_fit_state_names_every_private_attribute_a_fit_leaves(cls):
+    """What a fit owns is decided by fastml._base.is_fit_state (a failed fit drops exactly
+    that, and keeps the rest): every attribute a fit leaves must be a parameter or fit state,
+    or a failed refit would keep the earlier fit's."""
+    from fastml._base import is_fit_state
+    est = make(cls)
+    X, y = data_for(est)
+    est.fit(X, y)
+    params = set(est.get_params(deep=False))
+    assert [name for name in vars(est) if name not in params and not is_fit_state(name)] == []
+
+
 def test_nan_is_rejected_or_handled(cls):
     est = make(cls)
     X, y = data_for(est)
