@@ -25,12 +25,35 @@ if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import ArrayLike, EstimatorT, MatrixLike, VectorLike
 
 
+# The private state a fit / partial_fit keeps beside its fitted attributes (the names ending
+# in "_"): together they are what a fit owns, and all a failed fit or a refit may drop. Any
+# other attribute is not ours (scikit-learn's set_output configuration and metadata requests,
+# the callback context a Pipeline puts on its steps around their fit, a user's own). The
+# linear models' forget_fit drops these too; tests/test_linear_state.py checks that the list
+# names every private attribute their fits leave.
+FIT_STATE = (
+    "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs
+    "_single_target",                           # LinearRegression / Ridge: y was 1-D
+    "_mistakes", "_vote_pack", "_vote_starts",  # VotedPerceptron
+    "_buffer", "_kparams", "_steps", "_samples_seen", "_sv_sq", "_pack", "_sq_max",
+    "_parent", "_feature",                      # PolynomialFeatures' recurrence
+    "_encoder", "_oob_codes", "_y",             # trees and forests
+    "_parts",                                   # naive Bayes
+)
+
+
+def is_fit_state(name):
+    """Does an attribute of this name belong to a fit (see FIT_STATE)?"""
+    return (name.endswith("_") and not name.startswith("__")) or name in FIT_STATE
+
+
 def all_or_nothing(fitting):
     """Decorator of fit (fitting=True) and partial_fit (False): a call that raises leaves no
-    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute goes,
-    the parameters stay; predict raises NotFittedError). A failed partial_fit leaves the
-    estimator exactly as it was before the call: its fitted state is deep-copied first (the
-    model only: coef-sized arrays, or the perceptrons' stored mistakes) and put back."""
+    half-built model. A failed fit leaves the estimator unfitted (every fitted attribute and
+    private fit state goes, the parameters and attributes that are not a fit's stay; predict
+    raises NotFittedError). A failed partial_fit leaves the estimator exactly as it was before
+    the call: its fitted state is deep-copied first (the model only: coef-sized arrays, or
+    the perceptrons' stored mistakes) and put back."""
     def wrap(method):
         @functools.wraps(method)
         def run(self, *args, **kwargs):
@@ -41,9 +64,12 @@ def all_or_nothing(fitting):
             try:
                 return method(self, *args, **kwargs)
             except BaseException:
+                # a failed fit keeps what is not a fit's: dropping it turned a Pipeline's
+                # "unexpected keyword argument 'sample_weight'" TypeError into an
+                # AttributeError (scikit-learn deletes its callback context after the step)
                 state.clear()
                 state.update((name, value) for name, value in saved.items()
-                             if name in params or not fitting)
+                             if name in params or not fitting or not is_fit_state(name))
                 raise
         return run
     return wrap
@@ -175,7 +201,8 @@ def clone(estimator: EstimatorT) -> EstimatorT:
     Returns
     -------
     BaseEstimator
-        ``type(estimator)(**params)``: no fitted attribute is carried over.
+        ``type(estimator)(**params)``: no fitted attribute is carried over; a transformer's
+        `set_output` setting is, as scikit-learn's clone does.
 
     Examples
     --------
@@ -186,7 +213,11 @@ def clone(estimator: EstimatorT) -> EstimatorT:
     (False, True)
     """
     params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
-    return type(estimator)(**params)
+    new = type(estimator)(**params)
+    # set_output's choice is a setting, not a fit: scikit-learn's clone keeps it too
+    if hasattr(estimator, "_sklearn_output_config"):
+        new._sklearn_output_config = copy.deepcopy(estimator._sklearn_output_config)
+    return new
 
 
 def _narrow_int_labels(y):

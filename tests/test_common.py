@@ -2,6 +2,7 @@
 estimator is checked the moment it is exported): fit returns self, pickling keeps predictions,
 the same seed gives the same model, inputs are not modified, probabilities sum to 1, the
 scikit-learn parameter protocol works, and bad input gets a clear ValueError."""
+import inspect
 import pickle
 
 import numpy as np
@@ -183,6 +184,41 @@ def test_bad_input_raises_clear_error(cls, case):
         pattern = "samples|length|inconsistent"
     with pytest.raises(ValueError, match=pattern):
         est.fit(X, y)
+
+
+def test_a_failed_fit_keeps_what_is_not_a_fits(cls):
+    """A fit that raises leaves the estimator unfitted, but attributes a fit does not own stay:
+    a Pipeline puts its callback context on a step around the step's fit and deletes it
+    afterwards, so dropping it turned the step's TypeError (a sample_weight it does not take)
+    into an AttributeError; set_output's configuration and a user's attributes too."""
+    est = make(cls).fit(*data_for(make(cls)))
+    X, y = data_for(est)
+    X = X.copy()
+    X[3, 1] = np.inf
+    est._parent_callback_ctx = context = object()
+    est.note = "mine"
+    with pytest.raises(ValueError, match="inf"):
+        est.fit(X, y)
+    assert est._parent_callback_ctx is context and est.note == "mine"
+    with pytest.raises(NotFittedError):
+        est.predict(X[:2]) if hasattr(est, "predict") else est.transform(X[:2])
+    if "sample_weight" not in inspect.signature(cls.fit).parameters:
+        pipeline = pytest.importorskip("sklearn.pipeline")
+        step = pipeline.make_pipeline(make(cls))
+        with pytest.raises(TypeError, match="sample_weight"):
+            step.fit(*data_for(make(cls)), **{f"{cls.__name__.lower()}__sample_weight": None})
+
+
+def test_fit_state_names_every_private_attribute_a_fit_leaves(cls):
+    """What a fit owns is decided by fastml._base.is_fit_state (a failed fit drops exactly
+    that, and keeps the rest): every attribute a fit leaves must be a parameter or fit state,
+    or a failed refit would keep the earlier fit's."""
+    from fastml._base import is_fit_state
+    est = make(cls)
+    X, y = data_for(est)
+    est.fit(X, y)
+    params = set(est.get_params(deep=False))
+    assert [name for name in vars(est) if name not in params and not is_fit_state(name)] == []
 
 
 def test_nan_is_rejected_or_handled(cls):

@@ -114,6 +114,27 @@ def test_multiclass_reaches_the_lbfgs_optimum(multi_class):
     assert newton.loss_curve_[-1] <= lbfgs.loss_curve_[-1] + 1e-12
 
 
+def test_multinomial_intercepts_are_the_symmetric_ones_of_lbfgs_and_scikit_learn():
+    """A softmax's intercepts are defined up to one shared constant (its Hessian is singular
+    there): Newton reported iris's shifted by ~10 from lbfgs's and scikit-learn's, which sum to
+    0 over the classes (the probabilities were equal). With alpha = 0 the weights too."""
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    alpha = 1e-2
+    sk = SkLogisticRegression(C=1 / (alpha * len(y)), tol=1e-12, max_iter=10000).fit(X, y)
+    newton = fastml.LogisticRegression(solver="newton", alpha=alpha, tol=1e-9).fit(X, y)
+    np.testing.assert_allclose(newton.intercept_, sk.intercept_, atol=1e-5)
+    np.testing.assert_allclose(newton.coef_, sk.coef_, atol=1e-5)
+    X3, y3 = three_classes()
+    for alpha in (1e-3, 0.0):
+        model = fastml.LogisticRegression(solver="newton", alpha=alpha, tol=1e-9).fit(X3, y3)
+        assert abs(model.intercept_.sum()) < 1e-9
+        if alpha == 0:
+            np.testing.assert_allclose(model.coef_.sum(axis=0), 0.0, atol=1e-9)
+
+
 def test_newton_cg_equals_the_factored_hessian(monkeypatch):
     X, y = three_classes()
     full = fastml.LogisticRegression(solver="newton", alpha=1e-3, tol=1e-10).fit(X, y)

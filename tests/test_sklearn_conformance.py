@@ -223,6 +223,7 @@ def test_polynomial_features_set_output_pandas():
                                   .fit_transform(X.to_numpy()))
     assert isinstance(poly.transform(X), pd.DataFrame)
     assert isinstance(sk_clone(poly).fit(X).transform(X), pd.DataFrame)  # clone keeps it
+    assert isinstance(fastml.clone(poly).fit(X).transform(X), pd.DataFrame)  # ours too
     assert isinstance(poly.set_output(transform="default").transform(X), np.ndarray)
     with pytest.raises(ValueError, match="pandas"):
         poly.set_output(transform="polars-or-so")

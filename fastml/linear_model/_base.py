@@ -13,6 +13,7 @@ import numpy as np
 from ._sgd import check_sgd_engine
 from .._core._posterior import first_nan_row
 
+from .._base import FIT_STATE, is_fit_state
 from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
                            check_X_y, state_array, state_count)
@@ -205,19 +206,11 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
 
 
-# The private state that the linear models' fit / partial_fit keep beside their fitted
-# attributes (names ending in "_"). forget_fit drops exactly these two kinds: any other
-# attribute is not ours to drop (scikit-learn's set_output configuration, its metadata
-# requests, the callback context a Pipeline puts on its steps around their fit, ...).
-# tests/test_linear_state.py fits every estimator with every solver and checks that this
-# list names every private attribute they leave.
-PRIVATE_FIT_STATE = (
-    "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs
-    "_single_target",                           # LinearRegression / Ridge: y was 1-D
-    "_mistakes", "_vote_pack", "_vote_starts",  # VotedPerceptron
-    "_buffer", "_kparams", "_steps", "_samples_seen", "_sv_sq", "_pack", "_sq_max",
-    "_parent", "_feature",                      # PolynomialFeatures' recurrence
-)
+# The private state the linear models' fit / partial_fit keep beside their fitted
+# attributes: fastml._base.FIT_STATE (one list for every estimator, which all_or_nothing's
+# failed fit drops too). tests/test_linear_state.py checks that it names every private
+# attribute these fits leave.
+PRIVATE_FIT_STATE = FIT_STATE
 
 
 def forget_fit(estimator):
@@ -232,7 +225,7 @@ def forget_fit(estimator):
     for name in list(vars(estimator)):
         if name in params:
             continue
-        if (name.endswith("_") and not name.startswith("__")) or name in PRIVATE_FIT_STATE:
+        if is_fit_state(name):
             delattr(estimator, name)
 
 

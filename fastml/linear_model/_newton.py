@@ -123,6 +123,25 @@ class NewtonProblem:
             out[self.K * self.d:] = R.sum(axis=0)
         return out
 
+    def symmetric(self, direction):
+        """The direction with its component along the objective's flat directions removed.
+        A softmax (no reference class) is unchanged by adding one number to every class's
+        intercept (and, with alpha = 0, one vector to every class's weights), so H is singular
+        there; a Cholesky that succeeds in floating point anyway returns an arbitrary
+        component along it, which moved the intercepts by ~10 on iris (probabilities equal).
+        Removing it keeps the iterates where lbfgs and gd stay (they start at 0 and their
+        gradients sum to 0 over the classes) and where scikit-learn reports them: intercepts
+        (and, with alpha = 0, weights) summing to 0 over the classes."""
+        if self.reference or self.K < 2:
+            return direction
+        direction = direction.copy()
+        W, b = self.unpack(direction)           # views into the copy
+        if self.fit_intercept:
+            b -= b.mean()
+        if self.alpha == 0:
+            W -= W.mean(axis=0)
+        return direction
+
     def separated(self, x):
         """True when every row's own class has the largest probability: with alpha = 0 the
         likelihood then has no maximum (the weights grow without bound)."""
@@ -223,7 +242,7 @@ def newton_minimize(fun, problem, x, *, max_iter, tol, on_iteration=None):
         if np.max(np.abs(g)) <= tol:
             converged, it = True, it - 1
             break
-        direction = direction_of()
+        direction = problem.symmetric(direction_of())
         slope = float(g @ direction)
         if slope >= 0:                         # numerically not a descent direction
             direction, slope = -g, -float(g @ g)

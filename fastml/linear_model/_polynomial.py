@@ -10,6 +10,7 @@ import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
 from . import _polynomial_fast as _poly
+from ._base import fresh_fit
 from .._validation import check_array, check_n_jobs, check_param, state_array, state_count
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -128,6 +129,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         self.include_bias = include_bias
         self.n_jobs = n_jobs
 
+    @fresh_fit   # as every model's fit: a refit that raises leaves it unfitted, not the old fit
     def fit(self: EstimatorT, X: MatrixLike, y: Optional[VectorLike] = None) -> EstimatorT:
         """Learn the number of input features and list the output terms.
 

@@ -797,6 +797,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
     var_smoothing : float, default 1e-9
         epsilon_ = var_smoothing * (the largest variance of an attribute over all rows, with
         an n denominator; 1 if every attribute is constant) is added to every variance.
+        With sample weights that variance is the weighted one (a row of weight 2 counts as
+        two rows, here too); scikit-learn's GaussianNB takes it unweighted (and, in
+        partial_fit, from the last chunk only), so weighted fits differ from it by epsilon_.
     priors : array-like (n_classes,) or None
     n_jobs : int or None
         Threads for the moment pass and prediction (None = 1, -1 = all cores).
