@@ -512,15 +512,20 @@ def _fit_parameter_mixing(estimator, parts, X):
     partitions' row weights. Stops after max_iter epochs, or earlier when the mean epoch loss
     has not improved by tol for n_iter_no_change epochs."""
     from ._validation import check_random_state
-    from .stream import _adopt, _is_classifier
+    from .stream import _adopt, _is_classifier, _pass_totals
     classes = _classes_of(parts) if _is_classifier(estimator) else None
+    # one pass's rows and weight: every partition's partial_fit steps with them as the totals
+    # (SGDEngine.relative_weights), as fit does; its own partition's running sums made
+    # Ridge's per-row penalty alpha / weight grow with the number of partitions and fall
+    # with the epochs
+    totals = tuple(np.sum([t for t in parts.map(_row_weight) if t is not None], axis=0))
     seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
     tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)
     watch_progressive = getattr(estimator, "early_stopping", False) == "progressive"
     state, curve, progressive, best, stale = None, [], [], np.inf, 0
     for epoch in range(estimator.max_iter):
         local = [r for r in parts.map(_local_epoch, estimator, state, classes, seed, epoch,
-                                      indexed=True) if r is not None]
+                                      totals, indexed=True) if r is not None]
         if not local:
             raise ValueError("X has 0 samples")
         state = _mix([r[0] for r in local], np.array([r[2] for r in local]), state)
@@ -534,15 +539,23 @@ def _fit_parameter_mixing(estimator, parts, X):
             if stale >= patience:
                 break
     _adopt(estimator, state)
+    _pass_totals(estimator, None)
     _finish_mixing(estimator, len(curve), curve, progressive)
 
 
-def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
+def _row_weight(X, y, w):
+    """A partition's rows and sample weight (None when empty)."""
+    if _rows(X) == 0:
+        return None
+    return _rows(X), float(_rows(X) if w is None else np.sum(w))
+
+
+def _local_epoch(X, y, w, part, template, state, classes, seed, epoch, totals):
     """One epoch of partial_fit on a partition from `state` (None: from scratch); returns
     (the model, its mean loss, the partition's weight, its progressive loss)."""
     import copy
     from ._base import clone
-    from .stream import _set_sgd_epoch
+    from .stream import _pass_totals, _set_sgd_epoch
     if _rows(X) == 0:
         return None
     model = clone(template) if state is None else copy.deepcopy(state)
@@ -551,6 +564,7 @@ def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
     else:
         model._rng = np.random.default_rng([seed, epoch, part])
     _set_sgd_epoch(model, epoch)
+    _pass_totals(model, totals)
     kwargs = {} if classes is None else {"classes": classes}
     if w is not None:
         kwargs["sample_weight"] = np.asarray(w)

@@ -14,7 +14,11 @@ Each estimator keeps its own algorithm; the driver only decides how chunks reach
   schedules, the step count and averaging carry on across chunks, and every chunk of pass e
   runs as epoch e, so with shuffle=False the result equals `fit` on the concatenation with
   max_iter=epochs, tol=None, shuffle=False (for mini-batches, when the chunk sizes are
-  multiples of batch_size: a mini-batch does not span two chunks). `progressive_loss_` and
+  multiples of batch_size: a mini-batch does not span two chunks). Except in one way: the
+  first pass weighs as partial_fit does, by the rows read so far (the totals are not known
+  yet), so with sample weights, or Ridge(solver="sgd") with alpha > 0 (its per-row penalty
+  is alpha / total weight), the first pass differs from fit's first epoch; the later passes
+  step with the first pass's totals, as fit's epochs do. `progressive_loss_` and
   `loss_curve_` get one value per pass (the chunks' values weighted by their rows' weight);
   an estimator with early_stopping="progressive" stops making passes once that progressive
   loss has not improved by its `tol` for `n_iter_no_change` passes.
@@ -190,11 +194,31 @@ def _record_feature_names(estimator, columns):
 
 def _fit_partial_passes(estimator, stream, epochs):
     """The SGD family: partial_fit on every chunk, `epochs` passes; every chunk of pass e
-    runs as epoch e of the schedule."""
+    runs as epoch e of the schedule. The passes after the first step with the first pass's
+    rows and weight as the totals (SGDEngine.relative_weights), as fit's epochs do: they
+    read the same rows again (as running sums, the totals grew every pass, and Ridge's
+    per-row penalty alpha / total weight fell as 1 / pass)."""
+    try:
+        return _partial_passes(estimator, stream, epochs)
+    finally:
+        _pass_totals(estimator, None)
+
+
+def _pass_totals(estimator, totals):
+    """Set (or with None, drop) the one-pass totals the SGD family's partial_fit steps with
+    (fastml.linear_model._sgd.pass_totals); a fitted model keeps none, so a user's later
+    partial_fit adds its rows to the running totals again."""
+    if totals is not None:
+        estimator._pass_totals = totals
+    elif "_pass_totals" in vars(estimator):
+        del estimator._pass_totals
+
+
+def _partial_passes(estimator, stream, epochs):
     _forget_fit(estimator)
     classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
-    curve, progressive, names = [], [], None
+    curve, progressive, names, rows = [], [], None, 0
     stop = _ProgressiveStop(estimator)
     for epoch in range(epochs or 1):
         loss_sum = progressive_sum = weight_sum = 0.0
@@ -229,10 +253,12 @@ def _fit_partial_passes(estimator, stream, epochs):
             loss_sum += _last_chunk_loss(estimator) * w
             progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
             weight_sum += w
+            rows += chunk.n_rows if epoch == 0 else 0
         curve.append(loss_sum / weight_sum if weight_sum else np.nan)
         progressive.append(progressive_sum / weight_sum if weight_sum else np.nan)
         if stop(progressive[-1]):
             break
+        _pass_totals(estimator, (rows, weight_sum))
     _finish_sgd(estimator, len(curve), curve, progressive)
     _record_feature_names(estimator, names)
     return estimator
@@ -664,7 +690,8 @@ def _forget_fit(estimator):
     """Start from scratch, as fit does (partial_fit continues from any earlier state)."""
     for name in list(vars(estimator)):
         if name.endswith("_") and not name.startswith("__") or name in (
-                "_engine", "_parts", "_rng", "_epochs_done", "_mistakes", "_single_target"):
+                "_engine", "_parts", "_rng", "_epochs_done", "_mistakes", "_single_target",
+                "_pass_totals"):
             delattr(estimator, name)
 
 

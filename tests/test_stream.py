@@ -179,6 +179,27 @@ def test_sgd_epochs_equal_fit_over_the_concatenation(make, target, table, scaled
     np.testing.assert_allclose(streamed.loss_curve_, fitted.loss_curve_, rtol=1e-10)
 
 
+def test_ridge_sgd_later_passes_keep_one_pass_of_penalty(table, scaled):
+    """Ridge(solver="sgd") steps with the per-row penalty alpha / (total weight): the passes
+    after the first step with one pass's totals, as fit's epochs do. As running sums the
+    totals grew every pass and the penalty fell as 1 / pass: at alpha = n (lambda = 1), 20
+    passes gave a coefficient norm of 3.87 where fit gives 2.26 (the exact ridge: 2.28)."""
+    n = len(scaled)
+    params = dict(solver="sgd", alpha=float(n), shuffle=False, tol=None, max_iter=20,
+                  eta0=0.002, average=True)
+    chunks = [(scaled.to_numpy()[s:s + 400], table["yr"].to_numpy()[s:s + 400])
+              for s in range(0, n, 400)]
+    streamed = fit_stream(fastml.Ridge(**params), lambda: iter(chunks), epochs=20)
+    fitted = fastml.Ridge(**params).fit(scaled.to_numpy(), table["yr"].to_numpy())
+    exact = fastml.Ridge(alpha=float(n)).fit(scaled.to_numpy(), table["yr"].to_numpy())
+    # the first pass still weighs online (alpha / rows read so far); the fixed point is fit's
+    np.testing.assert_allclose(np.linalg.norm(streamed.coef_), np.linalg.norm(fitted.coef_),
+                               rtol=0.02)
+    np.testing.assert_allclose(streamed.coef_, exact.coef_, atol=0.02 * np.abs(
+        exact.coef_).max())
+    assert "_pass_totals" not in vars(streamed)   # a later partial_fit counts its rows again
+
+
 def test_sgd_shuffles_rows_within_each_chunk(table, scaled):
     """One pass with shuffle=True equals fit (shuffle=False) on the rows in the order of the
     chunk-local permutations drawn from the estimator's random_state."""
@@ -570,3 +591,4 @@ def test_csv_stream_reads_cells_as_the_in_memory_reader_does(tmp_path):
     assert [c.tolist() for c in streamed.categories_] == [["NA", "US"]]
     X = _frame(columns)
     np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=1e-12)
+
