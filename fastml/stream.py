@@ -159,14 +159,27 @@ def _fit_naive_bayes(estimator, stream, epochs):
     the running total over the union of the labels (_nb_merge), so no pass is spent finding
     the classes first, and a one-shot iterator may bring a new label in any chunk."""
     _forget_fit(estimator)
-    template, total, names = _nb_template(estimator), None, None
+    template, total, names, width = _nb_template(estimator), None, None, None
     for chunk in stream.chunks():
         statistics = _nb_statistics(_kernel_input(chunk), chunk.y, chunk.weight, template)
+        width = _same_width(statistics[0], width, chunk)
         total = statistics if total is None else _nb_merge(total, statistics)
         names = _array_columns(chunk) if names is None else names
     _nb_finish(estimator, total)
     _record_feature_names(estimator, names)
     return estimator
+
+
+def _same_width(model, width, chunk):
+    """The number of features of the chunks so far, or a clear error for a chunk with
+    another (each chunk is fitted on its own: without this the merge failed deep in the
+    moments, "merge_moments needs 8 arrays of one shape")."""
+    if model is None:       # rows that weigh nothing
+        return width
+    if width is not None and model.n_features_in_ != width:
+        raise ValueError(f"chunk {chunk.index} (rows from {chunk.start}) has "
+                         f"{model.n_features_in_} features; the chunks before had {width}")
+    return model.n_features_in_
 
 
 def _kernel_input(chunk):

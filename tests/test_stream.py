@@ -592,3 +592,16 @@ def test_csv_stream_reads_cells_as_the_in_memory_reader_does(tmp_path):
     X = _frame(columns)
     np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=1e-12)
 
+
+@pytest.mark.parametrize("make", [fastml.GaussianNB, fastml.CategoricalNB, fastml.NaiveBayes])
+def test_naive_bayes_chunk_with_other_columns_is_named(make):
+    """Naive Bayes fits each chunk on its own and merges: a chunk with another number of
+    features gave "merge_moments needs 8 arrays of one shape" (GaussianNB), a broadcasting
+    error (NaiveBayes), or no error at all (CategoricalNB kept 2 columns' counts and silently
+    dropped the third); it now names the chunk and both widths."""
+    X = np.arange(40).reshape(20, 2) % 5
+    y = np.arange(20) % 2
+    chunks = [(X[:10], y[:10]), (np.c_[X[10:], X[10:, :1]], y[10:])]
+    with pytest.raises(ValueError, match=r"chunk 1 \(rows from 10\) has 3 features; the "
+                                         r"chunks before had 2"):
+        fit_stream(make(), chunks)
