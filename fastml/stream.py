@@ -1152,9 +1152,14 @@ class _CSVReader:
     def _open(self, columns):
         pa = _pyarrow()
         # the in-memory reader's conversion (an empty cell is missing, text columns stay text)
-        return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
-            block_size=CSV_BLOCK_BYTES), convert_options=csv_convert_options(
-                columns, self.text_columns))
+        try:
+            return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
+                block_size=CSV_BLOCK_BYTES), convert_options=csv_convert_options(
+                    columns, self.text_columns))
+        except pa.ArrowInvalid as error:    # the first block is read here: name the file
+            message = str(error)
+            raise ValueError(_csv_ragged_error(message, self.path, "the first block") or
+                             f"cannot read {self.path}: {message}") from None
 
     def batches(self, columns, chunk_rows):
         """Arrow tables of `chunk_rows` rows (the last may be shorter)."""
@@ -1189,12 +1194,26 @@ class _CSVReader:
 
 
 def _csv_type_error(message, names, schema, k, row, path):
+    ragged = _csv_ragged_error(message, path, f"block {k} (rows from {row})")
+    if ragged:
+        return ragged
     found = re.search(r"column #(\d+)", message)
     column = names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "?"
     kind = schema.field(column).type if column in names else "?"
     return (f"{path}: column {column!r} changes type in block {k} (rows from {row}): it was "
             f"read as {kind} from the first block, and this block holds a value that is not "
             f"({message})")
+
+
+def _csv_ragged_error(message, path, where):
+    """The error for a row with more or fewer fields than the header (pyarrow's "Expected 3
+    columns, got 4"), else None: it is no column's type changing."""
+    found = re.search(r"Expected (\d+) columns, got (\d+)", message)
+    if not found:
+        return None
+    expected, got = found.groups()
+    return (f"{path}: a row in {where} has {got} fields where the header has {expected} "
+            f"(a ragged row; every row needs one field per column) ({message})")
 
 
 def _read_ahead(chunks):

@@ -268,6 +268,26 @@ def test_column_changing_type_is_an_error_naming_column_and_chunk(table, tmp_pat
         fit_stream(fastml.NaiveBayes(), str(path), "y", chunk_rows=100_000)
 
 
+def test_ragged_csv_row_is_named_as_such(tmp_path, monkeypatch):
+    """A row with more (or fewer) fields than the header: in a later block it was reported as
+    "column '?' changes type in block 5 ... read as ? from the first block"; in the first
+    block pyarrow's ArrowInvalid came out without the file's name."""
+    rows = ["a,b,y"] + [f"{i},{i},{i % 2}" for i in range(4000)]
+    late, first, empty = (tmp_path / name for name in ("late.csv", "first.csv", "empty.csv"))
+    late.write_text("\n".join(rows + ["5,6,7,1"] + rows[1:50]) + "\n")
+    first.write_text("\n".join(rows[:10] + ["5,6"] + rows[10:20]) + "\n")
+    empty.write_text("")
+    monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)
+    with pytest.raises(ValueError, match=r"late.csv: a row in block \d+ \(rows from \d+\) has "
+                                         r"4 fields where the header has 3 \(a ragged row"):
+        fit_stream(fastml.GaussianNB(), str(late), "y")
+    with pytest.raises(ValueError, match=r"first.csv: a row in the first block has 2 fields "
+                                         r"where the header has 3"):
+        fit_stream(fastml.GaussianNB(), str(first), "y")
+    with pytest.raises(ValueError, match=r"cannot read .*empty.csv: Empty CSV file"):
+        fit_stream(fastml.GaussianNB(), str(empty), "y")
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
