@@ -740,7 +740,7 @@ class _Stream:
         self.columns = None if columns is None else list(columns)
         self.drop = [] if drop is None else list(drop)
         self.verbose, self.desc, self.order = verbose, desc, order
-        self.reader = _reader_for(source)
+        self.reader = _reader_for(source, labels=(target,))
         self.passes = 0
         self.kinds = None
         names = self.reader.column_names()
@@ -1021,15 +1021,16 @@ def _to_frame(raw):
 
 
 # ---------------------------------------------------------------------------- the readers
-def _reader_for(source, text_columns=()):
-    """The reader of a source; text_columns: CSV columns read as text (see _CSVReader)."""
+def _reader_for(source, text_columns=(), labels=None):
+    """The reader of a source; text_columns: CSV columns read as text, labels: the CSV
+    columns that keep an integer type (see _CSVReader)."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         lowered = path.lower()
         if lowered.endswith(CSV_SUFFIXES):
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"no CSV file {path!r}")
-            return _CSVReader(path, text_columns)
+            return _CSVReader(path, text_columns, labels)
         if os.path.isdir(path) or lowered.endswith(PARQUET_SUFFIXES) or glob.has_magic(path):
             return _ParquetReader(path)
         raise ValueError(f"cannot tell the format of {path!r}: give a .parquet / .csv file, "
@@ -1136,12 +1137,18 @@ class _ParquetReader:
 
 
 class _CSVReader:
+    """A CSV file read block by block. Column types are inferred from the first block; with
+    `labels` given (fit_stream: the target), the integer columns other than those are read
+    as float64, so a feature column whose first block holds only integers may hold a
+    decimal later (its values become floats in the chunks' arrays anyway; a label column
+    keeps its type, as the classes are its values)."""
     repeatable = read_ahead = True
 
-    def __init__(self, path, text_columns=()):
+    def __init__(self, path, text_columns=(), labels=None):
         _pyarrow()
         self.path = path
         self.text_columns = tuple(text_columns)
+        self.labels = None if labels is None else tuple(labels)
 
     def total_rows(self):
         return None
@@ -1151,11 +1158,21 @@ class _CSVReader:
 
     def _open(self, columns):
         pa = _pyarrow()
+        reader = self._open_as(columns, {})
+        if self.labels is None:
+            return reader
+        floats = {field.name: pa.float64() for field in reader.schema
+                  if pa.types.is_integer(field.type) and field.name not in self.labels}
+        return self._open_as(columns, floats) if floats else reader
+
+    def _open_as(self, columns, types):
+        pa = _pyarrow()
         # the in-memory reader's conversion (an empty cell is missing, text columns stay text)
+        options = csv_convert_options(columns, self.text_columns)
+        options.column_types = {**options.column_types, **types}
         try:
             return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
-                block_size=CSV_BLOCK_BYTES), convert_options=csv_convert_options(
-                    columns, self.text_columns))
+                block_size=CSV_BLOCK_BYTES), convert_options=options)
         except pa.ArrowInvalid as error:    # the first block is read here: name the file
             message = str(error)
             raise ValueError(_csv_ragged_error(message, self.path, "the first block") or

@@ -288,6 +288,28 @@ def test_ragged_csv_row_is_named_as_such(tmp_path, monkeypatch):
         fit_stream(fastml.GaussianNB(), str(empty), "y")
 
 
+def test_csv_integer_feature_with_a_later_decimal_streams(tmp_path, monkeypatch):
+    """Column types come from the CSV's first block: a feature column of integers there that
+    holds 6.5 in a later block stopped fit_stream ("column 'b' changes type in block 5 ...
+    read as int64"), where fit on the file in memory reads it as floats. Integer features
+    are now read as float64 (they become floats in the arrays anyway); the integer labels
+    keep their type, so the classes are those of the in-memory fit."""
+    rows = ["a,b,y"] + [f"{i},{i * 7 % 13},{i % 3}" for i in range(4000)] + ["5,6.5,1"]
+    path = tmp_path / "late_decimal.csv"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)
+    frame = pd.read_csv(path)
+    for make in (fastml.GaussianNB, fastml.LinearRegression):
+        streamed = fit_stream(make(), str(path), "y", chunk_rows=500)
+        fitted = make().fit(frame[["a", "b"]], frame["y"])
+        for name in ("theta_", "var_", "class_count_", "coef_", "intercept_", "classes_"):
+            if hasattr(fitted, name):
+                np.testing.assert_allclose(getattr(streamed, name), getattr(fitted, name),
+                                           rtol=1e-10)
+    assert streamed.n_features_in_ == 2
+    assert fit_stream(fastml.GaussianNB(), str(path), "y").classes_.dtype.kind == "i"
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
