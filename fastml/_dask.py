@@ -19,7 +19,8 @@ Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
   random_state, epoch and partition), then the states are averaged weighted by rows. The
   result is deterministic for a fixed random_state and partitioning; it is not the
   single-machine SGD path.
-- a single decision tree and the kernel perceptron: a clear error naming the alternatives.
+- a single decision tree, the kernel perceptron and the voted perceptron: a clear error
+  naming the alternatives.
 A lost worker is Dask's business: its tasks are retried on another worker (the same inputs
 give the same model), and a task that fails for good raises; no partial model is returned.
 
@@ -266,6 +267,11 @@ _WHY_NOT = {
     "KernelPerceptron": "its model is every mistake it made, compared with every row; fit it "
                         "in memory on a sample (X.compute()), or use Perceptron / LinearSVM, "
                         "which run on dask",
+    "VotedPerceptron": "its model is the sequence of weight vectors it passed through, each "
+                       "with its survival count, which parameter mixing cannot average; fit "
+                       "it in memory on X.compute() (or a sample), or use "
+                       "Perceptron(average=True), the averaged form of its vote (003), which "
+                       "runs on dask",
     "DecisionTree": "the split search needs all rows at once; fit it in memory on "
                     "X.compute() (or a sample), or use naive Bayes / a linear model, which "
                     "run on dask",

@@ -236,7 +236,9 @@ def test_forests_grow_their_trees_on_the_partitions(data, dask_client):
 def test_estimators_that_need_all_rows_get_a_clear_error(data, dask_client):
     X, y2, _, _, _ = data
     for model, message in [(fastml.DecisionTreeClassifier(), "X.compute"),
-                           (fastml.KernelPerceptron(), "Perceptron / LinearSVM")]:
+                           (fastml.KernelPerceptron(), "Perceptron / LinearSVM"),
+                           # it crashed in parameter mixing (no loss_curve_ to average)
+                           (fastml.VotedPerceptron(), r"Perceptron\(average=True\)")]:
         with pytest.raises(TypeError, match=f"cannot be fitted on a dask collection.*{message}"):
             model.fit(darr(X), darr(y2))
     with pytest.raises(TypeError, match="sample_weight as a dask array"):
