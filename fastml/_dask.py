@@ -303,11 +303,12 @@ def _classes_of(parts):
 
 
 def _labels_of(X, y, w):
+    """A partition's labels, those of rows of weight 0 included: fit (and fit_stream) make
+    them classes (with no weight), and the partitions' tasks encode every label against the
+    classes (leaving them out failed there: "y has labels not in classes_")."""
     from .stream import _as_labels
     if _rows(X) == 0:
         return None
-    if w is not None:       # a row of weight 0 is not there
-        y = np.asarray(y)[np.asarray(w) > 0]
     return np.unique(_as_labels(y)) if len(y) else None
 
 

@@ -214,6 +214,27 @@ def test_ridge_mixing_keeps_fits_penalty(data):
     assert "_pass_totals" not in vars(mixed)
 
 
+def test_a_class_whose_rows_weigh_nothing_is_a_class_as_in_fit(data):
+    """Rows of weight 0 still bring their label to classes_, as fit and fit_stream make it;
+    the Dask drivers left such labels out, then failed on the partition that holds them
+    ("y has labels not in classes_ [0, 1]: [2]")."""
+    X, y2, _, _, _ = data
+    y = y2.copy()
+    y[-5:] = 2
+    w = np.ones(N)
+    w[-5:] = 0.0
+    for model in (fastml.LogisticRegression(), fastml.Perceptron(random_state=0, max_iter=3)):
+        fitted = fastml.clone(model).fit(X, y, sample_weight=w)
+        on_dask = fastml.clone(model).fit(darr(X), darr(y), sample_weight=darr(w))
+        np.testing.assert_array_equal(on_dask.classes_, [0, 1, 2])
+        np.testing.assert_array_equal(on_dask.classes_, fitted.classes_)
+    np.testing.assert_allclose(on_dask.coef_.shape, fitted.coef_.shape)
+    params = dict(alpha=1e-3, max_iter=12, tol=None)   # a fixed path (as the tests above)
+    lbfgs = fastml.LogisticRegression(**params).fit(darr(X), darr(y), sample_weight=darr(w))
+    np.testing.assert_allclose(lbfgs.coef_, fastml.LogisticRegression(**params).fit(
+        X, y, sample_weight=w).coef_, rtol=1e-8, atol=1e-10)
+
+
 def test_forests_grow_their_trees_on_the_partitions(data, dask_client):
     """Approximate: each partition grows its share of the trees (bootstrap within it), even
     the partition holding one class; deterministic for a seed; about as accurate."""
