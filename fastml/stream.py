@@ -1277,9 +1277,16 @@ def _rebatch(batches, rows):
     """Arrow batches regrouped into tables of exactly `rows` rows (the last may be shorter):
     small batches are joined, large ones sliced, so a chunk is what the caller asked for. While
     the caller holds a table, this holds none of its batches (the read-ahead thread keeps at
-    most the table it is converting)."""
+    most the table it is converting). A chunk does not span two column types: at a batch
+    whose schema differs (a later Parquet file with an int64 column as double), the rows so
+    far are a shorter chunk; the chunks' own checks then take a number for a number and name
+    a column that turns to text (Arrow refused to join them: "Schema at index 1 was
+    different")."""
     pending, count = [], 0
     for batch in batches:
+        if pending and not batch.schema.equals(pending[0].schema, check_metadata=False):
+            count = 0
+            yield _joined(pending)
         offset, size = 0, batch.num_rows
         while offset < size:
             take = min(rows - count, size - offset)

@@ -310,6 +310,32 @@ def test_csv_integer_feature_with_a_later_decimal_streams(tmp_path, monkeypatch)
     assert fit_stream(fastml.GaussianNB(), str(path), "y").classes_.dtype.kind == "i"
 
 
+def test_parquet_files_with_int_and_float_column_stream(tmp_path):
+    """Parquet files written one by one (pandas: a day without decimals is int64): a chunk
+    joining the two files' batches failed in Arrow ("Schema at index 1 was different");
+    the chunks now stop at the change, numbers stream as numbers, text is named."""
+    rng = np.random.default_rng(3)
+    a = pd.DataFrame({"x": rng.integers(0, 9, 50), "z": rng.normal(size=50),
+                      "y": rng.integers(0, 2, 50)})
+    b = pd.DataFrame({"x": rng.normal(size=50), "z": rng.normal(size=50),
+                      "y": rng.integers(0, 3, 50)})
+    numbers, text = tmp_path / "numbers", tmp_path / "text"
+    numbers.mkdir(), text.mkdir()
+    a.to_parquet(numbers / "a.parquet"), b.to_parquet(numbers / "b.parquet")
+    a.to_parquet(text / "a.parquet"), b.assign(x=b.x.astype(str)).to_parquet(text / "b.parquet")
+    whole = pd.concat([a, b], ignore_index=True)
+    for make in (fastml.GaussianNB, fastml.LinearRegression):
+        streamed = fit_stream(make(), str(numbers), "y", chunk_rows=7)
+        fitted = make().fit(whole[["x", "z"]], whole["y"])
+        for name in ("theta_", "var_", "class_count_", "coef_", "intercept_"):
+            if hasattr(fitted, name):
+                np.testing.assert_allclose(getattr(streamed, name), getattr(fitted, name),
+                                           rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=r"column 'x' changes type in chunk \d+ \(rows from "
+                                         r"50\): numeric .* categorical"):
+        fit_stream(fastml.NaiveBayes(), str(text), "y", chunk_rows=7)
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
