@@ -201,11 +201,26 @@ def _aligned(v, X, lengths, name):
     if lengths is None:
         raise TypeError(f"X is a dask DataFrame and {name} a dask array: give {name} as a "
                         f"column (Series) of the same DataFrame")
+    if np.isnan(X.shape[0]) or np.isnan(v.shape[0]):
+        return _blocks_of_unknown_size(v, X, name)
     if v.shape[0] != X.shape[0]:
         raise ValueError(f"X and {name} have different numbers of samples: {X.shape[0]} "
                          f"and {v.shape[0]}")
     if v.chunks[0] != lengths:
         v = v.rechunk({0: lengths})
+    blocks = v.to_delayed()
+    return list(blocks if blocks.ndim == 1 else blocks[:, 0])
+
+
+def _blocks_of_unknown_size(v, X, name):
+    """v's row blocks paired with X's as they are, when the sizes of either are unknown (a
+    DataFrame's to_dask_array(): NaN sizes, which compared as "different numbers of samples:
+    nan and nan"). Each partition's rows are checked against its y where it is fitted."""
+    n_x, n_v = X.numblocks[0], v.numblocks[0]
+    if n_x != n_v or v.ndim > 2 or (v.ndim == 2 and v.numblocks[1] > 1):
+        raise ValueError(f"the row blocks of X or {name} have unknown sizes (a DataFrame's "
+                         f"to_dask_array()?) and X has {n_x} of them, {name} {n_v}: give "
+                         f"both from the same DataFrame, or call to_dask_array(lengths=True)")
     blocks = v.to_delayed()
     return list(blocks if blocks.ndim == 1 else blocks[:, 0])
 

@@ -235,6 +235,30 @@ def test_a_class_whose_rows_weigh_nothing_is_a_class_as_in_fit(data):
         X, y, sample_weight=w).coef_, rtol=1e-8, atol=1e-10)
 
 
+def test_arrays_of_unknown_chunk_sizes_pair_their_blocks(data):
+    """A DataFrame's to_dask_array() has row chunks of unknown (NaN) size: fit compared
+    X.shape[0] with y's and said "different numbers of samples: nan and nan". Blocks are now
+    paired as they are (each partition checks its own rows), and a different number of
+    blocks is an error that says what to do."""
+    X, y2, _, _, sw = data
+    frame = dd.from_pandas(pd.DataFrame(X).assign(y=y2, w=sw), npartitions=4)
+    Xu, yu, wu = (frame[list(range(6))].to_dask_array(), frame["y"].to_dask_array(),
+                  frame["w"].to_dask_array())
+    assert np.isnan(Xu.shape[0])
+    for model in (fastml.GaussianNB(), fastml.LogisticRegression(max_iter=12, tol=None),
+                  fastml.LinearRegression()):
+        unknown = fastml.clone(model).fit(Xu, yu, sample_weight=wu)
+        fitted = fastml.clone(model).fit(X, y2, sample_weight=sw)
+        for name in ("theta_", "var_", "coef_", "intercept_"):
+            if hasattr(fitted, name):
+                np.testing.assert_allclose(getattr(unknown, name), getattr(fitted, name),
+                                           rtol=1e-8, atol=1e-10)
+    other = dd.from_pandas(pd.Series(y2), npartitions=3).to_dask_array()
+    with pytest.raises(ValueError, match=r"unknown sizes .* X has 4 of them, y 3.*"
+                                         r"lengths=True"):
+        fastml.GaussianNB().fit(Xu, other)
+
+
 def test_forests_grow_their_trees_on_the_partitions(data, dask_client):
     """Approximate: each partition grows its share of the trees (bootstrap within it), even
     the partition holding one class; deterministic for a seed; about as accurate."""
