@@ -160,14 +160,26 @@ def _fit_naive_bayes(estimator, stream, epochs):
     the classes first, and a one-shot iterator may bring a new label in any chunk."""
     _forget_fit(estimator)
     template, total, names, width = _nb_template(estimator), None, None, None
+    by_name = _names_columns(getattr(template, "categorical_features", None))
     for chunk in stream.chunks():
-        statistics = _nb_statistics(_kernel_input(chunk), chunk.y, chunk.weight, template)
+        X = chunk.X if by_name else _kernel_input(chunk)
+        statistics = _nb_statistics(X, chunk.y, chunk.weight, template)
         width = _same_width(statistics[0], width, chunk)
         total = statistics if total is None else _nb_merge(total, statistics)
         names = _array_columns(chunk) if names is None else names
     _nb_finish(estimator, total)
     _record_feature_names(estimator, names)
     return estimator
+
+
+def _names_columns(spec):
+    """Whether NaiveBayes' categorical_features names columns: the chunks then go to it as
+    DataFrames (a chunk built from numeric columns is otherwise given as its bare array,
+    and the names were "not in X (columns: None)")."""
+    if spec is None or isinstance(spec, str):
+        return isinstance(spec, str) and spec not in ("auto", "all")
+    items = np.ravel(spec).tolist() if isinstance(spec, np.ndarray) else list(spec)
+    return any(isinstance(item, str) for item in items)
 
 
 def _same_width(model, width, chunk):

@@ -336,6 +336,26 @@ def test_parquet_files_with_int_and_float_column_stream(tmp_path):
         fit_stream(fastml.NaiveBayes(), str(text), "y", chunk_rows=7)
 
 
+@pytest.mark.parametrize("spec", [["i", "j"], "i"])
+def test_naive_bayes_categorical_features_by_name_on_numeric_files(spec, tmp_path):
+    """NaiveBayes(categorical_features=<names>) on an all-numeric file: each chunk went to
+    it as the bare float array, and fit_stream failed ("categorical_features names column
+    'i', which X does not have (columns: None)"); it equals fit on the frame."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"i": rng.integers(0, 4, 100), "j": rng.integers(10, 13, 100),
+                          "z": rng.normal(size=100), "y": rng.integers(0, 2, 100)})
+    path = tmp_path / "ints.parquet"
+    frame.to_parquet(path)
+    streamed = fit_stream(fastml.NaiveBayes(categorical_features=spec), str(path), "y",
+                          chunk_rows=30)
+    fitted = fastml.NaiveBayes(categorical_features=spec).fit(frame[["i", "j", "z"]],
+                                                              frame["y"])
+    np.testing.assert_array_equal(streamed.categorical_features_,
+                                  fitted.categorical_features_)
+    np.testing.assert_allclose(streamed.predict_proba(frame[["i", "j", "z"]]),
+                               fitted.predict_proba(frame[["i", "j", "z"]]), rtol=1e-12)
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
