@@ -90,7 +90,20 @@ def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None,
     stream = _Stream(source, target, chunk_rows=chunk_rows, columns=columns, drop=drop,
                      weight=sample_weight, verbose=verbose, desc=type(estimator).__name__,
                      order=_layout_for(estimator, plan))
-    return plan(estimator, stream, epochs)
+    try:
+        return plan(estimator, stream, epochs)
+    except ValueError as error:
+        raise _located(error, stream.at) from error
+
+
+def _located(error, at):
+    """A data error raised while a chunk was fitted ("X contains infinity") with the chunk
+    it came from: in a file of many chunks, the message alone does not say where. Errors
+    that already say where (the stream's own), and ValueError's subclasses, are kept."""
+    message = str(error)
+    if at is None or type(error) is not ValueError or re.search(r"\b(chunk|block) \d", message):
+        return error
+    return ValueError(f"{message} (in chunk {at[0]}, rows from {at[1]})")
 
 
 # ------------------------------------------------------------------------ which algorithm
@@ -755,6 +768,7 @@ class _Stream:
         self.reader = _reader_for(source, labels=(target,))
         self.passes = 0
         self.kinds = None
+        self.at = None
         names = self.reader.column_names()
         if names is not None:
             missing = [c for c in [target, weight, *(self.columns or []), *self.drop]
@@ -780,8 +794,10 @@ class _Stream:
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
                       verbose=self.verbose) as bar:
             for chunk in chunks:
+                self.at = (chunk.index, chunk.start)    # where an error in its fit comes from
                 yield chunk
                 bar.update(chunk.n_rows)
+        self.at = None
 
     def _split_all(self, raws):
         """The non-empty chunks of the source's raw chunks, in order."""

@@ -356,6 +356,25 @@ def test_naive_bayes_categorical_features_by_name_on_numeric_files(spec, tmp_pat
                                fitted.predict_proba(frame[["i", "j", "z"]]), rtol=1e-12)
 
 
+def test_a_data_error_names_the_chunk_it_came_from(tmp_path):
+    """An inf or NaN deep in a large file: the estimator's "X contains infinity" said what,
+    not where; fit_stream adds the chunk and its first row (errors that already say where
+    are left as they are)."""
+    rows = ["a,b,y"] + [f"{i},{i % 7},{i % 2}" for i in range(100)]
+    rows[58] = "57,inf,1"
+    path = tmp_path / "inf.csv"
+    path.write_text("\n".join(rows) + "\n")
+    for model in (fastml.GaussianNB(), fastml.LinearRegression(), fastml.LogisticRegression(),
+                  fastml.Perceptron()):
+        with pytest.raises(ValueError, match=r"X contains infinity.* \(in chunk 2, rows "
+                                             r"from 50\)$"):
+            fit_stream(model, str(path), "y", chunk_rows=25)
+    chunks = [(np.ones((5, 2)), np.arange(5) % 2), (np.ones((5, 3)), np.arange(5) % 2)]
+    with pytest.raises(ValueError, match=r"^chunk 1 \(rows from 5\) has 3 features; the "
+                                         r"chunks before had 2$"):
+        fit_stream(fastml.GaussianNB(), chunks)
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
