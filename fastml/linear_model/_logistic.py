@@ -459,8 +459,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         validation = None
         if hold_out:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
+        sw = self._engine.relative_weights(sw, pass_totals(self))
         n_iter, curve, progressive = run_epochs(
-            self._engine, X, Y, self._engine.relative_weights(sw, pass_totals(self)), max_iter=epochs,
+            self._engine, X, Y, sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
             name="LogisticRegression", first_epoch=self._epochs_done,
