@@ -764,6 +764,11 @@ class _Stream:
         self.target, self.weight, self.chunk_rows = target, weight, chunk_rows
         self.columns = None if columns is None else list(columns)
         self.drop = [] if drop is None else list(drop)
+        # a feature that is the target (or the weights) would be learned from: y = 1 * y
+        leaked = [c for c in (target, weight) if c is not None and c in (self.columns or [])]
+        if leaked:
+            raise ValueError(f"columns lists {leaked}, which is the target / sample_weight "
+                             f"column; columns names the features only")
         self.verbose, self.desc, self.order = verbose, desc, order
         self.reader = _reader_for(source, labels=(target,))
         self.passes = 0

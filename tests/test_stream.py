@@ -375,6 +375,13 @@ def test_a_data_error_names_the_chunk_it_came_from(tmp_path):
         fit_stream(fastml.GaussianNB(), chunks)
 
 
+def test_columns_naming_the_target_is_refused(parquet_path):
+    """columns=[..., target] made the target a feature: LinearRegression learned y = 1 * y
+    (coef_ [0, 1]) without a word."""
+    with pytest.raises(ValueError, match=r"columns lists \['yr'\], which is the target"):
+        fit_stream(fastml.LinearRegression(), parquet_path, "yr", columns=["f0", "yr"])
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
     for estimator, message in [
             (fastml.DecisionTreeClassifier(), "fit it in memory"),
