@@ -19,7 +19,8 @@ Drivers over the same kernels, never new maths (DESIGN.md, "Scaling out"):
   random_state, epoch and partition), then the states are averaged weighted by rows. The
   result is deterministic for a fixed random_state and partitioning; it is not the
   single-machine SGD path.
-- a single decision tree and the kernel perceptron: a clear error naming the alternatives.
+- a single decision tree, the kernel perceptron and the voted perceptron: a clear error
+  naming the alternatives.
 A lost worker is Dask's business: its tasks are retried on another worker (the same inputs
 give the same model), and a task that fails for good raises; no partial model is returned.
 
@@ -200,11 +201,26 @@ def _aligned(v, X, lengths, name):
     if lengths is None:
         raise TypeError(f"X is a dask DataFrame and {name} a dask array: give {name} as a "
                         f"column (Series) of the same DataFrame")
+    if np.isnan(X.shape[0]) or np.isnan(v.shape[0]):
+        return _blocks_of_unknown_size(v, X, name)
     if v.shape[0] != X.shape[0]:
         raise ValueError(f"X and {name} have different numbers of samples: {X.shape[0]} "
                          f"and {v.shape[0]}")
     if v.chunks[0] != lengths:
         v = v.rechunk({0: lengths})
+    blocks = v.to_delayed()
+    return list(blocks if blocks.ndim == 1 else blocks[:, 0])
+
+
+def _blocks_of_unknown_size(v, X, name):
+    """v's row blocks paired with X's as they are, when the sizes of either are unknown (a
+    DataFrame's to_dask_array(): NaN sizes, which compared as "different numbers of samples:
+    nan and nan"). Each partition's rows are checked against its y where it is fitted."""
+    n_x, n_v = X.numblocks[0], v.numblocks[0]
+    if n_x != n_v or v.ndim > 2 or (v.ndim == 2 and v.numblocks[1] > 1):
+        raise ValueError(f"the row blocks of X or {name} have unknown sizes (a DataFrame's "
+                         f"to_dask_array()?) and X has {n_x} of them, {name} {n_v}: give "
+                         f"both from the same DataFrame, or call to_dask_array(lengths=True)")
     blocks = v.to_delayed()
     return list(blocks if blocks.ndim == 1 else blocks[:, 0])
 
@@ -266,6 +282,11 @@ _WHY_NOT = {
     "KernelPerceptron": "its model is every mistake it made, compared with every row; fit it "
                         "in memory on a sample (X.compute()), or use Perceptron / LinearSVM, "
                         "which run on dask",
+    "VotedPerceptron": "its model is the sequence of weight vectors it passed through, each "
+                       "with its survival count, which parameter mixing cannot average; fit "
+                       "it in memory on X.compute() (or a sample), or use "
+                       "Perceptron(average=True), the averaged form of its vote (003), which "
+                       "runs on dask",
     "DecisionTree": "the split search needs all rows at once; fit it in memory on "
                     "X.compute() (or a sample), or use naive Bayes / a linear model, which "
                     "run on dask",
@@ -297,11 +318,12 @@ def _classes_of(parts):
 
 
 def _labels_of(X, y, w):
+    """A partition's labels, those of rows of weight 0 included: fit (and fit_stream) make
+    them classes (with no weight), and the partitions' tasks encode every label against the
+    classes (leaving them out failed there: "y has labels not in classes_")."""
     from .stream import _as_labels
     if _rows(X) == 0:
         return None
-    if w is not None:       # a row of weight 0 is not there
-        y = np.asarray(y)[np.asarray(w) > 0]
     return np.unique(_as_labels(y)) if len(y) else None
 
 
@@ -512,15 +534,20 @@ def _fit_parameter_mixing(estimator, parts, X):
     partitions' row weights. Stops after max_iter epochs, or earlier when the mean epoch loss
     has not improved by tol for n_iter_no_change epochs."""
     from ._validation import check_random_state
-    from .stream import _adopt, _is_classifier
+    from .stream import _adopt, _is_classifier, _pass_totals
     classes = _classes_of(parts) if _is_classifier(estimator) else None
+    # one pass's rows and weight: every partition's partial_fit steps with them as the totals
+    # (SGDEngine.relative_weights), as fit does; its own partition's running sums made
+    # Ridge's per-row penalty alpha / weight grow with the number of partitions and fall
+    # with the epochs
+    totals = tuple(np.sum([t for t in parts.map(_row_weight) if t is not None], axis=0))
     seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
     tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)
     watch_progressive = getattr(estimator, "early_stopping", False) == "progressive"
     state, curve, progressive, best, stale = None, [], [], np.inf, 0
     for epoch in range(estimator.max_iter):
         local = [r for r in parts.map(_local_epoch, estimator, state, classes, seed, epoch,
-                                      indexed=True) if r is not None]
+                                      totals, indexed=True) if r is not None]
         if not local:
             raise ValueError("X has 0 samples")
         state = _mix([r[0] for r in local], np.array([r[2] for r in local]), state)
@@ -534,15 +561,23 @@ def _fit_parameter_mixing(estimator, parts, X):
             if stale >= patience:
                 break
     _adopt(estimator, state)
+    _pass_totals(estimator, None)
     _finish_mixing(estimator, len(curve), curve, progressive)
 
 
-def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
+def _row_weight(X, y, w):
+    """A partition's rows and sample weight (None when empty)."""
+    if _rows(X) == 0:
+        return None
+    return _rows(X), float(_rows(X) if w is None else np.sum(w))
+
+
+def _local_epoch(X, y, w, part, template, state, classes, seed, epoch, totals):
     """One epoch of partial_fit on a partition from `state` (None: from scratch); returns
     (the model, its mean loss, the partition's weight, its progressive loss)."""
     import copy
     from ._base import clone
-    from .stream import _set_sgd_epoch
+    from .stream import _pass_totals, _set_sgd_epoch
     if _rows(X) == 0:
         return None
     model = clone(template) if state is None else copy.deepcopy(state)
@@ -551,6 +586,7 @@ def _local_epoch(X, y, w, part, template, state, classes, seed, epoch):
     else:
         model._rng = np.random.default_rng([seed, epoch, part])
     _set_sgd_epoch(model, epoch)
+    _pass_totals(model, totals)
     kwargs = {} if classes is None else {"classes": classes}
     if w is not None:
         kwargs["sample_weight"] = np.asarray(w)

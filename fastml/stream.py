@@ -14,7 +14,11 @@ Each estimator keeps its own algorithm; the driver only decides how chunks reach
   schedules, the step count and averaging carry on across chunks, and every chunk of pass e
   runs as epoch e, so with shuffle=False the result equals `fit` on the concatenation with
   max_iter=epochs, tol=None, shuffle=False (for mini-batches, when the chunk sizes are
-  multiples of batch_size: a mini-batch does not span two chunks). `progressive_loss_` and
+  multiples of batch_size: a mini-batch does not span two chunks). Except in one way: the
+  first pass weighs as partial_fit does, by the rows read so far (the totals are not known
+  yet), so with sample weights, or Ridge(solver="sgd") with alpha > 0 (its per-row penalty
+  is alpha / total weight), the first pass differs from fit's first epoch; the later passes
+  step with the first pass's totals, as fit's epochs do. `progressive_loss_` and
   `loss_curve_` get one value per pass (the chunks' values weighted by their rows' weight);
   an estimator with early_stopping="progressive" stops making passes once that progressive
   loss has not improved by its `tol` for `n_iter_no_change` passes.
@@ -86,7 +90,20 @@ def fit_stream(estimator: EstimatorT, source: Any, target: Optional[str] = None,
     stream = _Stream(source, target, chunk_rows=chunk_rows, columns=columns, drop=drop,
                      weight=sample_weight, verbose=verbose, desc=type(estimator).__name__,
                      order=_layout_for(estimator, plan))
-    return plan(estimator, stream, epochs)
+    try:
+        return plan(estimator, stream, epochs)
+    except ValueError as error:
+        raise _located(error, stream.at) from error
+
+
+def _located(error, at):
+    """A data error raised while a chunk was fitted ("X contains infinity") with the chunk
+    it came from: in a file of many chunks, the message alone does not say where. Errors
+    that already say where (the stream's own), and ValueError's subclasses, are kept."""
+    message = str(error)
+    if at is None or type(error) is not ValueError or re.search(r"\b(chunk|block) \d", message):
+        return error
+    return ValueError(f"{message} (in chunk {at[0]}, rows from {at[1]})")
 
 
 # ------------------------------------------------------------------------ which algorithm
@@ -155,14 +172,39 @@ def _fit_naive_bayes(estimator, stream, epochs):
     the running total over the union of the labels (_nb_merge), so no pass is spent finding
     the classes first, and a one-shot iterator may bring a new label in any chunk."""
     _forget_fit(estimator)
-    template, total, names = _nb_template(estimator), None, None
+    template, total, names, width = _nb_template(estimator), None, None, None
+    by_name = _names_columns(getattr(template, "categorical_features", None))
     for chunk in stream.chunks():
-        statistics = _nb_statistics(_kernel_input(chunk), chunk.y, chunk.weight, template)
+        X = chunk.X if by_name else _kernel_input(chunk)
+        statistics = _nb_statistics(X, chunk.y, chunk.weight, template)
+        width = _same_width(statistics[0], width, chunk)
         total = statistics if total is None else _nb_merge(total, statistics)
         names = _array_columns(chunk) if names is None else names
     _nb_finish(estimator, total)
     _record_feature_names(estimator, names)
     return estimator
+
+
+def _names_columns(spec):
+    """Whether NaiveBayes' categorical_features names columns: the chunks then go to it as
+    DataFrames (a chunk built from numeric columns is otherwise given as its bare array,
+    and the names were "not in X (columns: None)")."""
+    if spec is None or isinstance(spec, str):
+        return isinstance(spec, str) and spec not in ("auto", "all")
+    items = np.ravel(spec).tolist() if isinstance(spec, np.ndarray) else list(spec)
+    return any(isinstance(item, str) for item in items)
+
+
+def _same_width(model, width, chunk):
+    """The number of features of the chunks so far, or a clear error for a chunk with
+    another (each chunk is fitted on its own: without this the merge failed deep in the
+    moments, "merge_moments needs 8 arrays of one shape")."""
+    if model is None:       # rows that weigh nothing
+        return width
+    if width is not None and model.n_features_in_ != width:
+        raise ValueError(f"chunk {chunk.index} (rows from {chunk.start}) has "
+                         f"{model.n_features_in_} features; the chunks before had {width}")
+    return model.n_features_in_
 
 
 def _kernel_input(chunk):
@@ -190,11 +232,31 @@ def _record_feature_names(estimator, columns):
 
 def _fit_partial_passes(estimator, stream, epochs):
     """The SGD family: partial_fit on every chunk, `epochs` passes; every chunk of pass e
-    runs as epoch e of the schedule."""
+    runs as epoch e of the schedule. The passes after the first step with the first pass's
+    rows and weight as the totals (SGDEngine.relative_weights), as fit's epochs do: they
+    read the same rows again (as running sums, the totals grew every pass, and Ridge's
+    per-row penalty alpha / total weight fell as 1 / pass)."""
+    try:
+        return _partial_passes(estimator, stream, epochs)
+    finally:
+        _pass_totals(estimator, None)
+
+
+def _pass_totals(estimator, totals):
+    """Set (or with None, drop) the one-pass totals the SGD family's partial_fit steps with
+    (fastml.linear_model._sgd.pass_totals); a fitted model keeps none, so a user's later
+    partial_fit adds its rows to the running totals again."""
+    if totals is not None:
+        estimator._pass_totals = totals
+    elif "_pass_totals" in vars(estimator):
+        del estimator._pass_totals
+
+
+def _partial_passes(estimator, stream, epochs):
     _forget_fit(estimator)
     classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
-    curve, progressive, names = [], [], None
+    curve, progressive, names, rows = [], [], None, 0
     stop = _ProgressiveStop(estimator)
     for epoch in range(epochs or 1):
         loss_sum = progressive_sum = weight_sum = 0.0
@@ -229,10 +291,12 @@ def _fit_partial_passes(estimator, stream, epochs):
             loss_sum += _last_chunk_loss(estimator) * w
             progressive_sum += _last_chunk_loss(estimator, "progressive_loss_") * w
             weight_sum += w
+            rows += chunk.n_rows if epoch == 0 else 0
         curve.append(loss_sum / weight_sum if weight_sum else np.nan)
         progressive.append(progressive_sum / weight_sum if weight_sum else np.nan)
         if stop(progressive[-1]):
             break
+        _pass_totals(estimator, (rows, weight_sum))
     _finish_sgd(estimator, len(curve), curve, progressive)
     _record_feature_names(estimator, names)
     return estimator
@@ -664,7 +728,8 @@ def _forget_fit(estimator):
     """Start from scratch, as fit does (partial_fit continues from any earlier state)."""
     for name in list(vars(estimator)):
         if name.endswith("_") and not name.startswith("__") or name in (
-                "_engine", "_parts", "_rng", "_epochs_done", "_mistakes", "_single_target"):
+                "_engine", "_parts", "_rng", "_epochs_done", "_mistakes", "_single_target",
+                "_pass_totals"):
             delattr(estimator, name)
 
 
@@ -699,10 +764,16 @@ class _Stream:
         self.target, self.weight, self.chunk_rows = target, weight, chunk_rows
         self.columns = None if columns is None else list(columns)
         self.drop = [] if drop is None else list(drop)
+        # a feature that is the target (or the weights) would be learned from: y = 1 * y
+        leaked = [c for c in (target, weight) if c is not None and c in (self.columns or [])]
+        if leaked:
+            raise ValueError(f"columns lists {leaked}, which is the target / sample_weight "
+                             f"column; columns names the features only")
         self.verbose, self.desc, self.order = verbose, desc, order
-        self.reader = _reader_for(source)
+        self.reader = _reader_for(source, labels=(target,))
         self.passes = 0
         self.kinds = None
+        self.at = None
         names = self.reader.column_names()
         if names is not None:
             missing = [c for c in [target, weight, *(self.columns or []), *self.drop]
@@ -728,8 +799,10 @@ class _Stream:
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
                       verbose=self.verbose) as bar:
             for chunk in chunks:
+                self.at = (chunk.index, chunk.start)    # where an error in its fit comes from
                 yield chunk
                 bar.update(chunk.n_rows)
+        self.at = None
 
     def _split_all(self, raws):
         """The non-empty chunks of the source's raw chunks, in order."""
@@ -981,15 +1054,16 @@ def _to_frame(raw):
 
 
 # ---------------------------------------------------------------------------- the readers
-def _reader_for(source, text_columns=()):
-    """The reader of a source; text_columns: CSV columns read as text (see _CSVReader)."""
+def _reader_for(source, text_columns=(), labels=None):
+    """The reader of a source; text_columns: CSV columns read as text, labels: the CSV
+    columns that keep an integer type (see _CSVReader)."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         lowered = path.lower()
         if lowered.endswith(CSV_SUFFIXES):
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"no CSV file {path!r}")
-            return _CSVReader(path, text_columns)
+            return _CSVReader(path, text_columns, labels)
         if os.path.isdir(path) or lowered.endswith(PARQUET_SUFFIXES) or glob.has_magic(path):
             return _ParquetReader(path)
         raise ValueError(f"cannot tell the format of {path!r}: give a .parquet / .csv file, "
@@ -1096,12 +1170,18 @@ class _ParquetReader:
 
 
 class _CSVReader:
+    """A CSV file read block by block. Column types are inferred from the first block; with
+    `labels` given (fit_stream: the target), the integer columns other than those are read
+    as float64, so a feature column whose first block holds only integers may hold a
+    decimal later (its values become floats in the chunks' arrays anyway; a label column
+    keeps its type, as the classes are its values)."""
     repeatable = read_ahead = True
 
-    def __init__(self, path, text_columns=()):
+    def __init__(self, path, text_columns=(), labels=None):
         _pyarrow()
         self.path = path
         self.text_columns = tuple(text_columns)
+        self.labels = None if labels is None else tuple(labels)
 
     def total_rows(self):
         return None
@@ -1111,10 +1191,25 @@ class _CSVReader:
 
     def _open(self, columns):
         pa = _pyarrow()
+        reader = self._open_as(columns, {})
+        if self.labels is None:
+            return reader
+        floats = {field.name: pa.float64() for field in reader.schema
+                  if pa.types.is_integer(field.type) and field.name not in self.labels}
+        return self._open_as(columns, floats) if floats else reader
+
+    def _open_as(self, columns, types):
+        pa = _pyarrow()
         # the in-memory reader's conversion (an empty cell is missing, text columns stay text)
-        return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
-            block_size=CSV_BLOCK_BYTES), convert_options=csv_convert_options(
-                columns, self.text_columns))
+        options = csv_convert_options(columns, self.text_columns)
+        options.column_types = {**options.column_types, **types}
+        try:
+            return pa.csv.open_csv(self.path, read_options=pa.csv.ReadOptions(
+                block_size=CSV_BLOCK_BYTES), convert_options=options)
+        except pa.ArrowInvalid as error:    # the first block is read here: name the file
+            message = str(error)
+            raise ValueError(_csv_ragged_error(message, self.path, "the first block") or
+                             f"cannot read {self.path}: {message}") from None
 
     def batches(self, columns, chunk_rows):
         """Arrow tables of `chunk_rows` rows (the last may be shorter)."""
@@ -1149,12 +1244,26 @@ class _CSVReader:
 
 
 def _csv_type_error(message, names, schema, k, row, path):
+    ragged = _csv_ragged_error(message, path, f"block {k} (rows from {row})")
+    if ragged:
+        return ragged
     found = re.search(r"column #(\d+)", message)
     column = names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "?"
     kind = schema.field(column).type if column in names else "?"
     return (f"{path}: column {column!r} changes type in block {k} (rows from {row}): it was "
             f"read as {kind} from the first block, and this block holds a value that is not "
             f"({message})")
+
+
+def _csv_ragged_error(message, path, where):
+    """The error for a row with more or fewer fields than the header (pyarrow's "Expected 3
+    columns, got 4"), else None: it is no column's type changing."""
+    found = re.search(r"Expected (\d+) columns, got (\d+)", message)
+    if not found:
+        return None
+    expected, got = found.groups()
+    return (f"{path}: a row in {where} has {got} fields where the header has {expected} "
+            f"(a ragged row; every row needs one field per column) ({message})")
 
 
 def _read_ahead(chunks):
@@ -1201,9 +1310,16 @@ def _rebatch(batches, rows):
     """Arrow batches regrouped into tables of exactly `rows` rows (the last may be shorter):
     small batches are joined, large ones sliced, so a chunk is what the caller asked for. While
     the caller holds a table, this holds none of its batches (the read-ahead thread keeps at
-    most the table it is converting)."""
+    most the table it is converting). A chunk does not span two column types: at a batch
+    whose schema differs (a later Parquet file with an int64 column as double), the rows so
+    far are a shorter chunk; the chunks' own checks then take a number for a number and name
+    a column that turns to text (Arrow refused to join them: "Schema at index 1 was
+    different")."""
     pending, count = [], 0
     for batch in batches:
+        if pending and not batch.schema.equals(pending[0].schema, check_metadata=False):
+            count = 0
+            yield _joined(pending)
         offset, size = 0, batch.num_rows
         while offset < size:
             take = min(rows - count, size - offset)

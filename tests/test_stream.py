@@ -179,6 +179,27 @@ def test_sgd_epochs_equal_fit_over_the_concatenation(make, target, table, scaled
     np.testing.assert_allclose(streamed.loss_curve_, fitted.loss_curve_, rtol=1e-10)
 
 
+def test_ridge_sgd_later_passes_keep_one_pass_of_penalty(table, scaled):
+    """Ridge(solver="sgd") steps with the per-row penalty alpha / (total weight): the passes
+    after the first step with one pass's totals, as fit's epochs do. As running sums the
+    totals grew every pass and the penalty fell as 1 / pass: at alpha = n (lambda = 1), 20
+    passes gave a coefficient norm of 3.87 where fit gives 2.26 (the exact ridge: 2.28)."""
+    n = len(scaled)
+    params = dict(solver="sgd", alpha=float(n), shuffle=False, tol=None, max_iter=20,
+                  eta0=0.002, average=True)
+    chunks = [(scaled.to_numpy()[s:s + 400], table["yr"].to_numpy()[s:s + 400])
+              for s in range(0, n, 400)]
+    streamed = fit_stream(fastml.Ridge(**params), lambda: iter(chunks), epochs=20)
+    fitted = fastml.Ridge(**params).fit(scaled.to_numpy(), table["yr"].to_numpy())
+    exact = fastml.Ridge(alpha=float(n)).fit(scaled.to_numpy(), table["yr"].to_numpy())
+    # the first pass still weighs online (alpha / rows read so far); the fixed point is fit's
+    np.testing.assert_allclose(np.linalg.norm(streamed.coef_), np.linalg.norm(fitted.coef_),
+                               rtol=0.02)
+    np.testing.assert_allclose(streamed.coef_, exact.coef_, atol=0.02 * np.abs(
+        exact.coef_).max())
+    assert "_pass_totals" not in vars(streamed)   # a later partial_fit counts its rows again
+
+
 def test_sgd_shuffles_rows_within_each_chunk(table, scaled):
     """One pass with shuffle=True equals fit (shuffle=False) on the rows in the order of the
     chunk-local permutations drawn from the estimator's random_state."""
@@ -245,6 +266,120 @@ def test_column_changing_type_is_an_error_naming_column_and_chunk(table, tmp_pat
     monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)   # types from the first 4 kB
     with pytest.raises(ValueError, match="column 'b' changes type in block"):
         fit_stream(fastml.NaiveBayes(), str(path), "y", chunk_rows=100_000)
+
+
+def test_ragged_csv_row_is_named_as_such(tmp_path, monkeypatch):
+    """A row with more (or fewer) fields than the header: in a later block it was reported as
+    "column '?' changes type in block 5 ... read as ? from the first block"; in the first
+    block pyarrow's ArrowInvalid came out without the file's name."""
+    rows = ["a,b,y"] + [f"{i},{i},{i % 2}" for i in range(4000)]
+    late, first, empty = (tmp_path / name for name in ("late.csv", "first.csv", "empty.csv"))
+    late.write_text("\n".join(rows + ["5,6,7,1"] + rows[1:50]) + "\n")
+    first.write_text("\n".join(rows[:10] + ["5,6"] + rows[10:20]) + "\n")
+    empty.write_text("")
+    monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)
+    with pytest.raises(ValueError, match=r"late.csv: a row in block \d+ \(rows from \d+\) has "
+                                         r"4 fields where the header has 3 \(a ragged row"):
+        fit_stream(fastml.GaussianNB(), str(late), "y")
+    with pytest.raises(ValueError, match=r"first.csv: a row in the first block has 2 fields "
+                                         r"where the header has 3"):
+        fit_stream(fastml.GaussianNB(), str(first), "y")
+    with pytest.raises(ValueError, match=r"cannot read .*empty.csv: Empty CSV file"):
+        fit_stream(fastml.GaussianNB(), str(empty), "y")
+
+
+def test_csv_integer_feature_with_a_later_decimal_streams(tmp_path, monkeypatch):
+    """Column types come from the CSV's first block: a feature column of integers there that
+    holds 6.5 in a later block stopped fit_stream ("column 'b' changes type in block 5 ...
+    read as int64"), where fit on the file in memory reads it as floats. Integer features
+    are now read as float64 (they become floats in the arrays anyway); the integer labels
+    keep their type, so the classes are those of the in-memory fit."""
+    rows = ["a,b,y"] + [f"{i},{i * 7 % 13},{i % 3}" for i in range(4000)] + ["5,6.5,1"]
+    path = tmp_path / "late_decimal.csv"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(fastml.stream, "CSV_BLOCK_BYTES", 4096)
+    frame = pd.read_csv(path)
+    for make in (fastml.GaussianNB, fastml.LinearRegression):
+        streamed = fit_stream(make(), str(path), "y", chunk_rows=500)
+        fitted = make().fit(frame[["a", "b"]], frame["y"])
+        for name in ("theta_", "var_", "class_count_", "coef_", "intercept_", "classes_"):
+            if hasattr(fitted, name):
+                np.testing.assert_allclose(getattr(streamed, name), getattr(fitted, name),
+                                           rtol=1e-10)
+    assert streamed.n_features_in_ == 2
+    assert fit_stream(fastml.GaussianNB(), str(path), "y").classes_.dtype.kind == "i"
+
+
+def test_parquet_files_with_int_and_float_column_stream(tmp_path):
+    """Parquet files written one by one (pandas: a day without decimals is int64): a chunk
+    joining the two files' batches failed in Arrow ("Schema at index 1 was different");
+    the chunks now stop at the change, numbers stream as numbers, text is named."""
+    rng = np.random.default_rng(3)
+    a = pd.DataFrame({"x": rng.integers(0, 9, 50), "z": rng.normal(size=50),
+                      "y": rng.integers(0, 2, 50)})
+    b = pd.DataFrame({"x": rng.normal(size=50), "z": rng.normal(size=50),
+                      "y": rng.integers(0, 3, 50)})
+    numbers, text = tmp_path / "numbers", tmp_path / "text"
+    numbers.mkdir(), text.mkdir()
+    a.to_parquet(numbers / "a.parquet"), b.to_parquet(numbers / "b.parquet")
+    a.to_parquet(text / "a.parquet"), b.assign(x=b.x.astype(str)).to_parquet(text / "b.parquet")
+    whole = pd.concat([a, b], ignore_index=True)
+    for make in (fastml.GaussianNB, fastml.LinearRegression):
+        streamed = fit_stream(make(), str(numbers), "y", chunk_rows=7)
+        fitted = make().fit(whole[["x", "z"]], whole["y"])
+        for name in ("theta_", "var_", "class_count_", "coef_", "intercept_"):
+            if hasattr(fitted, name):
+                np.testing.assert_allclose(getattr(streamed, name), getattr(fitted, name),
+                                           rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=r"column 'x' changes type in chunk \d+ \(rows from "
+                                         r"50\): numeric .* categorical"):
+        fit_stream(fastml.NaiveBayes(), str(text), "y", chunk_rows=7)
+
+
+@pytest.mark.parametrize("spec", [["i", "j"], "i"])
+def test_naive_bayes_categorical_features_by_name_on_numeric_files(spec, tmp_path):
+    """NaiveBayes(categorical_features=<names>) on an all-numeric file: each chunk went to
+    it as the bare float array, and fit_stream failed ("categorical_features names column
+    'i', which X does not have (columns: None)"); it equals fit on the frame."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"i": rng.integers(0, 4, 100), "j": rng.integers(10, 13, 100),
+                          "z": rng.normal(size=100), "y": rng.integers(0, 2, 100)})
+    path = tmp_path / "ints.parquet"
+    frame.to_parquet(path)
+    streamed = fit_stream(fastml.NaiveBayes(categorical_features=spec), str(path), "y",
+                          chunk_rows=30)
+    fitted = fastml.NaiveBayes(categorical_features=spec).fit(frame[["i", "j", "z"]],
+                                                              frame["y"])
+    np.testing.assert_array_equal(streamed.categorical_features_,
+                                  fitted.categorical_features_)
+    np.testing.assert_allclose(streamed.predict_proba(frame[["i", "j", "z"]]),
+                               fitted.predict_proba(frame[["i", "j", "z"]]), rtol=1e-12)
+
+
+def test_a_data_error_names_the_chunk_it_came_from(tmp_path):
+    """An inf or NaN deep in a large file: the estimator's "X contains infinity" said what,
+    not where; fit_stream adds the chunk and its first row (errors that already say where
+    are left as they are)."""
+    rows = ["a,b,y"] + [f"{i},{i % 7},{i % 2}" for i in range(100)]
+    rows[58] = "57,inf,1"
+    path = tmp_path / "inf.csv"
+    path.write_text("\n".join(rows) + "\n")
+    for model in (fastml.GaussianNB(), fastml.LinearRegression(), fastml.LogisticRegression(),
+                  fastml.Perceptron()):
+        with pytest.raises(ValueError, match=r"X contains infinity.* \(in chunk 2, rows "
+                                             r"from 50\)$"):
+            fit_stream(model, str(path), "y", chunk_rows=25)
+    chunks = [(np.ones((5, 2)), np.arange(5) % 2), (np.ones((5, 3)), np.arange(5) % 2)]
+    with pytest.raises(ValueError, match=r"^chunk 1 \(rows from 5\) has 3 features; the "
+                                         r"chunks before had 2$"):
+        fit_stream(fastml.GaussianNB(), chunks)
+
+
+def test_columns_naming_the_target_is_refused(parquet_path):
+    """columns=[..., target] made the target a feature: LinearRegression learned y = 1 * y
+    (coef_ [0, 1]) without a word."""
+    with pytest.raises(ValueError, match=r"columns lists \['yr'\], which is the target"):
+        fit_stream(fastml.LinearRegression(), parquet_path, "yr", columns=["f0", "yr"])
 
 
 def test_estimators_that_need_all_rows_get_a_clear_error(parquet_path):
@@ -570,3 +705,17 @@ def test_csv_stream_reads_cells_as_the_in_memory_reader_does(tmp_path):
     assert [c.tolist() for c in streamed.categories_] == [["NA", "US"]]
     X = _frame(columns)
     np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [fastml.GaussianNB, fastml.CategoricalNB, fastml.NaiveBayes])
+def test_naive_bayes_chunk_with_other_columns_is_named(make):
+    """Naive Bayes fits each chunk on its own and merges: a chunk with another number of
+    features gave "merge_moments needs 8 arrays of one shape" (GaussianNB), a broadcasting
+    error (NaiveBayes), or no error at all (CategoricalNB kept 2 columns' counts and silently
+    dropped the third); it now names the chunk and both widths."""
+    X = np.arange(40).reshape(20, 2) % 5
+    y = np.arange(20) % 2
+    chunks = [(X[:10], y[:10]), (np.c_[X[10:], X[10:, :1]], y[10:])]
+    with pytest.raises(ValueError, match=r"chunk 1 \(rows from 10\) has 3 features; the "
+                                         r"chunks before had 2"):
+        fit_stream(make(), chunks)

@@ -24,7 +24,7 @@ from .._validation import (_check_finite, check_n_jobs, check_param, check_rando
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
                     fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
-from ._sgd import LOSSES, SCHEDULES, SGDEngine, run_epochs
+from ._sgd import LOSSES, SCHEDULES, SGDEngine, pass_totals, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
@@ -459,8 +459,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         validation = None
         if hold_out:
             X, Y, sw, validation = self._split_validation(X, Y, sw, layout, rng)
+        sw = self._engine.relative_weights(sw, pass_totals(self))
         n_iter, curve, progressive = run_epochs(
-            self._engine, X, Y, self._engine.relative_weights(sw), max_iter=epochs,
+            self._engine, X, Y, sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,
             shuffle=self.shuffle, rng=rng, validation=validation, verbose=self.verbose,
             name="LogisticRegression", first_epoch=self._epochs_done,

@@ -21,7 +21,7 @@ from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_f
                     check_n_jobs_param, fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
-from ._sgd import SGDEngine, check_sgd_engine, run_epochs
+from ._sgd import SGDEngine, check_sgd_engine, pass_totals, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
@@ -145,7 +145,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
             self.progressive_loss_ = []
         engine = self._engine
         if self._relative_weights:
-            sw = engine.relative_weights(sw)
+            sw = engine.relative_weights(sw, pass_totals(self))
         n_iter, curve, progressive = run_epochs(
             engine, X, OutputLayout(len(self.classes_)).targets(codes), sw, max_iter=epochs,
             tol=self.tol if epochs > 1 else None, n_iter_no_change=self.n_iter_no_change,

@@ -31,7 +31,7 @@ from .._validation import (_check_finite, check_array, check_n_jobs, check_param
 from ._base import forget_fit, fresh_fit
 from ._polynomial import PolynomialFeatures, n_output_features
 from ._regression_fast import count_nonfinite
-from ._sgd import SCHEDULES, SGDEngine, run_epochs
+from ._sgd import SCHEDULES, SGDEngine, pass_totals, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
@@ -664,7 +664,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
                 fit_intercept=self.fit_intercept, average=self.average)
             self._epochs_done = 0
         engine = self._engine
-        sw = engine.relative_weights(sw)
+        sw = engine.relative_weights(sw, pass_totals(self))
         if self._alpha() > 0 and engine.weight_seen > 0:    # the penalty per row as the
             engine.config["alpha"] = self._alpha() / engine.weight_seen    # rows accrue
         n_iter, curve, _ = run_epochs(

@@ -121,7 +121,7 @@ class SGDEngine:
             fit_intercept=bool(fit_intercept), average=averaging, average_start=float(start),
             average_decay=decay, adagrad_eps=float(adagrad_eps))
 
-    def relative_weights(self, sample_weight):
+    def relative_weights(self, sample_weight, totals=None):
         """The weights the loop steps with for these rows: `sample_weight` scaled by
         rows_seen / weight_seen, the totals over every row given so far, these included
         (a fit gives its rows once; partial_fit adds each chunk). They average 1 over the rows
@@ -129,10 +129,19 @@ class SGDEngine:
         sum_i s_i l_i / sum_i s_i + penalty: the loop's steps are eta (s'_i dl_i + alpha w),
         whose fixed point is that objective's minimizer only when the s'_i average 1 (with the
         raw weights, scaling them all by c acted as alpha / c). Unit weights are returned
-        as they are (the factor is exactly 1)."""
+        as they are (the factor is exactly 1).
+
+        totals: (rows, weight) of one pass over all the data, given by a driver that knows
+        them (fastml.stream's later passes, fastml._dask's epochs): these rows are part of
+        that pass, and a pass that reads them again does not add them twice, so the totals
+        become exactly those (as a fit's are), not running sums."""
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        self.rows_seen = getattr(self, "rows_seen", 0.0) + float(len(sample_weight))
-        self.weight_seen = getattr(self, "weight_seen", 0.0) + float(np.sum(sample_weight))
+        if totals is not None:
+            self.rows_seen, self.weight_seen = (float(t) for t in totals)
+        else:
+            self.rows_seen = getattr(self, "rows_seen", 0.0) + float(len(sample_weight))
+            self.weight_seen = getattr(self, "weight_seen", 0.0) + \
+                float(np.sum(sample_weight))
         factor = self.rows_seen / self.weight_seen if self.weight_seen > 0 else 1.0
         return sample_weight if factor == 1.0 else sample_weight * factor
 
@@ -314,6 +323,12 @@ def mix_into(target, engines, weights):
     for name in ("rows_seen", "weight_seen"):   # the totals behind relative_weights: their
         setattr(target, name, float(sum(        # ratio stays the engines' mean sample weight
             q * getattr(engine, name, 0.0) for q, engine in zip(p, engines))))
+
+
+def pass_totals(estimator):
+    """The (rows, weight) of one pass over all the data that a driver set on `estimator` for
+    its partial_fit calls (`_pass_totals`, see SGDEngine.relative_weights), else None."""
+    return getattr(estimator, "_pass_totals", None)
 
 
 def check_sgd_engine(engine, n_outputs, n_features):
