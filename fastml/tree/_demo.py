@@ -3,6 +3,7 @@ chi-square pruning), then trees and a forest on the numeric Auto MPG data."""
 import numpy as np
 
 from ..datasets import load_auto_mpg, load_lecture_mpg
+from ..datasets._lecture_mpg import MPG_GOOD_FROM
 from ..info import information_gain_table
 from ..model_selection import train_test_split
 from ._classes import DecisionTreeClassifier, DecisionTreeRegressor
@@ -23,7 +24,7 @@ def run(report):
     test = np.setdiff1d(np.arange(len(y)), train)
     report.section("Decision trees (000): the discretised MPG table, 40 training cars",
                    f"{len(train)} train / {len(test)} test cars, 7 categorical attributes, "
-                   f"mpg good (>= {GOOD_MPG:g}) / bad")
+                   f"mpg good (>= {MPG_GOOD_FROM:g}) / bad")
     table = information_gain_table(X[train], y[train], feature_names=names)
     report.text(f"best first split: {table.best()}")
     for name, model in [("DecisionTreeClassifier()", DecisionTreeClassifier()),
