@@ -25,6 +25,32 @@ def test_001_six_row_table():
     assert round(info.information_gain(y, X[:, 0]), 2) == 0.32
 
 
+def test_measuring_uncertainty_distributions():
+    # 000 slide 27, 001 and 002 "Measuring uncertainty": P(Y) = 1/2, 1/4, 1/8, 1/8 against
+    # the uniform 1/4 each: 1/2 * 1 + 1/4 * 2 + 2 * 1/8 * 3 = 1.75 bits < log2 4 = 2 bits.
+    assert info.entropy([4, 2, 1, 1], counts=True) == 1.75
+    assert info.entropy(list("AAAABBCD")) == 1.75
+    assert info.entropy(list("ABCD")) == 2.0
+
+
+def test_000_eight_row_table_prefers_x1():
+    # 000 slide 26 / 001 "Would we prefer to split on X_1 or X_2?" (the eight-row table; the
+    # decks print no numbers). Y has 5 T / 3 F: H(Y) = 0.954434. X1 = T gives 4 T (0 bits),
+    # X1 = F gives 1 T / 3 F (0.811278): H(Y|X1) = 0.405639, IG = 0.548795. X2 = T gives
+    # 3 T / 1 F, X2 = F 2 T / 2 F: H(Y|X2) = 0.905639, IG = 0.048795. X1 it is.
+    x1, x2, y = list("TTTTFFFF"), list("TFTFTFTF"), list("TTTTTFFF")
+    assert info.entropy(y) == pytest.approx(0.954434, abs=5e-7)
+    assert info.conditional_entropy(y, x1) == pytest.approx(0.405639, abs=5e-7)
+    assert info.information_gain(y, x1) == pytest.approx(0.548795, abs=5e-7)
+    assert info.conditional_entropy(y, x2) == pytest.approx(0.905639, abs=5e-7)
+    assert info.information_gain(y, x2) == pytest.approx(0.048795, abs=5e-7)
+    X = np.array([x1, x2], dtype=object).T
+    assert info.information_gain_table(X, y, feature_names=["X1", "X2"]).best().startswith("X1")
+    stump = fastml.DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert stump.tree_.feature[0] == 0
+    assert stump.tree_.gain[0] == pytest.approx(0.548795, abs=5e-7)
+
+
 def test_000_maker_table_and_chi_square():
     # 000, "A chi-square test": H(mpg)=0.702467, H(mpg|maker)=0.478183, IG=0.224284, p=7.2%.
     maker, mpg = maker_table()
