@@ -178,6 +178,18 @@ def test_missing_values_are_left_out():
     assert info.information_gain(y, x) == pytest.approx(1.0)  # on the 4 known rows
 
 
+def test_real_thresholds_are_midpoints_where_000s_table_prints_the_upper_value():
+    # 000's real-valued table prints "cylinders < 5" on 40 records that include a 5-cylinder
+    # car (slide 17's last row): its thresholds are the upper values x_{i+1}. fastml prints
+    # 000's own split point x_i + (x_{i+1} - x_i)/2 = 4.5; both put every row on the same side.
+    cylinders = np.array([4.0, 4.0, 4.0, 5.0, 6.0, 8.0, 8.0, 4.0])
+    mpg = np.array(["good", "good", "good", "bad", "bad", "bad", "bad", "good"])
+    table = info.information_gain_table(cylinders[:, None], mpg, feature_names=["cylinders"])
+    assert table.rows[0]["values"] == ["< 4.5", ">= 4.5"]
+    assert info.best_threshold(cylinders, mpg) == (4.5, 1.0)
+    assert info.information_gain(mpg, cylinders, threshold=5.0) == table.rows[0]["gain"] == 1.0
+
+
 def test_information_gain_table_prints_the_lecture_table():
     maker, mpg = maker_table()
     X = np.column_stack([maker, np.arange(len(maker), dtype=float)]).astype(object)
