@@ -54,7 +54,10 @@ def test_tax_table_prediction_004(tax):
     likelihood = np.exp(nb.predict_joint_log_proba(x)[0] - nb.class_log_prior_)
     assert sig(likelihood[0], 1) == 0.0006              # P(X | No) = 4/7 * 1/7 * 0.0072
     assert sig(likelihood[1], 1) == 4e-10               # P(X | Yes) = 1 * 1/3 * 1.2e-9
-    # P(Income = 120 | No) = 0.0072 and P(Income = 120 | Yes) = 1.2e-9 on their own
+    # P(Income = 120 | No) = 0.0072 and P(Income = 120 | Yes) = 1.2e-9 on their own. (The
+    # slide writes 1 / sqrt(2 pi (54.54)); 54.54 = sqrt(2975) is the standard deviation, so
+    # it means 1 / (sqrt(2 pi) 54.54) = 0.007314, times exp(-100 / 5950) = 0.0072; taken
+    # literally it would be 0.0531.)
     income = likelihood / np.array([4 / 7 * 1 / 7, 1 * 1 / 3])
     assert sig(income[0], 2) == 0.0072
     assert sig(income[1], 2) == 1.2e-9
