@@ -57,6 +57,9 @@ def test_000_maker_table_and_chi_square():
     assert info.entropy(mpg) == pytest.approx(0.702467, abs=5e-7)
     assert info.conditional_entropy(mpg, maker) == pytest.approx(0.478183, abs=5e-7)
     assert info.information_gain(mpg, maker) == pytest.approx(0.224284, abs=5e-7)
+    # the per-maker column: H(mpg | america) = 0, asia 0.863121, europa 1
+    for name, h in (("america", 0.0), ("asia", 0.863121), ("europe", 1.0)):
+        assert info.entropy(mpg[maker == name]) == pytest.approx(h, abs=5e-7)
     stat, p = info.chi2_test([[0, 10], [2, 5], [2, 2]])
     assert float(f"{p:.2g}") == 0.072
     assert stat == pytest.approx(5.25)
