@@ -10,7 +10,7 @@ from ._classes import DecisionTreeClassifier, DecisionTreeRegressor
 from ._export import export_text
 from ._forest import RandomForestClassifier
 
-GOOD_MPG = 25.0
+GOOD_MPG = MPG_GOOD_FROM  # the lecture table's good/bad split, for both sections
 
 
 def run(report):
@@ -24,7 +24,7 @@ def run(report):
     test = np.setdiff1d(np.arange(len(y)), train)
     report.section("Decision trees (000): the discretised MPG table, 40 training cars",
                    f"{len(train)} train / {len(test)} test cars, 7 categorical attributes, "
-                   f"mpg good (>= {MPG_GOOD_FROM:g}) / bad")
+                   f"mpg good (>= {GOOD_MPG:g}) / bad")
     table = information_gain_table(X[train], y[train], feature_names=names)
     report.text(f"best first split: {table.best()}")
     for name, model in [("DecisionTreeClassifier()", DecisionTreeClassifier()),
