@@ -340,3 +340,19 @@ def test_valid_bases_give_the_entropy_in_that_unit():
     assert info.entropy([0, 1, 2, 3], base=4) == pytest.approx(1.0, rel=1e-15)
     assert info.entropy([0, 1], base=0.5) == pytest.approx(-1.0, rel=1e-15)
     assert info.entropy(["a"]) == 0.0 and str(info.entropy(["a"])) == "0.0"
+
+
+def test_best_threshold_is_between_examples_of_different_classes():
+    # 001 "The set of possible thresholds": "only splits between examples of different classes
+    # matter" (Fayyad & Irani: the entropy-minimizing cut is a boundary point). The chosen cut
+    # never separates two runs of values that hold one and the same single class.
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(2, 25))
+        x = rng.integers(0, int(rng.integers(2, 12)), size=n).astype(float)
+        y = rng.integers(0, int(rng.integers(2, 4)), size=n)
+        t, gain = info.best_threshold(x, y)
+        if np.isnan(t) or gain <= 0:
+            continue
+        below, above = set(y[x == x[x < t].max()]), set(y[x == x[x >= t].min()])
+        assert not (len(below) == 1 and below == above), (x, y, t)
