@@ -389,6 +389,13 @@ def information_gain_table(X: MatrixLike, y: VectorLike, *,
     """IG per attribute of X for target y: multiway IG for categorical columns, IG* with its
     threshold for real ones (000's two tables).
 
+    A real attribute's threshold is the split point x_i + (x_{i+1} - x_i)/2 of 000's
+    "Choosing threshold split" (as in `best_threshold` and the trees). 000's real-valued
+    table prints the upper value x_{i+1} instead ("cylinders < 5" on 40 records that include
+    a 5-cylinder car, "acceleration < 18.2", a value of its first row): the same two sides
+    of every training row, so the same IG*; only a new value between x_i and x_{i+1} would
+    go to another side.
+
     Parameters
     ----------
     X : DataFrame, 2-D array or object array

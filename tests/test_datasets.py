@@ -82,3 +82,49 @@ def test_as_frame_gives_a_frame_and_a_series_both_ways(name):
     plain = load(return_X_y=True)
     np.testing.assert_array_equal(np.asarray(y), np.asarray(plain[1]))
     assert X.shape == np.shape(plain[0])
+
+
+# 000 shows twelve cars twice: raw ("Real-Valued inputs", slide 53; also 001 and 002) and
+# discretised ("A small dataset: Miles Per Gallon", slide 17: its first eight and last four
+# rows). Those pairs pin the deck's cut points to intervals: mpg 25.0 is bad and 26.0 good,
+# displacement 120 low and 121 medium, horsepower 110 medium, weight 2464 low, acceleration
+# 16.5 medium. The old cuts (mpg 25, displacement 120, horsepower 110, weight 2400,
+# acceleration 16.5) put six of the twelve cars in other categories than the slide's.
+DECK_CARS = [  # (raw values of slide 53) -> (mpg, categories of slide 17)
+    ((4, 97, 75, 2265, 18.2, 77, "asia"), "good 4 low low low high 75to78 asia"),
+    ((6, 199, 90, 2648, 15, 70, "america"), "bad 6 medium medium medium medium 70to74 america"),
+    ((4, 121, 110, 2600, 12.8, 77, "europe"), "bad 4 medium medium medium low 75to78 europe"),
+    ((8, 350, 175, 4100, 13, 73, "america"), "bad 8 high high high low 70to74 america"),
+    ((6, 198, 95, 3102, 16.5, 74, "america"), "bad 6 medium medium medium medium 70to74 america"),
+    ((4, 108, 94, 2379, 16.5, 73, "asia"), "bad 4 low medium low medium 70to74 asia"),
+    ((4, 113, 95, 2228, 14, 71, "asia"), "bad 4 low medium low low 70to74 asia"),
+    ((8, 302, 139, 3570, 12.8, 78, "america"), "bad 8 high high high low 75to78 america"),
+    ((4, 120, 79, 2625, 18.6, 82, "america"), "good 4 low low medium high 79to83 america"),
+    ((8, 455, 225, 4425, 10, 70, "america"), "bad 8 high high high low 70to74 america"),
+    ((4, 107, 86, 2464, 15.5, 76, "europe"), "good 4 low medium low medium 75to78 europe"),
+    ((5, 131, 103, 2830, 15.9, 78, "europe"), "bad 5 medium medium medium medium 75to78 europe"),
+]
+# slide 17's other six rows (no raw values shown): each must be some car's categories
+DECK_ONLY_CATEGORIES = ["bad 8 high high high low 70to74 america",
+                        "good 8 high medium high high 79to83 america",
+                        "bad 8 high high high low 75to78 america",
+                        "good 4 low low low low 79to83 america",
+                        "bad 6 medium medium medium high 75to78 america",
+                        "good 4 medium low low low 79to83 america"]
+
+
+def test_lecture_mpg_discretises_000s_cars_as_the_slides_do():
+    from fastml.datasets import load_lecture_mpg
+    raw = load_auto_mpg()
+    X, y = load_lecture_mpg(return_X_y=True)
+    rows = [" ".join([y[i], *X[i]]) for i in range(len(y))]
+    columns = ["cylinders", "displacement", "horsepower", "weight", "acceleration",
+               "model_year", "origin"]
+    for values, expected in DECK_CARS:
+        match = np.ones(len(y), dtype=bool)
+        for name, value in zip(columns, values):
+            match &= np.asarray(raw.data[name]) == value
+        assert match.sum() == 1, values                      # the car is in the bundled file
+        assert rows[int(np.flatnonzero(match)[0])] == expected
+    for expected in DECK_ONLY_CATEGORIES:
+        assert expected in rows

@@ -25,12 +25,41 @@ def test_001_six_row_table():
     assert round(info.information_gain(y, X[:, 0]), 2) == 0.32
 
 
+def test_measuring_uncertainty_distributions():
+    # 000 slide 27, 001 and 002 "Measuring uncertainty": P(Y) = 1/2, 1/4, 1/8, 1/8 against
+    # the uniform 1/4 each: 1/2 * 1 + 1/4 * 2 + 2 * 1/8 * 3 = 1.75 bits < log2 4 = 2 bits.
+    assert info.entropy([4, 2, 1, 1], counts=True) == 1.75
+    assert info.entropy(list("AAAABBCD")) == 1.75
+    assert info.entropy(list("ABCD")) == 2.0
+
+
+def test_000_eight_row_table_prefers_x1():
+    # 000 slide 26 / 001 "Would we prefer to split on X_1 or X_2?" (the eight-row table; the
+    # decks print no numbers). Y has 5 T / 3 F: H(Y) = 0.954434. X1 = T gives 4 T (0 bits),
+    # X1 = F gives 1 T / 3 F (0.811278): H(Y|X1) = 0.405639, IG = 0.548795. X2 = T gives
+    # 3 T / 1 F, X2 = F 2 T / 2 F: H(Y|X2) = 0.905639, IG = 0.048795. X1 it is.
+    x1, x2, y = list("TTTTFFFF"), list("TFTFTFTF"), list("TTTTTFFF")
+    assert info.entropy(y) == pytest.approx(0.954434, abs=5e-7)
+    assert info.conditional_entropy(y, x1) == pytest.approx(0.405639, abs=5e-7)
+    assert info.information_gain(y, x1) == pytest.approx(0.548795, abs=5e-7)
+    assert info.conditional_entropy(y, x2) == pytest.approx(0.905639, abs=5e-7)
+    assert info.information_gain(y, x2) == pytest.approx(0.048795, abs=5e-7)
+    X = np.array([x1, x2], dtype=object).T
+    assert info.information_gain_table(X, y, feature_names=["X1", "X2"]).best().startswith("X1")
+    stump = fastml.DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert stump.tree_.feature[0] == 0
+    assert stump.tree_.gain[0] == pytest.approx(0.548795, abs=5e-7)
+
+
 def test_000_maker_table_and_chi_square():
     # 000, "A chi-square test": H(mpg)=0.702467, H(mpg|maker)=0.478183, IG=0.224284, p=7.2%.
     maker, mpg = maker_table()
     assert info.entropy(mpg) == pytest.approx(0.702467, abs=5e-7)
     assert info.conditional_entropy(mpg, maker) == pytest.approx(0.478183, abs=5e-7)
     assert info.information_gain(mpg, maker) == pytest.approx(0.224284, abs=5e-7)
+    # the per-maker column: H(mpg | america) = 0, asia 0.863121, europa 1
+    for name, h in (("america", 0.0), ("asia", 0.863121), ("europe", 1.0)):
+        assert info.entropy(mpg[maker == name]) == pytest.approx(h, abs=5e-7)
     stat, p = info.chi2_test([[0, 10], [2, 5], [2, 2]])
     assert float(f"{p:.2g}") == 0.072
     assert stat == pytest.approx(5.25)
@@ -150,6 +179,18 @@ def test_missing_values_are_left_out():
     y = np.array([0, 0, 1, 1, 1])
     x = np.array(["a", "a", "b", None, "b"], dtype=object)
     assert info.information_gain(y, x) == pytest.approx(1.0)  # on the 4 known rows
+
+
+def test_real_thresholds_are_midpoints_where_000s_table_prints_the_upper_value():
+    # 000's real-valued table prints "cylinders < 5" on 40 records that include a 5-cylinder
+    # car (slide 17's last row): its thresholds are the upper values x_{i+1}. fastml prints
+    # 000's own split point x_i + (x_{i+1} - x_i)/2 = 4.5; both put every row on the same side.
+    cylinders = np.array([4.0, 4.0, 4.0, 5.0, 6.0, 8.0, 8.0, 4.0])
+    mpg = np.array(["good", "good", "good", "bad", "bad", "bad", "bad", "good"])
+    table = info.information_gain_table(cylinders[:, None], mpg, feature_names=["cylinders"])
+    assert table.rows[0]["values"] == ["< 4.5", ">= 4.5"]
+    assert info.best_threshold(cylinders, mpg) == (4.5, 1.0)
+    assert info.information_gain(mpg, cylinders, threshold=5.0) == table.rows[0]["gain"] == 1.0
 
 
 def test_information_gain_table_prints_the_lecture_table():
@@ -299,3 +340,19 @@ def test_valid_bases_give_the_entropy_in_that_unit():
     assert info.entropy([0, 1, 2, 3], base=4) == pytest.approx(1.0, rel=1e-15)
     assert info.entropy([0, 1], base=0.5) == pytest.approx(-1.0, rel=1e-15)
     assert info.entropy(["a"]) == 0.0 and str(info.entropy(["a"])) == "0.0"
+
+
+def test_best_threshold_is_between_examples_of_different_classes():
+    # 001 "The set of possible thresholds": "only splits between examples of different classes
+    # matter" (Fayyad & Irani: the entropy-minimizing cut is a boundary point). The chosen cut
+    # never separates two runs of values that hold one and the same single class.
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(2, 25))
+        x = rng.integers(0, int(rng.integers(2, 12)), size=n).astype(float)
+        y = rng.integers(0, int(rng.integers(2, 4)), size=n)
+        t, gain = info.best_threshold(x, y)
+        if np.isnan(t) or gain <= 0:
+            continue
+        below, above = set(y[x == x[x < t].max()]), set(y[x == x[x >= t].min()])
+        assert not (len(below) == 1 and below == above), (x, y, t)

@@ -35,6 +35,27 @@ def test_lecture_004_one_sgd_step():
     np.testing.assert_allclose(model.intercept_, [0.05], rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("form", ["summed", "mean"])
+def test_lectures_gradient_ascent_with_lambda_reaches_the_fit(form):
+    # 000 slide 5 / 002 "MLE vs MAP": w_i <- w_i + eta {-lambda w_i + sum_j x_i^j [y^j - P^j]}
+    # (w_0 unpenalized), fastml's optimum with lambda = alpha * n; 000 slide 9 / 003's batch
+    # form averages the sum (1/N sum_j ...): there lambda = alpha. (000 slide 9 writes the
+    # objective as ln P - lambda ||w||^2, whose gradient is -2 lambda w; its update, which
+    # fastml follows, is the gradient of ln P - lambda/2 ||w||^2.)
+    rng = np.random.default_rng(4)
+    n, alpha = 60, 0.05
+    X = rng.normal(size=(n, 2))
+    y = (X @ [1.5, -1.0] + 0.3 + rng.normal(size=n) > 0).astype(float)
+    lam, eta, scale = (alpha * n, 1.0 / n, 1.0) if form == "summed" else (alpha, 1.0, 1.0 / n)
+    w, w0 = np.zeros(2), 0.0
+    for _ in range(5000):
+        residual = y - 1 / (1 + np.exp(-(X @ w + w0)))
+        w, w0 = w + eta * (-lam * w + scale * X.T @ residual), w0 + eta * scale * residual.sum()
+    model = LogisticRegression(solver="newton", alpha=alpha, tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(model.coef_[0], w, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(model.intercept_[0], w0, rtol=0, atol=1e-9)
+
+
 # ---------------------------------------------------------------- kernels vs numpy
 
 @pytest.mark.kernel

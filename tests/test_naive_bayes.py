@@ -54,7 +54,10 @@ def test_tax_table_prediction_004(tax):
     likelihood = np.exp(nb.predict_joint_log_proba(x)[0] - nb.class_log_prior_)
     assert sig(likelihood[0], 1) == 0.0006              # P(X | No) = 4/7 * 1/7 * 0.0072
     assert sig(likelihood[1], 1) == 4e-10               # P(X | Yes) = 1 * 1/3 * 1.2e-9
-    # P(Income = 120 | No) = 0.0072 and P(Income = 120 | Yes) = 1.2e-9 on their own
+    # P(Income = 120 | No) = 0.0072 and P(Income = 120 | Yes) = 1.2e-9 on their own. (The
+    # slide writes 1 / sqrt(2 pi (54.54)); 54.54 = sqrt(2975) is the standard deviation, so
+    # it means 1 / (sqrt(2 pi) 54.54) = 0.007314, times exp(-100 / 5950) = 0.0072; taken
+    # literally it would be 0.0531.)
     income = likelihood / np.array([4 / 7 * 1 / 7, 1 * 1 / 3])
     assert sig(income[0], 2) == 0.0072
     assert sig(income[1], 2) == 1.2e-9
@@ -86,6 +89,16 @@ def test_deleted_row_zero_probabilities_004():
     np.testing.assert_allclose(P_status, [[0, 4 / 6, 2 / 6], [1 / 3, 0, 2 / 3]], rtol=1e-14)
     # (the slide prints mean 91 / variance 685 for No; the six rows give 91.67 / 746.67)
     np.testing.assert_allclose(raw.theta_[:, 0], [550 / 6, 90], rtol=1e-14)
+    np.testing.assert_allclose(raw.var_[:, 0], [4480 / 6, 25], rtol=1e-6)  # n - 1: 3733.3 / 5
+    # P(Income = 120 | No): the slide's 0.0083 is N(120; 91, 685) = 0.00825, from its own
+    # rounded mean and a variance no convention gives (sum (x - 91.67)^2 = 3733.3; / 5 =
+    # 746.67, / 6 = 622.2; even sum (x - 91)^2 / 5 = 747.2). The six rows give
+    # N(120; 91.67, 746.67) = 0.00853, which prints as 0.0085: a slip in the deck.
+    income_only = np.array([[None, None, 120.0]], dtype=object)   # the others missing
+    income = np.exp(raw.predict_joint_log_proba(income_only)[0] - raw.class_log_prior_)
+    assert sig(income[0], 2) == 0.0085
+    assert income[0] == pytest.approx(0.0085287, rel=1e-4)
+    assert sig(income[1], 2) == 1.2e-9                   # Yes unchanged: N(120; 90, 25)
     joint = raw.predict_joint_log_proba(x)
     assert np.isneginf(joint).all()                      # both P(X | y) P(y) are 0
     with pytest.warns(ZeroProbabilityWarning, match="probability 0 under every class"):
@@ -627,6 +640,22 @@ def test_to_logistic_binary_is_002s_formula():
                                rtol=0, atol=1e-12)
     np.testing.assert_allclose(lr.predict_proba(X), gnb.predict_proba(X), rtol=0, atol=1e-10)
     assert (lr.predict(X) == gnb.predict(X)).all()
+
+
+def test_parameter_counts_are_002s():
+    """002 "Naive Bayes vs Logistic Regression": Y boolean, n continuous X_i: NB has 4n + 1
+    parameters (a mean and a variance per attribute and class, and P(Y = 1)), LR n + 1.
+    With variances shared by the classes (002's equivalence case) NB has 3n + 1."""
+    X, y = gaussian_blobs(K=2)
+    n = X.shape[1]
+    gnb = GaussianNB().fit(X, y)
+    free_prior = gnb.class_prior_.size - 1                   # the priors sum to 1
+    assert gnb.theta_.size + gnb.var_.size + free_prior == 4 * n + 1
+    shared = GaussianNB(variance="shared").fit(X, y)
+    assert np.unique(shared.var_, axis=0).shape == (1, n)    # one variance per attribute
+    assert shared.theta_.size + n + free_prior == 3 * n + 1
+    lr = shared.to_logistic()
+    assert lr.coef_.size + lr.intercept_.size == n + 1
 
 
 def test_to_logistic_multiclass_softmax_equals_the_model():

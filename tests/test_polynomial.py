@@ -226,3 +226,19 @@ def test_polynomial_sgd_takes_random_state_and_ridges_sgd_settings():
     poly = PolynomialRegression().get_params()
     assert shared <= set(poly) and all(poly[k] == ridge[k] == linear[k] for k in shared)
     assert PolynomialRegression(random_state=None).get_params()["random_state"] is None
+
+
+def test_003s_term_count_for_degree_6_on_100_features():
+    """003 "Higher order polynomials": C(d + m - 1, d) monomials of degree exactly d, "d = 6,
+    m = 100: about 1.6 billion terms" (C(105, 6) = 1,609,344,100). PolynomialFeatures counts
+    every degree up to d (C(106, 6) with the bias) and refuses that width before allocating."""
+    from math import comb
+    from fastml.linear_model._polynomial import n_output_features
+    def count(degree):  # without the default limit, past which counting stops
+        return n_output_features(100, degree, limit=10**12)
+    exactly_6 = count(6) - count(5)
+    assert exactly_6 == comb(105, 6) == 1_609_344_100
+    assert round(exactly_6 / 1e9, 1) == 1.6
+    assert count(6) == comb(106, 6)
+    with pytest.raises(ValueError, match="degree=6.*100 feature"):
+        PolynomialFeatures(degree=6).fit(np.zeros((1, 100)))

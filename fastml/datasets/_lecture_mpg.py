@@ -1,13 +1,19 @@
 """000's discretised MPG table ("A small dataset: Miles Per Gallon"), built from the bundled
-Auto MPG data. The decks show the categories but not the cut points; these are ours, chosen at
-round numbers near the data's tertiles (and, for mpg, near the 60th percentile):
+Auto MPG data. The deck prints the categories, not the cut points, but it shows twelve cars
+twice, raw (slide 53, "Real-Valued inputs") and discretised (slide 17), and those pairs pin
+each cut to an interval: mpg 25.0 is bad and 26.0 good, displacement 120 is low and 121
+medium, horsepower 79 low / 86 medium / 110 medium / 139 high, weight 2464 low / 2600 medium
+/ 3102 medium / 3570 high, acceleration 14 low / 15 medium / 16.5 medium / 18.2 high. The
+cuts below are round numbers inside those intervals (120.5 and 25.5 halfway, the deck's
+x_i + (x_{i+1} - x_i)/2); with them the twelve cars get slide 17's rows and its six other
+rows are categories of real cars:
 
-    mpg           bad < 25 <= good
+    mpg           bad < 25.5 <= good
     cylinders     "3", "4", "5", "6", "8" (as categories, as on the slides)
-    displacement  low < 120 <= medium < 230 <= high
-    horsepower    low < 85 <= medium < 110 <= high
-    weight        low < 2400 <= medium < 3300 <= high
-    acceleration  low < 14.5 <= medium < 16.5 <= high
+    displacement  low < 120.5 <= medium < 230 <= high
+    horsepower    low < 85 <= medium < 120 <= high
+    weight        low < 2500 <= medium < 3300 <= high
+    acceleration  low < 14.5 <= medium < 17 <= high
     modelyear     70to74 (70-74), 75to78 (75-78), 79to83 (79-83), as on the slides
     maker         america / asia / europe (the data's origin)
 """
@@ -23,12 +29,12 @@ from ._base import Dataset, object_matrix, to_frame, to_series
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import XyPair
 
-MPG_GOOD_FROM = 25.0
-BINS = {  # column: (cut points, labels)
-    "displacement": ([120.0, 230.0], ["low", "medium", "high"]),
-    "horsepower": ([85.0, 110.0], ["low", "medium", "high"]),
-    "weight": ([2400.0, 3300.0], ["low", "medium", "high"]),
-    "acceleration": ([14.5, 16.5], ["low", "medium", "high"]),
+MPG_GOOD_FROM = 25.5
+BINS = {  # column: (cut points, labels); the module docstring says where they come from
+    "displacement": ([120.5, 230.0], ["low", "medium", "high"]),
+    "horsepower": ([85.0, 120.0], ["low", "medium", "high"]),
+    "weight": ([2500.0, 3300.0], ["low", "medium", "high"]),
+    "acceleration": ([14.5, 17.0], ["low", "medium", "high"]),
     "model_year": ([75.0, 79.0], ["70to74", "75to78", "79to83"]),
 }
 FEATURES = ["cylinders", "displacement", "horsepower", "weight", "acceleration", "modelyear",

@@ -6,7 +6,8 @@ R-1 weight vectors with the last class fixed at zero).
 The objective (minimized) is the mean weighted log-loss plus (alpha / 2) ||w||^2 (intercepts not
 penalized). This is scikit-learn's SGDClassifier(loss="log_loss", alpha=alpha) objective and
 LogisticRegression's with C = 1 / (alpha * n_samples). In the lectures' summed form (002:
-w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_samples.
+w <- w + eta { -lambda w + sum_j x^j [y^j - P-hat^j] }) lambda = alpha * n_samples; in 000's
+(slide 9) and 003's averaged form (w <- w + eta { -lambda w + 1/N sum_j ... }) lambda = alpha.
 """
 from __future__ import annotations
 
