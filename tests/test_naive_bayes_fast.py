@@ -383,6 +383,26 @@ def test_count_int_range_counts_inside_and_reports_outside():
                                  np.ones(2, dtype=np.int64), 2)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mixed_naive_bayes_on_real_columns_reads_x_in_place(dtype, monkeypatch):
+    """NaiveBayes without categorical columns hands the caller's row-major X to the Gaussian
+    kernels, float32 as float64 (a float32 X was copied to float64: 3x X's memory at fit and
+    at predict), and answers as GaussianNB does."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 12)).astype(dtype)
+    X[rng.random(X.shape) < 0.02] = np.nan
+    y = rng.integers(0, 3, size=3000)
+    seen = []
+    for name in ("gaussian_moments", "gaussian_jll"):
+        def spy(data, *args, kernel=getattr(_nb_fast, name)):
+            seen.append(data)
+            return kernel(data, *args)
+        monkeypatch.setattr(_classes._nb, name, spy)
+    P = NaiveBayes().fit(X, y).predict_proba(X)
+    assert len(seen) == 2 and all(data is X for data in seen)       # no copy, fit and predict
+    np.testing.assert_array_equal(P, GaussianNB().fit(X, y).predict_proba(X))
+
+
 @pytest.mark.parametrize("make", ["GaussianNB", "LogisticRegression", "DecisionTreeClassifier"])
 def test_label_codes_never_alias_the_users_y(make):
     """int64 labels 0..K-1 are their own codes; the codes handed to an estimator are a copy,

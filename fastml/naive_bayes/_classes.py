@@ -1031,9 +1031,11 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         n_categorical = int(np.count_nonzero(self.categorical_features_))
         if n_categorical:
             data.append(X)  # the encoder picks its own columns
-        if n_categorical == 0 and type(X) is np.ndarray and X.dtype == np.float64 and \
-                X.flags.c_contiguous:
-            _check_finite(X, "X", allow_nan=True)   # numeric_block's checks, without its copy
+        if n_categorical == 0 and type(X) is np.ndarray and \
+                X.dtype in (np.float64, np.float32) and X.flags.c_contiguous:
+            # numeric_block's checks without its copy (the Gaussian kernels read float32 as
+            # GaussianNB's do: a float64 copy of float32 X tripled fit's memory)
+            _check_finite(X, "X", allow_nan=True)
             data.append(X)
         elif n_categorical < len(self.categorical_features_):
             data.append(numeric_block(X, np.flatnonzero(~self.categorical_features_)))
