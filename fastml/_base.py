@@ -39,12 +39,26 @@ FIT_STATE = (
     "_parent", "_feature",                      # PolynomialFeatures' recurrence
     "_encoder", "_oob_codes", "_y",             # trees and forests
     "_parts",                                   # naive Bayes
+    "_pass_totals",                             # a stream's or Dask's pass totals (SGD)
 )
 
 
 def is_fit_state(name):
     """Does an attribute of this name belong to a fit (see FIT_STATE)?"""
     return (name.endswith("_") and not name.startswith("__")) or name in FIT_STATE
+
+
+def forget_fit(estimator):
+    """Drop everything an earlier fit or partial_fit left on `estimator`: every fitted
+    attribute (the names ending in "_": coef_, stats_, rank_, loss_curve_, ...) and every
+    private state in FIT_STATE (the SGD state `_engine`, its `_rng`, the epoch counter, the
+    perceptrons' mistakes, ...). The constructor's parameters stay, and so does anything else
+    (settings scikit-learn keeps on an estimator). What every linear model's `fit` does first
+    (`fresh_fit`), a `partial_fit` that starts over, and fastml.stream / Dask before a fit."""
+    params = set(estimator._get_param_names())
+    for name in list(vars(estimator)):
+        if name not in params and is_fit_state(name):
+            delattr(estimator, name)
 
 
 def all_or_nothing(fitting):

@@ -239,7 +239,8 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
     from .linear_model import (LinearRegression, LogisticRegression, PolynomialFeatures,
                                PolynomialRegression, Ridge)
     from .naive_bayes import CategoricalNB, GaussianNB, NaiveBayes
-    from .stream import _forget_fit, _has_partial_fit
+    from ._base import forget_fit
+    from .stream import _has_partial_fit
     name = type(estimator).__name__
     if kwargs:
         raise TypeError(f"{name}.fit on dask input takes X, y, sample_weight; got "
@@ -268,7 +269,7 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
                                      if hasattr(estimator, "solver") else "") +
                         " has no distributed form: use solver='normal' / 'lbfgs' / 'sgd', or "
                         "fit in memory on X.compute()")
-    _forget_fit(estimator)
+    forget_fit(estimator)
     parts = _Partitions(X, y, sample_weight)
     try:
         driver(estimator, parts, X)

@@ -46,6 +46,7 @@ from typing import Any, Optional, Sequence, TYPE_CHECKING
 
 import numpy as np
 
+from ._base import forget_fit
 from ._progress import progress
 from ._tabular_io import csv_convert_options
 
@@ -171,7 +172,7 @@ def _fit_naive_bayes(estimator, stream, epochs):
     """Naive Bayes, one pass: each chunk's statistics with the classes it holds, merged into
     the running total over the union of the labels (_nb_merge), so no pass is spent finding
     the classes first, and a one-shot iterator may bring a new label in any chunk."""
-    _forget_fit(estimator)
+    forget_fit(estimator)
     template, total, names, width = _nb_template(estimator), None, None, None
     by_name = _names_columns(getattr(template, "categorical_features", None))
     for chunk in stream.chunks():
@@ -253,7 +254,7 @@ def _pass_totals(estimator, totals):
 
 
 def _partial_passes(estimator, stream, epochs):
-    _forget_fit(estimator)
+    forget_fit(estimator)
     classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
     curve, progressive, names, rows = [], [], None, 0
@@ -379,7 +380,7 @@ def _fit_polynomial(estimator, stream, epochs):
 def _accumulate_stats(estimator, stream, transform):
     from ._validation import check_param, check_sample_weight
     from .linear_model import LinearStats
-    _forget_fit(estimator)
+    forget_fit(estimator)
     if hasattr(estimator, "_check_params"):
         estimator._check_params()
     else:       # PolynomialRegression checks its degree in fit
@@ -441,7 +442,7 @@ def _fit_logistic_batch(estimator, stream, epochs):
         raise ValueError(f"LogisticRegression(solver={estimator.solver!r}) reads the data "
                          f"once per iteration, but the source is a one-shot iterator; pass "
                          f"a file, or a callable that returns a fresh iterable")
-    _forget_fit(estimator)
+    forget_fit(estimator)
     estimator._check_params()
     estimator._encode_labels(stream.classes())
     return _solve_logistic(estimator, _StreamedLogisticObjective(estimator, stream))
@@ -722,15 +723,6 @@ def _adopt(estimator, fitted):
     for key, value in vars(fitted).items():
         if key not in params:
             setattr(estimator, key, value)
-
-
-def _forget_fit(estimator):
-    """Start from scratch, as fit does (partial_fit continues from any earlier state)."""
-    for name in list(vars(estimator)):
-        if name.endswith("_") and not name.startswith("__") or name in (
-                "_engine", "_parts", "_rng", "_epochs_done", "_mistakes", "_single_target",
-                "_pass_totals"):
-            delattr(estimator, name)
 
 
 # ---------------------------------------------------------------------------- the chunks

@@ -267,10 +267,10 @@ def test_fit_stats_forgets_an_earlier_sgd_fit():
     lambda: PolynomialFeatures()])
 def test_forget_fit_knows_every_private_state(make):
     """forget_fit drops the fitted attributes (names ending in "_") and the private state
-    listed in PRIVATE_FIT_STATE, nothing else: after fit and partial_fit, every attribute
+    listed in fastml._base.FIT_STATE, nothing else: after fit and partial_fit, every attribute
     an estimator holds must be a parameter, a fitted attribute or in that list (a new
     private state must be listed there, or a refit would keep it)."""
-    from fastml.linear_model._base import PRIVATE_FIT_STATE
+    from fastml._base import FIT_STATE
     X, y = _data()
     est = make()
     with warnings.catch_warnings():
@@ -280,7 +280,7 @@ def test_forget_fit_knows_every_private_state(make):
             _partial_fit(est, X, y, [0, 1] if hasattr(est, "classes_") else None)
     params = set(est.get_params(deep=False))
     left = {name for name in vars(est) if name not in params and not name.endswith("_")}
-    assert left <= set(PRIVATE_FIT_STATE), left - set(PRIVATE_FIT_STATE)
+    assert left <= set(FIT_STATE), left - set(FIT_STATE)
 
 
 def test_a_refit_keeps_what_is_not_its_own():

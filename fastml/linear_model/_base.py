@@ -13,7 +13,7 @@ import numpy as np
 from ._sgd import check_sgd_engine
 from .._core._posterior import first_nan_row
 
-from .._base import FIT_STATE, is_fit_state
+from .._base import forget_fit  # noqa: F401 (the linear models import it from here)
 from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
                            check_X_y, state_array, state_count)
@@ -204,29 +204,6 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
                          f"partial_fit {estimator.classes_.tolist()!r}")
     codes = estimator._encode_known_labels(y)
     return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
-
-
-# The private state the linear models' fit / partial_fit keep beside their fitted
-# attributes: fastml._base.FIT_STATE (one list for every estimator, which all_or_nothing's
-# failed fit drops too). tests/test_linear_state.py checks that it names every private
-# attribute these fits leave.
-PRIVATE_FIT_STATE = FIT_STATE
-
-
-def forget_fit(estimator):
-    """Drop everything an earlier fit or partial_fit left on `estimator`: every fitted
-    attribute (the names ending in "_": coef_, stats_, rank_, loss_curve_, ...) and every
-    private state in PRIVATE_FIT_STATE (the SGD state `_engine`, its `_rng`, the epoch
-    counter, the perceptrons' mistakes, ...). The constructor's parameters stay, and so does
-    anything else (settings scikit-learn keeps on an estimator). None of the linear models
-    has warm_start, so this is what every `fit` does first (`fresh_fit`), and what a
-    `partial_fit` that starts over does."""
-    params = set(estimator._get_param_names())
-    for name in list(vars(estimator)):
-        if name in params:
-            continue
-        if is_fit_state(name):
-            delattr(estimator, name)
 
 
 def fresh_fit(method):
