@@ -28,9 +28,10 @@ if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
 # The private state a fit / partial_fit keeps beside its fitted attributes (the names ending
 # in "_"): together they are what a fit owns, and all a failed fit or a refit may drop. Any
 # other attribute is not ours (scikit-learn's set_output configuration and metadata requests,
-# the callback context a Pipeline puts on its steps around their fit, a user's own). The
-# linear models' forget_fit drops these too; tests/test_linear_state.py checks that the list
-# names every private attribute their fits leave.
+# the callback context a Pipeline puts on its steps around their fit, a user's own; and
+# `_pass_totals`, which fastml.stream / Dask set around the partial_fit calls of a fit and
+# drop after it: a partial_fit that starts over must keep it). forget_fit drops these too;
+# tests/test_linear_state.py checks that the list names every private attribute fits leave.
 FIT_STATE = (
     "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs
     "_single_target",                           # LinearRegression / Ridge: y was 1-D
@@ -39,7 +40,6 @@ FIT_STATE = (
     "_parent", "_feature",                      # PolynomialFeatures' recurrence
     "_encoder", "_oob_codes", "_y",             # trees and forests
     "_parts",                                   # naive Bayes
-    "_pass_totals",                             # a stream's or Dask's pass totals (SGD)
 )
 
 

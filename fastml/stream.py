@@ -14,11 +14,13 @@ Each estimator keeps its own algorithm; the driver only decides how chunks reach
   schedules, the step count and averaging carry on across chunks, and every chunk of pass e
   runs as epoch e, so with shuffle=False the result equals `fit` on the concatenation with
   max_iter=epochs, tol=None, shuffle=False (for mini-batches, when the chunk sizes are
-  multiples of batch_size: a mini-batch does not span two chunks). Except in one way: the
-  first pass weighs as partial_fit does, by the rows read so far (the totals are not known
-  yet), so with sample weights, or Ridge(solver="sgd") with alpha > 0 (its per-row penalty
-  is alpha / total weight), the first pass differs from fit's first epoch; the later passes
-  step with the first pass's totals, as fit's epochs do. `progressive_loss_` and
+  multiples of batch_size: a mini-batch does not span two chunks). Every pass steps with
+  the whole source's rows and weight as its totals, as fit's epochs do (the weights scaled
+  by rows / weight; Ridge(solver="sgd")'s per-row penalty alpha / total weight): a
+  repeatable source gets one pass over its label and weight columns first (beside the first
+  chunk's read, for a file; it also finds the classes). A one-shot iterator cannot, so its
+  first pass weighs by the rows read so far, as partial_fit does; so does a regressor's
+  first pass over a user's (X, y, sample_weight) chunks without alpha. `progressive_loss_` and
   `loss_curve_` get one value per pass (the chunks' values weighted by their rows' weight);
   an estimator with early_stopping="progressive" stops making passes once that progressive
   loss has not improved by its `tol` for `n_iter_no_change` passes.
@@ -233,10 +235,11 @@ def _record_feature_names(estimator, columns):
 
 def _fit_partial_passes(estimator, stream, epochs):
     """The SGD family: partial_fit on every chunk, `epochs` passes; every chunk of pass e
-    runs as epoch e of the schedule. The passes after the first step with the first pass's
-    rows and weight as the totals (SGDEngine.relative_weights), as fit's epochs do: they
-    read the same rows again (as running sums, the totals grew every pass, and Ridge's
-    per-row penalty alpha / total weight fell as 1 / pass)."""
+    runs as epoch e of the schedule. Every pass steps with one pass's rows and weight as the
+    totals (SGDEngine.relative_weights), as fit's epochs do: the first from the pass over
+    the labels and weights that a repeatable source gets before it (_label_pass_meanwhile),
+    the later ones from the first pass (as running sums, the totals grew every pass, and
+    Ridge's per-row penalty alpha / total weight fell as 1 / pass)."""
     try:
         return _partial_passes(estimator, stream, epochs)
     finally:
@@ -255,7 +258,10 @@ def _pass_totals(estimator, totals):
 
 def _partial_passes(estimator, stream, epochs):
     forget_fit(estimator)
-    classes, found = None, _classes_meanwhile(stream) if _is_classifier(estimator) else None
+    classifier = _is_classifier(estimator)
+    classes, found = None, None
+    if classifier or _first_pass_needs_totals(estimator, stream):
+        found = _label_pass_meanwhile(stream, classifier)
     takes_weight = "sample_weight" in inspect.signature(estimator.partial_fit).parameters
     curve, progressive, names, rows = [], [], None, 0
     stop = _ProgressiveStop(estimator)
@@ -263,9 +269,12 @@ def _partial_passes(estimator, stream, epochs):
         loss_sum = progressive_sum = weight_sum = 0.0
         for chunk in stream.chunks():
             kwargs = {}
-            if _is_classifier(estimator):
-                if found is not None:
-                    classes, found = found(), None
+            if found is not None:
+                labels, found = found(), None
+                if labels is not None:      # a repeatable source: the whole pass's
+                    classes = labels.classes
+                    _pass_totals(estimator, (labels.rows, labels.weight))
+            if classifier:
                 if classes is None:     # a one-shot iterator: the first chunk's labels
                     classes = np.unique(_as_labels(chunk.y))
                     if len(classes) < 2:
@@ -303,30 +312,39 @@ def _partial_passes(estimator, stream, epochs):
     return estimator
 
 
-def _classes_meanwhile(stream):
-    """stream.classes() as a function to call when the first chunk is there. A file's target
-    column is read by a background thread meanwhile (the pass over it overlaps the first
-    chunk's read); other sources are read now (a user's iterable may not be safe to drive
-    from two threads)."""
+def _first_pass_needs_totals(estimator, stream):
+    """Whether the first pass of partial_fit differs from fit's first epoch without the
+    totals: sample weights (scaled by rows / weight) or a ridge penalty (alpha / weight per
+    row). Weights inside a user's (X, y, w) chunks are found only when read; a classifier's
+    label pass finds them, a regressor's first pass then weighs by the rows read so far."""
+    alpha = getattr(estimator, "_alpha", None)
+    return stream.weight is not None or (alpha is not None and alpha() > 0)
+
+
+def _label_pass_meanwhile(stream, with_classes):
+    """stream.labels(with_classes) as a function to call when the first chunk is there. A
+    file's target and weight columns are read by a background thread meanwhile (the pass over
+    them overlaps the first chunk's read); other sources are read now (a user's iterable may
+    not be safe to drive from two threads)."""
     if not stream.reader.read_ahead:
-        classes = stream.classes()
-        return lambda: classes
+        labels = stream.labels(with_classes)
+        return lambda: labels
     outcome = {}
 
     def read():
         try:
-            outcome["classes"] = stream.classes()
+            outcome["labels"] = stream.labels(with_classes)
         except BaseException as error:  # handed to the caller, raised there
             outcome["error"] = error
 
-    thread = threading.Thread(target=read, name="fastml-classes", daemon=True)
+    thread = threading.Thread(target=read, name="fastml-labels", daemon=True)
     thread.start()
 
     def result():
         thread.join()
         if "error" in outcome:
             raise outcome["error"]
-        return outcome["classes"]
+        return outcome["labels"]
     return result
 
 
@@ -744,6 +762,13 @@ class _Chunk:
         return float(self.n_rows if self.weight is None else np.sum(self.weight))
 
 
+class _Labels:
+    """What one pass over a source's target and weight columns found (_Stream.labels)."""
+
+    def __init__(self, classes, rows, weight):
+        self.classes, self.rows, self.weight = classes, rows, weight
+
+
 class _Stream:
     """Chunks of a source, as (X, y, weight) with the column rules of fit: the same feature
     columns in every chunk, each column keeping its kind (numeric / categorical)."""
@@ -841,17 +866,28 @@ class _Stream:
             raise ValueError("the source has no rows")
 
     def classes(self):
-        """The sorted distinct labels over the whole source (a pass over the target alone
-        where the source can read one column), as fit would find them."""
+        """The sorted distinct labels over the whole source, as fit would find them (None
+        for a one-shot iterator: its first chunk decides, a new label later gets a clear
+        error)."""
+        labels = self.labels(with_classes=True)
+        return None if labels is None else labels.classes
+
+    def labels(self, with_classes):
+        """One pass over the target and weight columns alone where the source can read
+        columns (None for a one-shot iterator): the rows, their total weight and, with
+        with_classes, the sorted distinct labels."""
         if not self.reader.repeatable:
-            return None    # the first chunk decides; a new label later gets a clear error
-        found = None
-        for y in self.reader.target_values(self):
-            labels = np.unique(_as_labels(y))
-            found = labels if found is None else np.union1d(found, labels)
-        if found is None:
+            return None
+        found, rows, weight = None, 0, 0.0
+        for y, w in self.reader.label_values(self):
+            if with_classes:
+                labels = np.unique(_as_labels(y))
+                found = labels if found is None else np.union1d(found, labels)
+            rows += len(y)
+            weight += float(len(y) if w is None else np.sum(np.asarray(w, dtype=np.float64)))
+        if rows == 0:
             raise ValueError("the source has no rows")
-        return found
+        return _Labels(found, rows, weight)
 
     def _needed(self):
         """The columns to read from a file (None: all)."""
@@ -1089,9 +1125,9 @@ class _IterableReader:
 
     raw_chunks = batches
 
-    def target_values(self, stream):
+    def label_values(self, stream):
         for chunk in stream.chunks():
-            yield chunk.y
+            yield chunk.y, chunk.weight
 
 
 def _pyarrow():
@@ -1156,9 +1192,8 @@ class _ParquetReader:
                                      f"first file has {self.schema.names}")
                 yield from parquet.iter_batches(batch_size=rows, columns=columns)
 
-    def target_values(self, stream):
-        for batch in self.raw_chunks([stream.target], stream.chunk_rows):
-            yield batch.column(0).to_numpy(zero_copy_only=False)
+    def label_values(self, stream):
+        return _file_label_values(self, stream)
 
 
 class _CSVReader:
@@ -1230,9 +1265,16 @@ class _CSVReader:
             k += 1
             row += batch.num_rows
 
-    def target_values(self, stream):
-        for batch in self.raw_chunks([stream.target], stream.chunk_rows):
-            yield batch.column(0).to_numpy(zero_copy_only=False)
+    def label_values(self, stream):
+        return _file_label_values(self, stream)
+
+
+def _file_label_values(reader, stream):
+    """(target, weight or None) of each batch of a file, read alone."""
+    columns = [stream.target] + ([stream.weight] if stream.weight is not None else [])
+    for batch in reader.raw_chunks(columns, stream.chunk_rows):
+        values = [batch.column(j).to_numpy(zero_copy_only=False) for j in range(len(columns))]
+        yield values[0], values[1] if len(values) == 2 else None
 
 
 def _csv_type_error(message, names, schema, k, row, path):

@@ -190,11 +190,12 @@ def test_fit_stream_carries_the_average_across_chunks():
     est, rep = _estimator_and_replica("LogisticRegression(sgd)", 2, X.shape[1], halflife=9.0)
     chunks = [(X[i:i + 24], codes[i:i + 24], sw[i:i + 24]) for i in range(0, 80, 24)]
     fastml.fit_stream(est, lambda: iter(chunks), epochs=2)
-    # the first pass: each chunk is a partial_fit, its rows new to the weight totals; the
-    # second reads the same rows again and keeps one pass's totals, as fit's epochs do
+    # every pass steps with one pass's totals, as fit's epochs do: the first from the pass
+    # over the labels and weights before it (a repeatable source), the second from the first
+    rep.rows_seen, rep.weight_seen = float(len(sw)), float(sum(c[2].sum() for c in chunks))
     expected = []
     for p in range(2):
-        losses = [rep.epoch(*chunk, new=p == 0) for chunk in chunks]
+        losses = [rep.epoch(*chunk, new=False) for chunk in chunks]
         expected.append(np.average(losses, weights=[c[2].sum() for c in chunks]))
     W, b = rep.coef()
     _close(est.coef_, W)
