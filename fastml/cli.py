@@ -81,10 +81,16 @@ def run_demo(args):
 
 # ---------------------------------------------------------------------------- models
 
+def predictors():
+    """{class name: class} of the estimators this build has that predict: fit, predict and
+    evaluate need predict, so a transformer (PolynomialFeatures) is no model here."""
+    import fastml
+    return {name: cls for name, cls in fastml.all_estimators() if hasattr(cls, "predict")}
+
+
 def available_models():
     """{name usable with --model: class name} for the estimators this build has."""
-    import fastml
-    present = dict(fastml.all_estimators())
+    present = predictors()
     names = {short: cls for short, cls in MODELS.items() if cls in present}
     names.update({cls: cls for cls in present if cls not in MODELS.values()})
     return names
@@ -93,11 +99,14 @@ def available_models():
 def resolve_model(name):
     """The estimator class for a short name (MODELS) or a class name."""
     import fastml
-    present = dict(fastml.all_estimators())
+    present = predictors()
     class_name = MODELS.get(name, name)
     if class_name in present:
         return present[class_name]
     choices = ", ".join(available_models())
+    if class_name in dict(fastml.all_estimators()):
+        raise CLIError(f"{name!r} is a transformer (it has no predict), not a model; "
+                       f"available: {choices}")
     if name in MODELS:
         raise CLIError(f"model {name!r} ({class_name}) is not available in this fastml build; "
                        f"available: {choices}")

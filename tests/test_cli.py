@@ -219,6 +219,9 @@ def test_demo_runs(work):
     (["predict", "missing.fastml", "auto-mpg"], "no such model file"),
     (["predict", "mixed.csv", "auto-mpg"], "not a fastml model file"),
     (["info-gain", "auto-mpg", "--target", "nope"], "the data has no column 'nope'"),
+    # a transformer is no model: it was offered in the list and fit ended in a traceback
+    (["fit", "auto-mpg", "--target", "mpg", "--model", "PolynomialFeatures"],
+     "'PolynomialFeatures' is a transformer (it has no predict), not a model"),
 ])
 def test_user_errors_exit_2_with_one_line(work, args, message):
     code, out, err = run(*args, cwd=work)
@@ -266,7 +269,12 @@ def test_bad_option_value_exits_2(capsys):
 
 def test_every_estimator_is_reachable_by_class_name_and_short_names_resolve():
     for name, cls in fastml.all_estimators():
-        assert cli.resolve_model(name) is cls
+        if hasattr(cls, "predict"):
+            assert cli.resolve_model(name) is cls
+        else:  # a transformer: fit / predict / evaluate would end in a traceback
+            with pytest.raises(cli.CLIError, match="is a transformer"):
+                cli.resolve_model(name)
+            assert name not in cli.available_models()
     for short, class_name in cli.MODELS.items():
         if hasattr(fastml, class_name):
             assert cli.resolve_model(short) is getattr(fastml, class_name)
@@ -278,7 +286,8 @@ def test_unknown_model_lists_what_exists():
         cli.resolve_model("gradient-boosting")
     listed = str(info.value).split("available: ")[1].split(", ")
     assert "logreg" in listed
-    assert len(listed) >= len(fastml.all_estimators())
+    assert len(listed) >= len([cls for _, cls in fastml.all_estimators()
+                               if hasattr(cls, "predict")])
 
 
 def test_parse_params():
