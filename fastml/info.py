@@ -361,14 +361,19 @@ class InformationGainTable:
         self.classes, self.rows, self.n_records = list(classes), rows, n_records
 
     def __str__(self):
+        cells = [(row["name"] if k == 0 else "", str(value), " ".join(map(str, dist)),
+                  f"{row['gain']:.6g}" if k == 0 else "")
+                 for row in self.rows
+                 for k, (value, dist) in enumerate(zip(row["values"], row["distribution"]))]
+        # the lectures' column widths, widened so that a long name, value or distribution
+        # (many classes) never runs into the next column: "1 1" + "0.8" read as "1 10.8"
+        widths = [max([minimum] + [len(c[j]) + 2 for c in cells])
+                  for j, minimum in enumerate((16, 14, 24))]
         lines = [f"Information gains using the training set ({self.n_records} records)",
                  f"{'values:':<8} " + " ".join(map(str, self.classes)), "",
-                 f"{'Input':<16}{'Value':<14}{'Distribution':<24}Info Gain"]
-        for row in self.rows:
-            for k, (value, dist) in enumerate(zip(row["values"], row["distribution"])):
-                name = row["name"] if k == 0 else ""
-                gain = f"{row['gain']:.6g}" if k == 0 else ""
-                lines.append(f"{name:<16}{value:<14}{' '.join(map(str, dist)):<24}{gain}")
+                 "".join(h.ljust(w) for h, w in zip(("Input", "Value", "Distribution"), widths))
+                 + "Info Gain"]
+        lines += ["".join(c.ljust(w) for c, w in zip(cell, widths)) + cell[3] for cell in cells]
         return "\n".join(lines)
 
     __repr__ = __str__

@@ -207,6 +207,26 @@ def test_information_gain_table_prints_the_lecture_table():
     assert table.rows[1]["kind"] == "real" and table.rows[1]["values"][0].startswith("< ")
 
 
+
+def test_information_gain_table_columns_never_run_together():
+    """A distribution wider than its column (twelve classes) ran into the gain: '1 1' and
+    '0.81' printed as '1 10.81'; a long name ran into its value the same way."""
+    y = np.arange(12).repeat(2)
+    x = np.tile([0.0, 1.0], 12)
+    X = np.column_stack([x, np.where(y < 6, "low", "high")]).astype(object)
+    X[:, 0] = X[:, 0].astype(float)
+    names = ["a_rather_long_feature_name", "level"]
+    table = info.information_gain_table(X, y, feature_names=names)
+    lines = str(table).splitlines()
+    header = lines[3]
+    for row in table.rows:
+        line = next(text for text in lines if text.startswith(row["name"]))
+        fields = line.split()
+        assert fields[0] == row["name"] and fields[-1] == f"{row['gain']:.6g}"
+        assert line.rindex(fields[-1]) == header.index("Info Gain")
+        assert fields[1:-1] == row["values"][0].split() + list(map(str, row["distribution"][0]))
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="different lengths"):
         info.information_gain([0, 1], [0, 1, 1])
