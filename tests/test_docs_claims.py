@@ -83,6 +83,11 @@ def check_perceptron_averaged():
     np.testing.assert_array_equal(ours.coef_, ref.coef_)
     np.testing.assert_array_equal(ours.intercept_, ref.intercept_)
     averaged = fastml.Perceptron(average=True, shuffle=False, max_iter=2, tol=None).fit(X, y)
+    ref = sk_linear.SGDClassifier(loss="perceptron", learning_rate="constant", eta0=1.0,
+                                  penalty=None, average=True, shuffle=False, max_iter=2,
+                                  tol=None).fit(X, y)
+    np.testing.assert_allclose(averaged.coef_, ref.coef_, atol=1e-12)
+    np.testing.assert_allclose(averaged.intercept_, ref.intercept_, atol=1e-12)
     assert not np.allclose(averaged.coef_, ours.coef_)
 
 
