@@ -57,6 +57,14 @@ def check_logistic_regression():
                                            max_iter=10000).fit(X, y)
         np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
         np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
+    # with weights, n_samples is their sum (a weight counts rows)
+    weight = np.random.default_rng(0).uniform(0.1, 3.0, len(y))
+    alpha = 1e-2
+    ours = fastml.LogisticRegression(alpha=alpha, tol=1e-12, max_iter=5000).fit(
+        X, y, sample_weight=weight)
+    ref = sk_linear.LogisticRegression(C=1 / (alpha * weight.sum()), tol=1e-12,
+                                       max_iter=10000).fit(X, y, sample_weight=weight)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
 
 
 def check_logistic_regression_by_sgd_streaming():
