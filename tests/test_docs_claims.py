@@ -119,6 +119,12 @@ def check_linear_svm_hinge():
     optimum = hinge_objective(X, y, alpha, best.coef_, best.intercept_[0])
     for model in (ours, ref):
         assert hinge_objective(X, y, alpha, model.coef_, model.intercept_[0]) < optimum * 1.001
+    # in the same row order the two take the same steps (Bottou's schedule, same t0)
+    ours = fastml.LinearSVM(alpha=alpha, shuffle=False, max_iter=3, tol=None).fit(X, y)
+    ref = sk_linear.SGDClassifier(loss="hinge", alpha=alpha, shuffle=False, max_iter=3,
+                                  tol=None).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-12)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-12)
 
 
 def check_decision_tree():
