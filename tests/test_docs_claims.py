@@ -100,9 +100,15 @@ def check_perceptron_averaged():
 
 
 def check_voted_kernel_perceptron():
+    """Weka's VotedPerceptron -E 2 scores with (x.y + 1)^2 (its innerProduct adds 1, then
+    raises to the exponent): KernelPerceptron(degree=2, gamma=1, coef0=1)'s kernel."""
     X, y = fastml.datasets.load_xor()
-    kernel = fastml.KernelPerceptron(kernel="poly", degree=2).fit(X, y)
+    kernel = fastml.KernelPerceptron(kernel="poly", degree=2, gamma=1, coef0=1).fit(X, y)
     assert kernel.score(X, y) == 1.0
+    Xq = np.random.default_rng(0).normal(size=(7, X.shape[1]))
+    weka = kernel.dual_coef_ @ (kernel.support_vectors_ @ Xq.T + 1.0) ** 2
+    np.testing.assert_allclose(kernel.decision_function(Xq), weka.ravel(), rtol=1e-12,
+                               atol=1e-12)
     voted = fastml.VotedPerceptron().fit(*binary())
     assert voted.score(*binary()) > 0.9
 
