@@ -541,7 +541,10 @@ def _fit_parameter_mixing(estimator, parts, X):
     # (SGDEngine.relative_weights), as fit does; its own partition's running sums made
     # Ridge's per-row penalty alpha / weight grow with the number of partitions and fall
     # with the epochs
-    totals = tuple(np.sum([t for t in parts.map(_row_weight) if t is not None], axis=0))
+    totals = [t for t in parts.map(_row_weight) if t is not None]
+    if not totals:      # (np.sum of no totals is a scalar, which failed to unpack)
+        raise ValueError("X has 0 samples")
+    totals = (sum(rows for rows, _ in totals), sum(weight for _, weight in totals))
     seed = int(check_random_state(estimator.random_state).integers(2**31 - 1))
     tol, patience = getattr(estimator, "tol", None), getattr(estimator, "n_iter_no_change", 5)
     watch_progressive = getattr(estimator, "early_stopping", False) == "progressive"
@@ -567,10 +570,11 @@ def _fit_parameter_mixing(estimator, parts, X):
 
 
 def _row_weight(X, y, w):
-    """A partition's rows and sample weight (None when empty)."""
+    """A partition's rows and their total weight (None when empty)."""
+    from .stream import rows_weight
     if _rows(X) == 0:
         return None
-    return _rows(X), float(_rows(X) if w is None else np.sum(w))
+    return _rows(X), rows_weight(_rows(X), w)
 
 
 def _local_epoch(X, y, w, part, template, state, classes, seed, epoch, totals):

@@ -759,7 +759,13 @@ class _Chunk:
         return self.X.shape[0]
 
     def total_weight(self):
-        return float(self.n_rows if self.weight is None else np.sum(self.weight))
+        return rows_weight(self.n_rows, self.weight)
+
+
+def rows_weight(n_rows, weight):
+    """The total weight of n_rows rows: their sample weights' sum, n_rows without weights (the
+    totals SGDEngine.relative_weights steps with, summed by the stream and the Dask driver)."""
+    return float(n_rows if weight is None else np.sum(np.asarray(weight, dtype=np.float64)))
 
 
 class _Labels:
@@ -884,7 +890,7 @@ class _Stream:
                 labels = np.unique(_as_labels(y))
                 found = labels if found is None else np.union1d(found, labels)
             rows += len(y)
-            weight += float(len(y) if w is None else np.sum(np.asarray(w, dtype=np.float64)))
+            weight += rows_weight(len(y), w)
         if rows == 0:
             raise ValueError("the source has no rows")
         return _Labels(found, rows, weight)

@@ -412,3 +412,15 @@ def test_mixing_counts_each_update_once(data, dask_client):
     assert 0 < model.n_mistakes_ <= 6 * len(y2)
     first = fastml.Perceptron(random_state=0, max_iter=1, tol=None).fit(darr(Xs), darr(y2))
     assert model.n_mistakes_ > first.n_mistakes_
+
+
+@pytest.mark.parametrize("make", [lambda: fastml.Ridge(solver="sgd", alpha=1.0),
+                                  lambda: fastml.LinearRegression(solver="sgd")])
+def test_parameter_mixing_on_no_rows_says_so(make):
+    """Dask data without rows gets fit's 'X has 0 samples' (the pass totals of no partition
+    were np.sum([]), a scalar that failed to unpack: a TypeError)."""
+    X, y = da.zeros((0, 3), chunks=(10, 3)), da.zeros(0, chunks=10)
+    estimator = make()
+    with pytest.raises(ValueError, match="0 samples"):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "coef_")
