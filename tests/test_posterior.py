@@ -96,3 +96,41 @@ def test_first_nan_row_finds_the_first_row_with_a_nan(dtype):
     assert first_nan_row(scores[:, 1::2]) == 3
     assert first_nan_row(np.asfortranarray(scores)) == 1
     assert first_nan_row(np.zeros((0, 2), dtype=dtype)) == -1
+
+
+# --- any margins: the properties every caller relies on
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+MARGIN_VALUES = st.floats(allow_nan=False, width=64)        # +-inf and +-1.8e308 included
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(hnp.arrays(np.float64, st.integers(0, 20), elements=MARGIN_VALUES))
+def test_property_binary_posterior_of_any_margin(m):
+    """P rows are probabilities summing to 1 (to rounding), log P = log of P where P is
+    normal, both finite-or-(-inf) and never NaN, and the input is not changed."""
+    before = m.copy()
+    P, logP = binary_log_posterior(m, True), binary_log_posterior(m, False)
+    np.testing.assert_array_equal(m, before)
+    assert P.shape == logP.shape == (len(m), 2)
+    assert np.all((P >= 0) & (P <= 1)) and not np.isnan(logP).any() and np.all(logP <= 0)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=3e-16)
+    normal = P > 1e-300
+    np.testing.assert_allclose(np.exp(logP[normal]), P[normal], rtol=1e-15)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(0, 8), st.integers(1, 6)),
+                  elements=st.floats(-1e300, 1e300)))
+def test_property_log_posterior_of_finite_scores(scores):
+    """Finite scores (the usual case): the log-softmax, rows of P summing to 1, the largest
+    score with the largest posterior, equal to numpy's shifted log-sum-exp to rounding."""
+    ref = scores - scores.max(axis=1, keepdims=True)
+    ref = ref - np.log(np.exp(ref).sum(axis=1, keepdims=True))
+    logP, P = scores.copy(), scores.copy()
+    assert log_posterior(logP, True, False) and log_posterior(P, True, True)
+    np.testing.assert_allclose(logP, ref, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+    top = P[np.arange(len(P)), scores.argmax(axis=1)]
+    np.testing.assert_array_equal(top, P.max(axis=1))           # exp keeps the order

@@ -684,8 +684,9 @@ def test_chunks_built_by_either_thread_are_the_same(in_caller, table, parquet_pa
 
 
 def test_sgd_classes_are_found_beside_the_first_read(table, parquet_path, monkeypatch):
-    """The SGD family's pass over a file's labels (classes and totals) runs in a background thread while the first
-    chunk is read: its classes are the file's, and its error is raised in the caller."""
+    """The SGD family's pass over a file's labels (classes and totals) runs in a background
+    thread while the first chunk is read: its classes are the file's, and its error is raised
+    in the caller."""
     import threading
     from fastml import stream
     seen = []

@@ -132,9 +132,9 @@ class SGDEngine:
         as they are (the factor is exactly 1).
 
         totals: (rows, weight) of one pass over all the data, given by a driver that knows
-        them (fastml.stream's later passes, fastml._dask's epochs): these rows are part of
-        that pass, and a pass that reads them again does not add them twice, so the totals
-        become exactly those (as a fit's are), not running sums."""
+        them (fastml.stream's passes over a repeatable source, fastml._dask's epochs): these
+        rows are part of that pass, and a pass that reads them again does not add them
+        twice, so the totals become exactly those (as a fit's are), not running sums."""
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
         if totals is not None:
             self.rows_seen, self.weight_seen = (float(t) for t in totals)

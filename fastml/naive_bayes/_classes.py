@@ -562,7 +562,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _log_proba(self, X, exponentiate=False):
         """predict_log_proba's arithmetic (predict_proba's with exponentiate): rows shifted by
-        their max, minus the log of the sum of exp, in one compiled call (_core's log_posterior)."""
+        their max, minus the log of the sum of exp, in one compiled call (_core's
+        log_posterior)."""
         jll = self._joint_log_proba(X)
         if not log_posterior(jll, True, exponentiate):  # some row has probability 0 / NaN
             top = jll.max(axis=1)
