@@ -236,6 +236,25 @@ def test_bins_are_a_numpy_replica():
     assert zeros <= heavy.max() < zeros + n / 32 and b.n_bins[2] >= 30
 
 
+@settings(BUDGET, max_examples=40)
+@given(n=st.integers(1, 2100), max_bins=st.integers(2, MAX_BINS), seed=st.integers(0, 2**32 - 1),
+       distinct=st.sampled_from([3, 40, 10**6]))
+def test_bin_codes_are_bisect_right_of_the_edges(n, max_bins, seed, distinct):
+    """Any row count (the 16-row groups of the search and the rows after the last group),
+    any max_bins, NaN, +-inf-free values with ties: each code is numpy's bisect_right over
+    the edges, NaN is 255."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, distinct, (n, 2)) * rng.normal(size=2) + rng.normal(size=2)
+    X[rng.random((n, 2)) < 0.1] = np.nan
+    b = bin_features(X, np.zeros(2, np.uint8), np.zeros(2, np.int32), max_bins=max_bins)
+    for f in range(2):
+        x, codes, nb = X[:, f], b.bins[f].astype(int), b.n_bins[f]
+        ok = ~np.isnan(x)
+        assert (codes[~ok] == 255).all()
+        edges = b.hi[f, :nb - 1] + (b.lo[f, 1:nb] - b.hi[f, :nb - 1]) / 2
+        np.testing.assert_array_equal(codes[ok], np.searchsorted(edges, x[ok], side="right"))
+
+
 def test_continuous_accuracy_matches_the_exact_tree():
     from sklearn.datasets import make_classification
     X, y = make_classification(n_samples=30000, n_features=10, n_informative=6, n_classes=3,

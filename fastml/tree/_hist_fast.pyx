@@ -52,6 +52,10 @@ from .._core._typedefs cimport count_t, index_t
 from ._tree_fast cimport TreeBuffer, buffer_init
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
+cdef extern from "fastml_bin.h" nogil:
+    void fastml_bin_column(const double *X, Py_ssize_t stride, Py_ssize_t n,
+                           const double *edges, uint8_t *codes) noexcept
+
 from ..info import GAIN_TIE
 from ._builder_fast import CRITERIA  # the criterion codes, by name (the doctest below)
 
@@ -135,31 +139,19 @@ cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edg
 cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
                    const double *edges, const unsigned char *is_cat,
                    uint8_t *bins) noexcept nogil:
-    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: the number
-    of edges <= x (x < edge <=> bin <= the edge's index), found by 8 branch-free halvings over
-    each feature's 255 edges (padded with +inf, so no bound checks). Feature by feature over a
-    block of rows that stays in cache; the rows' searches are independent (no store but the
-    code), so the CPU overlaps them."""
+    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: for a real
+    feature, the number of edges <= x (x < edge <=> bin <= the edge's index; csrc's
+    fastml_bin_column). Feature by feature over a block of rows that stays in cache."""
     cdef Py_ssize_t i, f
-    cdef int a, step
     cdef double v
-    cdef const double *e
     for f in range(d):
-        e = edges + f * EDGES
+        if not is_cat[f]:
+            fastml_bin_column(X + i0 * d + f, d, i1 - i0, edges + f * EDGES, bins + f * n + i0)
+            continue
         for i in range(i0, i1):
             v = X[i * d + f]
-            if isnan(v):
-                bins[f * n + i] = MISSING
-                continue
-            if is_cat[f]:
-                bins[f * n + i] = <uint8_t> v  # a level code 0..254 (checked by bin_features)
-                continue
-            a = 0
-            step = 128
-            while step > 0:
-                a += step * (e[a + step - 1] <= v)
-                step >>= 1
-            bins[f * n + i] = <uint8_t> a
+            # a level code 0..254 (checked by bin_features), or NaN: the missing bin
+            bins[f * n + i] = MISSING if isnan(v) else <uint8_t> v
 
 
 cdef class Binned:
@@ -368,16 +360,32 @@ cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
             bin = col[p]
             hr[2 * bin] += wgt[p]
             hr[2 * bin + 1] += wgt[p] * yg[p]
-        if bits != NULL:
-            for p in range(start, end):
-                bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+        mark_bins(col, start, end, bits)
         return
+    if bits == NULL:
+        for p in range(start, end):
+            fastml_check_index(lab[p], K)
+            hc[col[p] * K + lab[p]] += wgt[p]
+        return
+    # the bits in the histogram's loop: its read-modify-write chain and the bitmap's overlap
+    # (a second loop, as for regression, cost 12% more of the whole W3 fit; one loop with a
+    # branch on bits, or with the code in a local, 5-8% more: measured, not reasoned)
     for p in range(start, end):
         fastml_check_index(lab[p], K)
         hc[col[p] * K + lab[p]] += wgt[p]
-    if bits != NULL:
-        for p in range(start, end):
-            bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+        bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+
+
+cdef inline void mark_bins(const uint8_t *col, Py_ssize_t start, Py_ssize_t end,
+                           uint64_t *bits) noexcept nogil:
+    """Set the bits of the bins col[start:end] hold (nothing if bits is NULL). An OR into
+    memory per row: building the four words in registers with a branch-free select per row
+    was 10-15% slower over the whole W3 fit (measured)."""
+    cdef Py_ssize_t p
+    if bits == NULL:
+        return
+    for p in range(start, end):
+        bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
 
 
 cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h) noexcept nogil:
@@ -496,18 +504,29 @@ cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_p
                     Split *best) noexcept nogil:
     """Best threshold of real feature f from its class histogram (the exact sweep_class over
     bins instead of runs of equal values), the missing-vs-present cut included. Returns 0 if
-    f has nothing to cut here."""
+    f has nothing to cut here. Two and three classes get copies with K a constant, where the
+    compiler unrolls the class loops and keeps the running counts in registers."""
+    if b.K == 2:
+        return scan_class_k(b, f, h, present, n_present, best, 2)
+    if b.K == 3:
+        return scan_class_k(b, f, h, present, n_present, best, 3)
+    return scan_class_k(b, f, h, present, n_present, best, b.K)
+
+
+cdef inline int scan_class_k(HB *b, int f, const char *h, const uint8_t *present,
+                             int n_present, Split *best, const int K) noexcept nogil:
     cdef const int32_t *hc = <const int32_t *> h
-    cdef const double *lo = b.lo + f * SLOTS
-    cdef const double *hi = b.hi + f * SLOTS
-    cdef int K = b.K, crit = b.criterion, c, i, g, nxt, g_class, nxt_class
+    cdef int crit = b.criterion, c, i, g, nxt, g_class, nxt_class
     cdef int32_t g_w, nxt_w
     cdef const double *nlogn = b.nlogn
     cdef count_t n_miss = 0, n_all = 0, n_left = 0, n_right, leaf = b.min_samples_leaf
-    cdef double t, cost
-    cdef count_t *left = b.left
-    cdef count_t *right = b.right
-    cdef count_t *miss = b.miss
+    cdef double cost
+    cdef count_t left_k[3]
+    cdef count_t right_k[3]
+    cdef count_t miss_k[3]
+    cdef count_t *left = &left_k[0] if K <= 3 else b.left
+    cdef count_t *right = &right_k[0] if K <= 3 else b.right
+    cdef count_t *miss = &miss_k[0] if K <= 3 else b.miss
     cdef const count_t *node_counts = b.node_counts
     if n_present < 1:
         return 0
@@ -928,6 +947,25 @@ cdef void scatter2(const uint8_t *side, Py_ssize_t n, Py_ssize_t n_left, char *a
     memcpy(a, tmp, n * size)
 
 
+cdef void scatter2_columns(const uint8_t *side, Py_ssize_t n, Py_ssize_t n_left, uint8_t *a,
+                           Py_ssize_t stride, int d, uint8_t *tmp) noexcept nogil:
+    """scatter2 of the d byte columns a + f * stride (each with its scratch tmp + f * stride)
+    in one pass: a row's destination is computed once for all its columns, where a pass per
+    column computes it d times."""
+    cdef Py_ssize_t p, l = 0, r = n_left, o
+    cdef int f
+    cdef uint8_t right
+    for p in range(n):
+        right = side[p]
+        o = r if right else l
+        for f in range(d):
+            tmp[f * stride + o] = a[f * stride + p]
+        r += right
+        l += 1 - right
+    for f in range(d):
+        memcpy(a + f * stride, tmp + f * stride, n)
+
+
 cdef void partition(HB *b, Item *item, int k) noexcept nogil:
     """Every node-ordered array partitioned by side (the features' columns in parallel
     threads on large nodes, each with its own scratch row of tmp_bytes)."""
@@ -938,6 +976,9 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
                     <char *> (b.tmp_bytes + threadid() * b.m_rows + s), 1)
+    elif k == 2:
+        scatter2_columns(side, n, b.child_rows[0], b.pbins + s, b.m_rows, b.d,
+                         b.tmp_bytes + s)
     else:
         for f in range(b.d):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
@@ -1051,7 +1092,7 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.yg = <double *> malloc(b.m_rows * sizeof(double))
     b.yraw = <double *> malloc(b.m_rows * sizeof(double))
     b.side = <uint8_t *> malloc(b.m_rows)
-    b.tmp_bytes = <uint8_t *> malloc(b.n_threads * b.m_rows)
+    b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
     b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
     b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
     b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
