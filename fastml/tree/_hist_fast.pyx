@@ -420,22 +420,32 @@ cdef void hist_subtract(HB *b, char *parent, const char *child) noexcept nogil:
 
 cdef int present_from_hist(HB *b, int f, const char *h, uint8_t *present) noexcept nogil:
     """The non-empty, non-missing bins of feature f's histogram, ascending; their number."""
-    cdef int nb = b.n_bins[f], v, c, k = 0
-    cdef const int32_t *hc = <const int32_t *> h
+    cdef int nb = b.n_bins[f], v, k = 0
     cdef const double *hr = <const double *> h
+    if b.criterion == CRIT_SSE:
+        for v in range(nb):
+            present[k] = <uint8_t> v
+            k += hr[2 * v] > 0
+        return k
+    if b.K == 2:
+        return present_class_k(<const int32_t *> h, nb, present, 2)
+    if b.K == 3:
+        return present_class_k(<const int32_t *> h, nb, present, 3)
+    return present_class_k(<const int32_t *> h, nb, present, b.K)
+
+
+cdef inline int present_class_k(const int32_t *hc, int nb, uint8_t *present,
+                                const int K) noexcept nogil:
+    """present_from_hist of a class histogram; K constant in the common copies, and no
+    branch per bin (which bins are empty is data)."""
+    cdef int v, c, k = 0
     cdef int32_t tot
     for v in range(nb):
-        if b.criterion == CRIT_SSE:
-            if hr[2 * v] > 0:
-                present[k] = <uint8_t> v
-                k += 1
-        else:
-            tot = 0
-            for c in range(b.K):
-                tot += hc[v * b.K + c]
-            if tot > 0:
-                present[k] = <uint8_t> v
-                k += 1
+        tot = 0
+        for c in range(K):
+            tot += hc[v * K + c]
+        present[k] = <uint8_t> v
+        k += tot > 0
     return k
 
 
