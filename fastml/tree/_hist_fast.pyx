@@ -53,6 +53,7 @@ from ._tree_fast cimport TreeBuffer, buffer_init
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
 cdef extern from "fastml_bin.h" nogil:
+    int FASTML_BIN_MISSING
     void fastml_bin_column(const double *X, Py_ssize_t stride, Py_ssize_t n,
                            const double *edges, uint8_t *codes) noexcept
 
@@ -67,6 +68,8 @@ cdef enum:
 
 # The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
 MAX_BINS = 255
+if FASTML_BIN_MISSING != MISSING:  # the C binning writes the missing code the builder reads
+    raise ImportError("csrc/fastml_bin.h's FASTML_BIN_MISSING differs from MISSING")
 # Rows sampled to place the quantile edges of a column of more than max_bins values: ~200
 # sample values per bin at 255 bins (LightGBM samples 200,000; sorting them costs more than
 # the whole tree search on a few hundred thousand rows, for edges a fraction of a bin apart).
