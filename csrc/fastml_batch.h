@@ -62,7 +62,6 @@ FASTML_LOSS_CLONES static double fastml_weighted_log1p_sum(ptrdiff_t n, double *
  * log f = 2 atanh((f - 1) / (f + 1)) (f - 1 exact). k comes from the exponent bits as a
  * double (2^52 + k + 1023 written into a double's mantissa), which AVX2 can do. */
 static FASTML_INLINE double fastml_log_ge1(double z) {
-    const double ln2_hi = 0.693147180369123816490, ln2_lo = 1.90821492927058770002e-10;
     uint64_t bits, fbits, kbits;
     double f, kd;
     memcpy(&bits, &z, sizeof bits);
@@ -71,7 +70,8 @@ static FASTML_INLINE double fastml_log_ge1(double z) {
     memcpy(&f, &fbits, sizeof f);
     memcpy(&kd, &kbits, sizeof kd);
     kd -= 4503599627371519.0;                 /* 2^52 + 1023 */
-    return kd * ln2_hi + (kd * ln2_lo + fastml_log_ratio((f - 1.0) / (f + 1.0)));
+    return kd * FASTML_EXP_LN2_HI
+           + (kd * FASTML_EXP_LN2_LO + fastml_log_ratio((f - 1.0) / (f + 1.0)));
 }
 
 /* e^x for x <= 0 (fastml_exp_neg), NaN for NaN (which fastml_exp_neg maps to 0) */

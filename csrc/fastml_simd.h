@@ -5,7 +5,8 @@
  * Every sum below has one fixed order, written out in the C (lane arrays, 4-row groups): the
  * compiler vectorizes across independent sums and never reassociates one (no -ffast-math), and
  * neither copy contracts a*b+c into an FMA (the "avx2" target has no FMA), so the AVX2 and the
- * baseline copy give the same bits. */
+ * baseline copy give the same bits. The one exception is kernel perceptron predict's AVX-512
+ * copy (fastml_kernel_avx512.h), which uses FMA on purpose and says so. */
 #ifndef FASTML_SIMD_H
 #define FASTML_SIMD_H
 

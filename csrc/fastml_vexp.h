@@ -40,24 +40,36 @@ typedef uint64_t fastml_v4u __attribute__((vector_size(32)));
 /* The shared steps, scalar: reduction, polynomial, and 2^n as the bits of t (t = 1.5 * 2^52 + n
  * holds n in its low mantissa bits). Every operation is the one the vector form does. */
 #define FASTML_EXP_SHIFTER 6755399441055744.0
+#define FASTML_EXP_LOG2E 1.4426950408889634
+#define FASTML_EXP_LN2_HI 0.693147180369123816490      /* ln2 = LN2_HI + LN2_LO; n * LN2_HI is exact */
+#define FASTML_EXP_LN2_LO 1.90821492927058770002e-10
 /* q(r) by Estrin's scheme: the same operations as Horner's give, in a chain of 6 instead of
  * 18 dependent steps (the vector loops are bound by that latency, not by the operations). */
+/* q's coefficients: q(r) = Q0 + Q1 r + ... + Q9 r^9 */
+#define FASTML_EXP_Q0 0.5000000000000001
+#define FASTML_EXP_Q1 0.16666666666666669
+#define FASTML_EXP_Q2 0.04166666666662367
+#define FASTML_EXP_Q3 0.008333333333330027
+#define FASTML_EXP_Q4 0.0013888888917442772
+#define FASTML_EXP_Q5 0.00019841269863229763
+#define FASTML_EXP_Q6 2.4801520940521364e-05
+#define FASTML_EXP_Q7 2.755726818666448e-06
+#define FASTML_EXP_Q8 2.7620257282985725e-07
+#define FASTML_EXP_Q9 2.5100515333382707e-08
 #define FASTML_EXP_POLY(T, r, q)                                                                  \
     do {                                                                                       \
-        T r2_ = r * r, r4_ = r2_ * r2_;                                            \
-        T p01_ = r * 0.16666666666666669 + 0.5000000000000001;                     \
-        T p23_ = r * 0.008333333333330027 + 0.04166666666662367;                   \
-        T p45_ = r * 0.00019841269863229763 + 0.0013888888917442772;               \
-        T p67_ = r * 2.755726818666448e-06 + 2.4801520940521364e-05;               \
-        T p89_ = r * 2.5100515333382707e-08 + 2.7620257282985725e-07;              \
+        T r2_ = r * r, r4_ = r2_ * r2_;                                                        \
+        T p01_ = r * FASTML_EXP_Q1 + FASTML_EXP_Q0;                                            \
+        T p23_ = r * FASTML_EXP_Q3 + FASTML_EXP_Q2;                                            \
+        T p45_ = r * FASTML_EXP_Q5 + FASTML_EXP_Q4;                                            \
+        T p67_ = r * FASTML_EXP_Q7 + FASTML_EXP_Q6;                                            \
+        T p89_ = r * FASTML_EXP_Q9 + FASTML_EXP_Q8;                                            \
         q = (p01_ + p23_ * r2_) + ((p45_ + p67_ * r2_) + p89_ * r4_) * r4_;                    \
     } while (0)
 
 static FASTML_INLINE double fastml_exp_reduced(double x, double *t_out) {
-    const double log2e = 1.4426950408889634, ln2_hi = 0.693147180369123816490,
-                 ln2_lo = 1.90821492927058770002e-10;
-    double t = x * log2e + FASTML_EXP_SHIFTER, n = t - FASTML_EXP_SHIFTER;
-    double r = (x - n * ln2_hi) - n * ln2_lo, q;
+    double t = x * FASTML_EXP_LOG2E + FASTML_EXP_SHIFTER, n = t - FASTML_EXP_SHIFTER;
+    double r = (x - n * FASTML_EXP_LN2_HI) - n * FASTML_EXP_LN2_LO, q;
     FASTML_EXP_POLY(double, r, q);
     *t_out = t;
     return 1.0 + (r + (r * r) * q);
@@ -108,10 +120,9 @@ static FASTML_INLINE void fastml_v4_store(double *p, fastml_v4d v) {
  * lane by lane. */
 static FASTML_INLINE fastml_v4d fastml_v4_exp_fast(fastml_v4d x) {
     const fastml_v4d shifter = fastml_v4_set1(FASTML_EXP_SHIFTER);
-    fastml_v4d t = x * fastml_v4_set1(1.4426950408889634) + shifter;
+    fastml_v4d t = x * fastml_v4_set1(FASTML_EXP_LOG2E) + shifter;
     fastml_v4d n = t - shifter;
-    fastml_v4d r = (x - n * fastml_v4_set1(0.693147180369123816490))
-               - n * fastml_v4_set1(1.90821492927058770002e-10);
+    fastml_v4d r = (x - n * fastml_v4_set1(FASTML_EXP_LN2_HI)) - n * fastml_v4_set1(FASTML_EXP_LN2_LO);
     fastml_v4d q;
     FASTML_EXP_POLY(fastml_v4d, r, q);
     fastml_v4d e = fastml_v4_set1(1.0) + (r + (r * r) * q);
@@ -135,10 +146,14 @@ static FASTML_INLINE fastml_v4d fastml_v4_exp_fast(fastml_v4d x) {
  * every clone. */
 #define FASTML_TANH_SMALL 0.625
 #define FASTML_TANH_CLAMP 20.0
-#define FASTML_TANH_P(s) ((s * -9.64399179425052238628e-1 + -9.92877231001918586564e1) * s \
-                          + -1.61468768441708447952e3)
-#define FASTML_TANH_Q(s) (((s + 1.12811678491632931402e2) * s + 2.23548839060100448583e3) * s \
-                          + 4.84406305325125486048e3)
+#define FASTML_TANH_P0 (-1.61468768441708447952e3)     /* P(s) = P0 + P1 s + P2 s^2 */
+#define FASTML_TANH_P1 (-9.92877231001918586564e1)
+#define FASTML_TANH_P2 (-9.64399179425052238628e-1)
+#define FASTML_TANH_Q0 4.84406305325125486048e3       /* Q(s) = Q0 + Q1 s + Q2 s^2 + s^3 */
+#define FASTML_TANH_Q1 2.23548839060100448583e3
+#define FASTML_TANH_Q2 1.12811678491632931402e2
+#define FASTML_TANH_P(s) ((s * FASTML_TANH_P2 + FASTML_TANH_P1) * s + FASTML_TANH_P0)
+#define FASTML_TANH_Q(s) (((s + FASTML_TANH_Q2) * s + FASTML_TANH_Q1) * s + FASTML_TANH_Q0)
 
 static inline double fastml_tanh(double x) {
     double a = fabs(x), s = a * a, t;

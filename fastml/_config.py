@@ -29,12 +29,14 @@ def _version_of(module_name: str) -> Optional[str]:
 
 
 def _clone_targets(attribute: str) -> list[str]:
-    """["avx2", "default"] from '__attribute__((target_clones("avx2", "default")))'; [] for ''."""
-    start = attribute.find("target_clones(")
-    if start < 0:
-        return []
-    inside = attribute[start + len("target_clones("):attribute.index(")", start)]
-    return [part.strip().strip('"') for part in inside.split(",") if part.strip()]
+    """["avx2", "default"] from '__attribute__((target_clones("avx2", "default")))',
+    ["avx512f", "fma"] from '__attribute__((target("avx512f,fma")))'; [] for ''."""
+    for key in ("target_clones(", "target("):
+        start = attribute.find(key)
+        if start >= 0:
+            inside = attribute[start + len(key):attribute.index(")", start)].replace('"', "")
+            return [part.strip() for part in inside.split(",") if part.strip()]
+    return []
 
 
 def _kernels() -> dict[str, Any]:
@@ -49,6 +51,7 @@ def _kernels() -> dict[str, Any]:
         "cpu_count": os.cpu_count() or 1,
         "simd_clones": clones,
         "cpu_simd": _buildinfo.cpu_simd(),
+        "avx512_copy_runs": _buildinfo.avx512_copy_runs(),
     }
 
 
@@ -101,7 +104,8 @@ def _format(info: dict[str, Any]) -> list[str]:
     for macro, targets in k["simd_clones"].items():
         lines.append(f"  simd clones:   {macro}: " + (", ".join(targets) if targets
                                                      else "none (one portable copy)"))
-    lines.append(f"  this cpu runs: {k['cpu_simd']} (where clones exist)")
+    lines.append(f"  this cpu runs: {k['cpu_simd']} (where clones exist); the AVX-512 copy "
+                 f"(kernel perceptron predict): {'yes' if k['avx512_copy_runs'] else 'no'}")
     lines.append("thread pools (threadpoolctl):")
     for pool in info["thread_pools"] or [{"user_api": "none found"}]:
         detail = ", ".join(f"{key} {pool[key]}" for key in

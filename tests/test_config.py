@@ -48,13 +48,19 @@ def test_openmp_report_matches_the_kernels():
 @pytest.mark.kernel
 def test_simd_clones_follow_the_headers():
     clones = build_info()["kernels"]["simd_clones"]
-    assert set(clones) == {"FASTML_CLONES", "FASTML_RBF_CLONES"}
+    assert set(clones) == {"FASTML_CLONES", "FASTML_AVX512"}
     x86_linux_gcc = (platform.machine() in ("x86_64", "AMD64") and platform.system() == "Linux"
                      and platform.libc_ver()[0] == "glibc")
     if x86_linux_gcc:
         assert clones["FASTML_CLONES"] == ["avx2", "default"]
-        assert clones["FASTML_RBF_CLONES"] in (["avx512f", "avx2", "default"], [])  # clang: none
-    assert build_info()["kernels"]["cpu_simd"] in ("avx512f", "avx2", "default")
+        assert clones["FASTML_AVX512"] == ["avx512f", "fma"]
+    else:
+        assert clones["FASTML_AVX512"] == []
+    kernels = build_info()["kernels"]
+    assert kernels["cpu_simd"] in ("avx512f", "avx2", "default")
+    from fastml.linear_model import _kernel_perceptron_fast as kpf
+    assert kernels["avx512_copy_runs"] == kpf.WIDE_DECIDE
+    assert kernels["avx512_copy_runs"] <= (kernels["cpu_simd"] == "avx512f")
 
 
 @pytest.mark.kernel

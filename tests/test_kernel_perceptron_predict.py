@@ -248,11 +248,81 @@ def test_kernel_decide_property(n, m, d, kind, log_gamma, outputs, seed):
     align = kpf.PACK_ALIGN
     pack = np.zeros((d + 1 + outputs, -(-m // align) * align))
     pack[:d, :m], pack[d, :m], pack[d + 1:, :m] = SV.T, sq, coef
-    scores = np.empty((n, outputs))
     params = dict(kind=kpf.KERNELS[kind], gamma=g, coef0=0.3, degree=2)
-    kpf.kernel_decide(X, pack, params, float(sq.max()), scores)
     K = KERNELS[kind](X @ SV.T, (X * X).sum(1), sq, g, 0.3, 2)
-    assert np.all(np.abs(scores - K @ coef.T) <= 1e-12 * (np.abs(K) @ np.abs(coef.T)) + 1e-300)
+    for wide in (True, False):      # the AVX-512 copy (where the CPU has it), the portable one
+        scores = np.empty((n, outputs))
+        kpf.kernel_decide(X, pack, params, float(sq.max()), scores, 1, wide)
+        assert np.all(np.abs(scores - K @ coef.T)
+                      <= 1e-12 * (np.abs(K) @ np.abs(coef.T)) + 1e-300), wide
+
+
+# ---------------------------------------------------------------- the AVX-512 copy
+
+def single_pair_scores(kind, x0, wide, gamma=1.0):
+    """kernel_decide's score of the rows [x0, 0] against one stored row with coefficient 1:
+    rbf against the origin gives exp(-gamma fl(x0^2)), sigmoid against [1, 0] gives
+    tanh(gamma x0), each computed exactly as the kernel value (the padding columns add 0)."""
+    X = np.zeros((len(x0), 2))
+    X[:, 0] = x0
+    sv = np.zeros(2) if kind == "rbf" else np.array([1.0, 0.0])
+    pack = np.zeros((4, kpf.PACK_ALIGN))
+    pack[:2, 0], pack[2, 0], pack[3, 0] = sv, sv @ sv, 1.0
+    scores = np.empty((len(x0), 1))
+    params = dict(kind=kpf.KERNELS[kind], gamma=gamma, coef0=0.0, degree=1)
+    kpf.kernel_decide(X, pack, params, float(sv @ sv), scores, 1, wide)
+    return scores[:, 0]
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_kernel_decide_rbf_values_are_within_two_ulp_of_libm(wide):
+    """Each copy's exp inside the rbf kernel, over every binade of the result down to the
+    subnormals and 0 (the AVX-512 copy scales by vscalefpd, with no slow path)."""
+    t = np.concatenate([np.linspace(0.0, 760.0, 400_003), np.linspace(707.5, 708.5, 10_001),
+                        np.linspace(744.5, 745.5, 10_001)])
+    x0 = np.sqrt(t)
+    got = single_pair_scores("rbf", x0, wide)
+    want = libm_exp(-(x0 * x0))
+    normal = want >= 2.0 ** -1022
+    assert ulps(got[normal], want[normal]).max() <= 2
+    assert np.abs(got[~normal] - want[~normal]).max() <= 5e-324
+    assert (got >= 0).all() and (got[t > 745.2] == 0).all()
+    # a distance that overflows to inf gives 0, an inf - inf distance (NaN) counts as 0
+    np.testing.assert_array_equal(single_pair_scores("rbf", np.array([1e200, np.inf]), wide),
+                                  [0.0, 1.0])
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_kernel_decide_sigmoid_values_are_within_two_ulp_of_numpy(wide):
+    rng = np.random.default_rng(3)
+    x0 = np.concatenate([np.linspace(-25, 25, 200_001), np.linspace(0.62, 0.63, 10_001),
+                         -np.linspace(0.62, 0.63, 10_001), rng.uniform(-0.7, 0.7, 50_000),
+                         np.geomspace(1e-300, 1.0, 5_000), -np.geomspace(1e-300, 1.0, 5_000),
+                         [0.0, -0.0, 1e300, -1e300]])
+    got = single_pair_scores("sigmoid", x0, wide)
+    assert ulps(got, np.tanh(x0)).max() <= 2
+    tiny = np.abs(x0) < 1e-9
+    np.testing.assert_array_equal(got[tiny], x0[tiny])
+
+
+@pytest.mark.skipif(not kpf.WIDE_DECIDE, reason="no AVX-512 here: one copy of kernel_decide")
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("classes", [2, 4])
+def test_the_avx512_copy_agrees_with_the_portable_one(kernel, classes):
+    """Fused multiply-adds round differently: the two copies' scores agree to 1e-13 of the sum
+    of |coef k|, and predict the same classes on these rows."""
+    X, y = noisy(classes=classes, seed=4)
+    model = KernelPerceptron(kernel=kernel, gamma=0.08, coef0=0.5, degree=3, max_iter=2,
+                             random_state=0).fit(X, y)
+    Xt = np.random.default_rng(5).normal(size=(1001, 10))
+    _, scale = reference_scores(model, Xt)
+    got = {}
+    for wide in (True, False):
+        got[wide] = np.empty(scale.shape)
+        kpf.kernel_decide(Xt, model._pack, model._kparams, model._sq_max, got[wide], 1, wide)
+    assert np.all(np.abs(got[True] - got[False]) <= 1e-13 * scale + 1e-300)
+    pick = (lambda s: s.argmax(1)) if classes > 2 else (lambda s: s[:, 0] > 0)
+    assert (pick(got[True]) == pick(got[False])).mean() == 1.0
 
 
 # ---------------------------------------------------------------- the voted perceptron

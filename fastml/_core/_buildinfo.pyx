@@ -18,7 +18,7 @@ cdef extern from *:
     #endif
     /* The attribute text the headers expand to: empty where no clones are built. */
     static const char *fastml_simd_attr = FASTML_STR(FASTML_CLONES);
-    static const char *fastml_rbf_attr = FASTML_STR(FASTML_RBF_CLONES);
+    static const char *fastml_avx512_attr = FASTML_STR(FASTML_AVX512);
     /* The clone the loader picks on this CPU (same order of preference as the clones). */
     static const char *fastml_cpu_simd(void) {
     #if defined(__x86_64__) && defined(__GNUC__)
@@ -31,7 +31,8 @@ cdef extern from *:
     """
     long fastml_openmp_version() noexcept nogil
     const char *fastml_simd_attr
-    const char *fastml_rbf_attr
+    const char *fastml_avx512_attr
+    int fastml_cpu_has_avx512() noexcept nogil
     const char *fastml_cpu_simd() noexcept nogil
 
 
@@ -48,9 +49,15 @@ def openmp_max_threads():
 def simd_clone_attributes():
     """{header macro: the attribute it expands to}; an empty string where no clones are built."""
     return {"FASTML_CLONES": fastml_simd_attr.decode(),
-            "FASTML_RBF_CLONES": fastml_rbf_attr.decode()}
+            "FASTML_AVX512": fastml_avx512_attr.decode()}
 
 
 def cpu_simd():
     """The best of avx512f / avx2 / default this CPU supports (x86-64 GCC builds; else default)."""
     return fastml_cpu_simd().decode()
+
+
+def avx512_copy_runs():
+    """Whether kernel perceptron predict runs its AVX-512 copy here (csrc/fastml_kernel_avx512.h:
+    built, and this CPU has AVX-512F and FMA)."""
+    return bool(fastml_cpu_has_avx512())

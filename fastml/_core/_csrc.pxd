@@ -114,7 +114,8 @@ cdef extern from "fastml_kernel_rows.h" nogil:
         double gamma, coef0, sq_max
     void fastml_kernel_decide(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
                               Py_ssize_t m_pad, Py_ssize_t K, const fastml_kernel_spec *k,
-                              double *scores) noexcept
+                              int wide, double *scores) noexcept
+    int fastml_cpu_has_avx512() noexcept
     void fastml_voted_votes(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
                             Py_ssize_t m_pad, const int64_t *starts, Py_ssize_t K,
                             double *votes) noexcept

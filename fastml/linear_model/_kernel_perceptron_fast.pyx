@@ -22,9 +22,9 @@ from cython cimport floating
 from cython.parallel cimport prange
 
 from .._core._blas cimport fm_dot, fm_gemm_abt, fm_gemv_rows
-from .._core._csrc cimport (fastml_exp_array, fastml_kernel_decide, fastml_kernel_spec,
-                            fastml_rbf_rows_f32, fastml_rbf_rows_f64, fastml_tanh_rows_f32,
-                            fastml_tanh_rows_f64, fastml_voted_votes)
+from .._core._csrc cimport (fastml_cpu_has_avx512, fastml_exp_array, fastml_kernel_decide,
+                            fastml_kernel_spec, fastml_rbf_rows_f32, fastml_rbf_rows_f64,
+                            fastml_tanh_rows_f32, fastml_tanh_rows_f64, fastml_voted_votes)
 from .._core._typedefs cimport index_t
 
 cdef enum:
@@ -33,6 +33,10 @@ cdef enum:
     SUM_ROWS = 32           # train_block: rows whose kernels against the stored mistakes are
                             # formed and summed while in cache (32 x M0 values)
     DECIDE_ROWS = 64        # kernel_decide: rows per thread task
+
+# kernel_decide runs its AVX-512 copy on this CPU (csrc/fastml_kernel_avx512.h): its scores
+# differ from the portable copy's in the last bits.
+WIDE_DECIDE = bool(fastml_cpu_has_avx512())
 
 # The packed model's columns are a multiple of this (FASTML_PACK_ALIGN, csrc/fastml_kernel_rows.h).
 PACK_ALIGN = 16
@@ -204,12 +208,13 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
 
 
 def kernel_decide(const double[:, ::1] X, const double[:, ::1] pack, KernelParams params,
-                  double sq_max, double[:, ::1] scores, int n_threads=1):
+                  double sq_max, double[:, ::1] scores, int n_threads=1, bint wide=True):
     """scores (n, K) = sum over the stored rows of coef * k(x_i, sv), in one pass per tile of
     rows (csrc/fastml_kernel_rows.h: fastml_kernel_decide). pack (d + 1 + K, m_pad): the
     stored rows transposed, their squared norms, the coefficients, zero-padded to a multiple
     of PACK_ALIGN columns; sq_max: the largest squared norm. Threads split the rows; each
-    row's sum is the same whatever the split."""
+    row's sum is the same whatever the split. wide=False: the portable copy even where the
+    CPU has AVX-512 (see WIDE_DECIDE)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = scores.shape[1], m_pad = pack.shape[1]
     cdef Py_ssize_t n_tasks, c, first
     cdef fastml_kernel_spec spec
@@ -229,9 +234,10 @@ def kernel_decide(const double[:, ::1] X, const double[:, ::1] pack, KernelParam
             for c in prange(n_tasks, num_threads=n_threads, schedule="static"):
                 first = c * DECIDE_ROWS
                 fastml_kernel_decide(&X[first, 0], min(<Py_ssize_t> DECIDE_ROWS, n - first), d,
-                                     &pack[0, 0], m_pad, K, &spec, &scores[first, 0])
+                                     &pack[0, 0], m_pad, K, &spec, wide, &scores[first, 0])
         else:
-            fastml_kernel_decide(&X[0, 0], n, d, &pack[0, 0], m_pad, K, &spec, &scores[0, 0])
+            fastml_kernel_decide(&X[0, 0], n, d, &pack[0, 0], m_pad, K, &spec, wide,
+                                 &scores[0, 0])
 
 
 def voted_votes(const double[:, ::1] X, const double[:, ::1] pack, const int64_t[::1] starts,
