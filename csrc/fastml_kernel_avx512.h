@@ -25,27 +25,9 @@
 #define FASTML_KERNEL_AVX512_H
 
 #include "fastml_vexp.h"
+#include "fastml_avx512.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && defined(__GLIBC__)
-#define FASTML_HAVE_AVX512 1
-#include <immintrin.h>
-
-#define FASTML_AVX512 __attribute__((target("avx512f,fma")))
-#define FASTML_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f,fma")))
-
-/* Whether this CPU (and its OS) runs AVX-512F and FMA; asked once (threads that race here
- * write the same answer). */
-static int fastml_cpu_has_avx512(void) {
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-    }
-    return known;
-}
-
-#define FASTML_V8(x) _mm512_set1_pd(x)
-
+#if FASTML_HAVE_AVX512
 /* x[v] = exp(x[v]) for N vectors of 8 lanes, x <= 40; exp(x) = 0 below about -745 (x is
  * clamped at -1000, where 2^n is far below the smallest subnormal, so -inf gives 0 too). The
  * vectors go through each step side by side: one exp is a chain of ~15 dependent operations,
@@ -227,10 +209,6 @@ FASTML_AVX512 static void fastml_kernel_decide_avx512(const double *X, ptrdiff_t
         }
     }
 }
-#else
-#define FASTML_HAVE_AVX512 0
-#define FASTML_AVX512
-static int fastml_cpu_has_avx512(void) { return 0; }
 #endif
 
 #endif

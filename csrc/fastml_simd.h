@@ -409,13 +409,15 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
     *cursor = local;                                                                          \
 }
 
-FASTML_DEFINE_MARGINS(fastml_margins_cols_f64, fastml_dot_f64, double, fastml_load4_f64,
+/* float64: the portable copies behind fastml_batch_avx512.h's fastml_margins_cols_f64 and
+ * fastml_xt_r_cols_f64 (an AVX-512 copy of each runs where the CPU has it) */
+FASTML_DEFINE_MARGINS(fastml_margins_cols_f64_portable, fastml_dot_f64, double, fastml_load4_f64,
                       FASTML_AT_COLS)
 FASTML_DEFINE_MARGINS(fastml_margins_cols_f32, fastml_dot_f32, float, fastml_load4_f32,
                       FASTML_AT_COLS)
 FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f64, double, fastml_load4_f64)
 FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f32, float, fastml_load4_f32)
-FASTML_DEFINE_XT_R_COLS(fastml_xt_r_cols_f64, fastml_xt_r_tile_f64, double)
+FASTML_DEFINE_XT_R_COLS(fastml_xt_r_cols_f64_portable, fastml_xt_r_tile_f64, double)
 FASTML_DEFINE_XT_R_COLS(fastml_xt_r_cols_f32, fastml_xt_r_tile_f32, float)
 
 #endif

@@ -1,6 +1,8 @@
 """The fused batch kernel (_batch_fast.loss_grad: margins, loss, R^T X per block of rows in
 L1, csrc/fastml_simd.h and csrc/fastml_batch.h) against a numpy reference, and its fixed
 summation order: the same bits for any thread count."""
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,6 +12,7 @@ from fastml.linear_model import _batch_fast as _batch
 from fastml.linear_model._sgd import LOSSES
 
 from _reference import logistic_loss_grad
+from _robust import run_python
 from test_properties import BUDGET
 
 
@@ -102,6 +105,44 @@ def test_multinomial_tiles_match_numpy_and_csr(dtype, n_classes, reference, n, d
     assert again[0] == dense[0]
     np.testing.assert_array_equal(again[1], dense[1])
     np.testing.assert_array_equal(again[2], dense[2])
+
+
+PORTABLE_PASS = """
+import numpy as np
+from test_batch_kernel import kernel, problem, _batch
+from fastml._config import build_info
+from fastml.linear_model import _kernel_perceptron_fast as kpf
+assert not (_batch.AVX512_COPY or kpf.WIDE_DECIDE or build_info()["kernels"]["avx512_copy_runs"])
+out = {{}}
+for n_classes, reference, n, d in {cases!r}:
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float64, seed=n + n_classes)
+    total, gW, gb = kernel(X, codes, sw, W, b, reference)
+    out[f"{{n_classes}}_{{n}}_{{d}}"] = np.concatenate([[total], gW.ravel(), gb])
+np.savez({path!r}, **out)
+"""
+
+
+@pytest.mark.skipif(not _batch.AVX512_COPY, reason="no AVX-512 here: one copy of the pass")
+def test_the_avx512_multinomial_pass_agrees_with_the_portable_one(tmp_path):
+    """FASTML_DISABLE_AVX512=1 (read at import, so in a fresh process) runs the portable
+    copies. The AVX-512 pass rounds once per multiply-add: its loss and gradient differ from
+    the portable pass's in the last bits and agree to 1e-13."""
+    cases = [(3, False, 1003, 13), (5, False, 4099, 100), (8, True, 2053, 37), (4, False, 5, 1)]
+    path = str(tmp_path / "portable.npz")
+    script = PORTABLE_PASS.format(cases=cases, path=path)
+    done = run_python(["-c", script], timeout=300,
+                      env=dict(os.environ, FASTML_DISABLE_AVX512="1"))
+    assert done.returncode == 0, done.stderr
+    portable = np.load(path)
+    differ = 0
+    for n_classes, reference, n, d in cases:
+        X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float64, seed=n + n_classes)
+        total, gW, gb = kernel(X, codes, sw, W, b, reference)
+        wide = np.concatenate([[total], gW.ravel(), gb])
+        other = portable[f"{n_classes}_{n}_{d}"]
+        np.testing.assert_allclose(wide, other, rtol=1e-13, atol=1e-13 * np.abs(other).max())
+        differ += int(not np.array_equal(wide, other))
+    assert differ > 0       # the switch did select another copy
 
 
 def test_zero_sample_weight_rows_do_not_count():

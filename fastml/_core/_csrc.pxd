@@ -45,14 +45,9 @@ cdef extern from "fastml_simd.h" nogil:
                             const float *W, const float *b, double *M,
                             fastml_prefetch_cursor *c) noexcept
     # the multinomial kernel's loops: M and R output-major (K, n_rows), the same sums
-    void fastml_margins_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K,
-                                 const double *X, const double *W, const double *b, double *M,
-                                 fastml_prefetch_cursor *c) noexcept
     void fastml_margins_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
                                  const float *W, const float *b, double *M,
                                  fastml_prefetch_cursor *c) noexcept
-    void fastml_xt_r_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
-                              const double *R, double *G, fastml_prefetch_cursor *c) noexcept
     void fastml_xt_r_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
                               const double *R, double *G, fastml_prefetch_cursor *c) noexcept
     double fastml_row_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
@@ -61,6 +56,19 @@ cdef extern from "fastml_simd.h" nogil:
     void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
     void fastml_axpy_acc_f64(double c, const double *x, double *a, Py_ssize_t n) noexcept
     void fastml_axpy_acc_f32(double c, const float *x, double *a, Py_ssize_t n) noexcept
+
+# The multinomial kernel's float64 loops: an AVX-512 copy where the CPU has it, else the
+# portable one (csrc/fastml_batch_avx512.h, csrc/fastml_avx512.h).
+cdef extern from "fastml_batch_avx512.h" nogil:
+    void fastml_margins_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K,
+                                 const double *X, const double *W, const double *b, double *M,
+                                 fastml_prefetch_cursor *c) noexcept
+    void fastml_xt_r_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
+                              const double *R, double *G, fastml_prefetch_cursor *c) noexcept
+
+# Whether this module's AVX-512 copies run (the CPU, FASTML_DISABLE_AVX512; csrc/fastml_avx512.h).
+cdef extern from "fastml_avx512.h" nogil:
+    int fastml_cpu_has_avx512() noexcept
 
 cdef extern from "fastml_batch.h" nogil:
     double fastml_logistic_block(Py_ssize_t n_rows, const double *M, const double *y,
@@ -115,7 +123,6 @@ cdef extern from "fastml_kernel_rows.h" nogil:
     void fastml_kernel_decide(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
                               Py_ssize_t m_pad, Py_ssize_t K, const fastml_kernel_spec *k,
                               int wide, double *scores) noexcept
-    int fastml_cpu_has_avx512() noexcept
     void fastml_voted_votes(const double *X, Py_ssize_t n, Py_ssize_t d, const double *pack,
                             Py_ssize_t m_pad, const int64_t *starts, Py_ssize_t K,
                             double *votes) noexcept

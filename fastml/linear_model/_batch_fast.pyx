@@ -30,9 +30,14 @@ from .._core._csrc cimport (fastml_max_threads, fastml_margins_f64, fastml_margi
                               fastml_softmax_block, fastml_prefetch_cursor,
                               fastml_margins_cols_f64, fastml_margins_cols_f32,
                               fastml_xt_r_cols_f64, fastml_xt_r_cols_f32,
-                              fastml_softmax_block_cols)
+                              fastml_softmax_block_cols, fastml_cpu_has_avx512)
 from ._loss cimport loss_and_dloss, LOSS_LOG
 from ._rows cimport RowSource, row_source, get_row, row_axpy_double
+
+# The multinomial pass runs its AVX-512 copy here (csrc/fastml_batch_avx512.h): its sums round
+# once per multiply-add, so they differ from the portable copy's in the last bits. Asked at
+# import, before any thread does.
+AVX512_COPY = bool(fastml_cpu_has_avx512())
 
 cdef enum:
     # A dense block is at most BLOCK_BYTES of X (8 rows of 100 float64 features, at most
