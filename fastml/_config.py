@@ -104,8 +104,9 @@ def _format(info: dict[str, Any]) -> list[str]:
     for macro, targets in k["simd_clones"].items():
         lines.append(f"  simd clones:   {macro}: " + (", ".join(targets) if targets
                                                      else "none (one portable copy)"))
-    lines.append(f"  this cpu runs: {k['cpu_simd']} (where clones exist); the AVX-512 copy "
-                 f"(kernel perceptron predict): {'yes' if k['avx512_copy_runs'] else 'no'}")
+    lines.append(f"  this cpu runs: {k['cpu_simd']} (where clones exist); the AVX-512 copies "
+                 f"(kernel perceptron predict, the multinomial batch pass): "
+                 f"{'yes' if k['avx512_copy_runs'] else 'no (FASTML_DISABLE_AVX512 or the CPU)'}")
     lines.append("thread pools (threadpoolctl):")
     for pool in info["thread_pools"] or [{"user_api": "none found"}]:
         detail = ", ".join(f"{key} {pool[key]}" for key in

@@ -58,6 +58,6 @@ def cpu_simd():
 
 
 def avx512_copy_runs():
-    """Whether kernel perceptron predict runs its AVX-512 copy here (csrc/fastml_kernel_avx512.h:
-    built, and this CPU has AVX-512F and FMA)."""
+    """Whether the AVX-512 copies run here (csrc/fastml_avx512.h: built, this CPU has AVX-512F
+    and FMA, and FASTML_DISABLE_AVX512 is not set)."""
     return bool(fastml_cpu_has_avx512())
