@@ -127,9 +127,9 @@ FASTML_AVX512 static void fastml_xt_r_cols_f64_avx512(ptrdiff_t n_rows, ptrdiff_
             double *g = G + k * d;
             for (j = 0; j < d; j += 8) {
                 __mmask8 mask = d - j >= 8 ? (__mmask8)0xFF : fastml_v8_tail_mask(d);
-                _mm512_mask_storeu_pd(g + j, mask,
-                                      _mm512_fmadd_pd(rk, _mm512_maskz_loadu_pd(mask, X + i * d + j),
-                                                      _mm512_maskz_loadu_pd(mask, g + j)));
+                __m512d xv = _mm512_maskz_loadu_pd(mask, X + i * d + j);
+                __m512d gv = _mm512_maskz_loadu_pd(mask, g + j);
+                _mm512_mask_storeu_pd(g + j, mask, _mm512_fmadd_pd(rk, xv, gv));
             }
         }
     *cursor = local;

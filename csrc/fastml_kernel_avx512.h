@@ -6,8 +6,9 @@
  *
  * Rounding: each multiply-add rounds once, so the scores differ from the portable copy's in
  * the last bits (the tests allow 1e-13 of the sum of |coef k|; a few 1e-16 is typical), and a
- * CPU without AVX-512 gives the portable copy's. On one CPU the scores are the same whatever the thread count and however
- * the rows are split into calls: every row's sum runs in one fixed order. The fused operations
+ * CPU without AVX-512 gives the portable copy's. On one CPU the scores are the same whatever
+ * the thread count and however the rows are split into calls: every row's sum runs in one
+ * fixed order. The fused operations
  * are written as intrinsics, so the compiler's contraction setting cannot change them.
  *
  * Same tiling as the portable copy: 4 query rows x 128 stored rows per tile. For each 16
@@ -137,7 +138,8 @@ FASTML_AVX512_INLINE void fastml_v8_kernel_tile(int R, const double *const *x,
         const double *col = pack + b0 + b;
         for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
         for (ptrdiff_t j = 0; j < d; j++) {     /* the dot products, j in order */
-            __m512d s0 = _mm512_loadu_pd(col + j * m_pad), s1 = _mm512_loadu_pd(col + j * m_pad + 8);
+            __m512d s0 = _mm512_loadu_pd(col + j * m_pad);
+            __m512d s1 = _mm512_loadu_pd(col + j * m_pad + 8);
             for (int r = 0; r < R; r++) {
                 __m512d xr = FASTML_V8(x[r][j]);
                 acc[r][0] = _mm512_fmadd_pd(xr, s0, acc[r][0]);
@@ -161,8 +163,10 @@ FASTML_AVX512_INLINE void fastml_v8_sum_tile(int R, const double *kv, const doub
         for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_pd();
         for (ptrdiff_t b = 0; b < w; b += 8) {
             __m512d cb = _mm512_loadu_pd(cc + b);
-            for (int r = 0; r < R; r++)
-                acc[r] = _mm512_fmadd_pd(cb, _mm512_loadu_pd(kv + r * FASTML_DECIDE_CHUNK + b), acc[r]);
+            for (int r = 0; r < R; r++) {
+                __m512d kr = _mm512_loadu_pd(kv + r * FASTML_DECIDE_CHUNK + b);
+                acc[r] = _mm512_fmadd_pd(cb, kr, acc[r]);
+            }
         }
         for (int r = 0; r < R; r++) scores[r * K + c] += _mm512_reduce_add_pd(acc[r]);
     }

@@ -41,7 +41,8 @@ typedef uint64_t fastml_v4u __attribute__((vector_size(32)));
  * holds n in its low mantissa bits). Every operation is the one the vector form does. */
 #define FASTML_EXP_SHIFTER 6755399441055744.0
 #define FASTML_EXP_LOG2E 1.4426950408889634
-#define FASTML_EXP_LN2_HI 0.693147180369123816490      /* ln2 = LN2_HI + LN2_LO; n * LN2_HI is exact */
+/* ln2 = LN2_HI + LN2_LO, with n * LN2_HI exact */
+#define FASTML_EXP_LN2_HI 0.693147180369123816490
 #define FASTML_EXP_LN2_LO 1.90821492927058770002e-10
 /* q(r) by Estrin's scheme: the same operations as Horner's give, in a chain of 6 instead of
  * 18 dependent steps (the vector loops are bound by that latency, not by the operations). */
