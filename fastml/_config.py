@@ -66,8 +66,10 @@ def _thread_pools() -> list[dict[str, Any]]:
 def build_info() -> dict[str, Any]:
     """Everything `show_config` prints, as a dict (for programs and tests)."""
     from . import __version__
+    from ._extras import DISTRIBUTION
     return {
         "fastml": __version__,
+        "distribution": DISTRIBUTION,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "executable": sys.executable,
@@ -90,7 +92,7 @@ def _format(info: dict[str, Any]) -> list[str]:
     else:
         omp = "off (serial build: n_jobs is accepted and every kernel runs on one thread)"
     lines = [
-        f"fastml {info['fastml']}",
+        f"fastml {info['fastml']} (installed as {info['distribution']})",
         f"  python:        {info['python']} ({info['implementation']}) {info['executable']}",
         f"  platform:      {info['platform']}",
         f"  numpy:         {info['numpy']}",
@@ -129,7 +131,7 @@ def show_config(file: Optional[TextIO] = None) -> None:
     >>> import io, fastml
     >>> out = io.StringIO()
     >>> fastml.show_config(file=out)
-    >>> out.getvalue().splitlines()[0] == "fastml " + fastml.__version__
+    >>> out.getvalue().splitlines()[0] == f"fastml {fastml.__version__} (installed as fastml-classic)"
     True
     >>> "openmp:" in out.getvalue()
     True

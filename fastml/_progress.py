@@ -15,7 +15,7 @@ chunks of a large prediction):
 
 verbose=0 (or False/None): nothing is printed, and the cost is one no-op call per step.
 verbose=1: a tqdm bar on stderr when tqdm is installed (the optional extra
-`pip install fastml[progress]`); without tqdm, short lines "[desc] 3/10 epoch  loss=0.1234"
+`pip install 'fastml-classic[progress]'`); without tqdm, short lines "[desc] 3/10 epoch  loss=0.1234"
 on stderr, at most about 20 per loop (every 5 %) plus the last.
 verbose>=2: one line per step (a log, no bar), with or without tqdm.
 Progress goes to stderr so it never mixes with results printed on stdout.

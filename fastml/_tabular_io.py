@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from ._base import BaseEstimator
+from ._extras import require
 from ._tabular import missing_mask, sorted_levels  # noqa: F401  (missing_mask: for the CLI)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -36,8 +37,7 @@ def read_table(path, text_columns=()):
         import pyarrow  # noqa: F401
     except ImportError:
         if parquet:
-            raise ImportError("reading Parquet needs pyarrow: pip install 'fastml[pandas]'") \
-                from None
+            require("pyarrow", "pandas", "reading Parquet")
         return _read_csv_stdlib(path, text_columns)
     return _read_arrow(path, parquet, text_columns)
 

@@ -1,4 +1,4 @@
-"""Pictures of models and results (matplotlib, the optional extra `pip install fastml[plot]`).
+"""Pictures of models and results (matplotlib, the optional extra `pip install 'fastml-classic[plot]'`).
 
     from fastml import plot
     plot.plot_learning_curve(model, path="loss.png")            # loss_curve_ per iteration
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from .model_selection import _n_test_rows
+from ._extras import require
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import MatrixLike, PathLike, RandomStateLike, VectorLike
@@ -37,13 +38,10 @@ _PANEL = (5.5, 4.5)
 
 
 def _new_figure(figsize):
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("fastml.plot needs matplotlib: pip install 'fastml[plot]'") from None
-    fig = Figure(figsize=figsize, layout="constrained")
-    FigureCanvasAgg(fig)
+    backend = require("matplotlib.backends.backend_agg", "plot", "fastml.plot")
+    figure = require("matplotlib.figure", "plot", "fastml.plot")
+    fig = figure.Figure(figsize=figsize, layout="constrained")
+    backend.FigureCanvasAgg(fig)
     return fig
 
 
@@ -91,7 +89,7 @@ def plot_learning_curve(estimator, *, ax=None, title=None, path=None, figsize=(6
     ValueError
         If there is no non-empty 1-D loss curve.
     ImportError
-        Without matplotlib (``pip install 'fastml[plot]'``).
+        Without matplotlib (``pip install 'fastml-classic[plot]'``).
 
     Examples
     --------
@@ -533,7 +531,7 @@ class LearningCurves:
         Raises
         ------
         ImportError
-            Without matplotlib (``pip install 'fastml[plot]'``).
+            Without matplotlib (``pip install 'fastml-classic[plot]'``).
         """
         ax = _axes(ax, figsize)
         for name in self.names:

@@ -49,6 +49,7 @@ from typing import Any, Optional, Sequence, TYPE_CHECKING
 import numpy as np
 
 from ._base import forget_fit
+from ._extras import install_hint, require
 from ._progress import progress
 from ._tabular_io import csv_convert_options
 
@@ -145,7 +146,7 @@ def _plan_for(estimator, epochs):
         raise TypeError(f"{name} cannot be fitted by fit_stream: each tree's split search "
                         f"needs all rows at once; fit it in memory (on a sample if need be), "
                         f"or pass a dask array / DataFrame to fit to grow the trees on "
-                        f"workers (pip install 'fastml[dask]')")
+                        f"workers ({install_hint('dask')})")
     if name.startswith("DecisionTree"):
         raise TypeError(f"{name} cannot be fitted by fit_stream: the split search needs all "
                         f"rows at once; fit it in memory (on a sample if need be), or use a "
@@ -1137,14 +1138,10 @@ class _IterableReader:
 
 
 def _pyarrow():
-    try:
-        import pyarrow
-        import pyarrow.csv  # noqa: F401
-        import pyarrow.dataset  # noqa: F401
-    except ImportError:
-        raise ImportError("reading Parquet / CSV files chunk by chunk needs pyarrow: "
-                          "pip install 'fastml[pandas]'") from None
-    return pyarrow
+    purpose = "reading Parquet / CSV files chunk by chunk"
+    for module in ("pyarrow.csv", "pyarrow.dataset"):
+        require(module, "pandas", purpose)
+    return require("pyarrow", "pandas", purpose)
 
 
 def _default_rows(n_columns):

@@ -101,7 +101,7 @@ def test_show_config_prints_the_report():
     out = io.StringIO()
     fastml.show_config(file=out)
     text = out.getvalue()
-    assert text.splitlines()[0] == f"fastml {fastml.__version__}"
+    assert text.splitlines()[0] == f"fastml {fastml.__version__} (installed as fastml-classic)"
     assert f"numpy:         {np.__version__}" in text
     assert f"scipy:         {scipy.__version__}" in text
     assert re.search(r"openmp:\s+(on \(OpenMP [0-9.]+\)|off)", text)
@@ -113,5 +113,19 @@ def test_cli_version(capsys):
     assert capsys.readouterr().out.strip() == f"fastml {fastml.__version__}"
     assert cli.main(["--version", "--verbose"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == f"fastml {fastml.__version__}"
+    assert out.splitlines()[0] == f"fastml {fastml.__version__} (installed as fastml-classic)"
     assert "simd clones:" in out and "thread pools" in out
+
+
+def test_install_hints_name_the_published_distribution():
+    # pyproject.toml publishes the name fastml/_extras.py puts in every install hint
+    from fastml import _extras
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+        assert re.search(r'^name = "fastml-classic"$', f.read(), re.M)
+    assert _extras.DISTRIBUTION == "fastml-classic"
+    assert _extras.install_hint("dask") == "pip install 'fastml-classic[dask]'"
+    with pytest.raises(ImportError, match=r"fastml\.plot needs no_such_module: "
+                                          r"pip install 'fastml-classic\[plot\]'"):
+        _extras.require("no_such_module.sub", "plot", "fastml.plot")
+    assert _extras.require("numpy", "plot", "x") is np

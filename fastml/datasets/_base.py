@@ -1,6 +1,8 @@
 """Small helpers shared by the loaders: a dict with attribute access, and the frame switch."""
 import numpy as np
 
+from .._extras import require
+
 
 class Dataset(dict):
     """A loaded data set: `data`, `target`, `feature_names`, `target_name`, `DESCR`
@@ -25,11 +27,7 @@ class Dataset(dict):
 
 def to_frame(columns):
     """A pandas DataFrame of the column dict (pandas is optional: a clear error without it)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("as_frame=True needs pandas: pip install 'fastml[pandas]'") from None
-    return pd.DataFrame(columns)
+    return require("pandas", "pandas", "as_frame=True").DataFrame(columns)
 
 
 def to_series(values, name):

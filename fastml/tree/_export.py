@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..exceptions import not_fitted_error
+from .._extras import require
 
 from ._tree_fast import KIND_CATEGORICAL, KIND_LEAF
 
@@ -135,7 +136,7 @@ def export_text(model: Any, feature_names: Optional[Sequence[str]] = None, *,
 
 def plot_tree(model: Any, feature_names: Optional[Sequence[str]] = None, *, ax: Any = None,
               fontsize: float = 8) -> Any:
-    """Draw the tree with matplotlib (pip install matplotlib).
+    """Draw the tree with matplotlib (``pip install 'fastml-classic[plot]'``).
 
     Leaves are spread evenly left to right; each parent sits above its children. A leaf shows
     its predicted class over the class counts in classes_ order (a regression leaf: its value
@@ -164,10 +165,7 @@ def plot_tree(model: Any, feature_names: Optional[Sequence[str]] = None, *, ax: 
     >>> len(ax.texts)  # the root, its two leaves and the two edge labels
     5
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plot_tree needs matplotlib: pip install matplotlib") from None
+    plt = require("matplotlib.pyplot", "plot", "plot_tree")
     tree = _fitted_tree(model)
     names = _feature_names(model, feature_names)
     if ax is None:
