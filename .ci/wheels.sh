@@ -81,6 +81,19 @@ assert os.path.exists(os.path.join(os.path.dirname(fastml.__file__), 'py.typed')
            | tail -1)
 }
 
+# A wheel holds no generated C and stays small: release builds strip debug info (setup.py), and
+# the Cython output lives in build/, never in the package.
+MAX_WHEEL_BYTES=$((4 * 1024 * 1024))
+check_wheel_contents() {  # $1 = wheel: fail on any .c/.cpp inside or a size over 4 MB
+    local bytes c_files
+    bytes=$(stat -c %s "$1")
+    c_files=$("$WORK/tools/bin/python" -c "import sys, zipfile; \
+print(sum(n.endswith(('.c', '.cpp')) for n in zipfile.ZipFile(sys.argv[1]).namelist()))" "$1")
+    echo "   $(basename "$1"): $((bytes / 1024)) KiB, $c_files generated C files"
+    if [ "$c_files" -ne 0 ]; then echo "   the wheel ships generated C"; return 1; fi
+    if [ "$bytes" -gt "$MAX_WHEEL_BYTES" ]; then echo "   the wheel is over 4 MB"; return 1; fi
+}
+
 test_wheel() {  # $1 = X.Y, $2 = interpreter
     local v=$1 py=$2 t0 dist venv wheel repaired
     t0=$(date +%s)
@@ -89,11 +102,13 @@ test_wheel() {  # $1 = X.Y, $2 = interpreter
     echo "== CPython $v ($py): build"
     "$py" -m venv "$WORK/build-$v"
     "$WORK/build-$v/bin/pip" wheel -q "$SRC" --no-deps -w "$dist/raw"
-    wheel=$(ls "$dist"/raw/fastml-*.whl)
+    wheel=$(ls "$dist"/raw/fastml_classic-*.whl)
+    check_wheel_contents "$wheel"
     echo "== CPython $v: auditwheel repair $(basename "$wheel")"
     "$WORK/tools/bin/auditwheel" repair -w "$dist/repaired" "$wheel" >"$dist/repair.log" 2>&1 \
         || { cat "$dist/repair.log"; return 1; }
-    repaired=$(ls "$dist"/repaired/fastml-*.whl)
+    repaired=$(ls "$dist"/repaired/fastml_classic-*.whl)
+    check_wheel_contents "$repaired"
     echo "   $(basename "$repaired")"
     "$WORK/tools/bin/auditwheel" show "$repaired" | tr '\n' ' ' | sed 's/  */ /g' | cut -c1-300
     echo
@@ -142,7 +157,7 @@ if [ -z "${SKIP_SDIST:-}" ]; then
         set -e
         "$WORK/tools/bin/python" -m build --sdist -o "$WORK/sdist" "$SRC" \
             >"$WORK/sdist-build.log" 2>&1 || { cat "$WORK/sdist-build.log"; exit 1; }
-        sdist=$(ls "$WORK"/sdist/fastml-*.tar.gz)
+        sdist=$(ls "$WORK"/sdist/fastml_classic-*.tar.gz)
         echo "   $(basename "$sdist")"
         "$TOOLPY" -m venv "$WORK/sdist-venv"
         "$WORK/sdist-venv/bin/pip" install -q "$sdist" pytest

@@ -14,10 +14,10 @@ chunks of a large prediction):
     for rows in chunks(n_rows, 65536, desc="predict", verbose=v): out[rows] = f(X[rows])
 
 verbose=0 (or False/None): nothing is printed, and the cost is one no-op call per step.
-verbose=1: a tqdm bar on stderr when tqdm is installed (the optional extra
-`pip install 'fastml-classic[progress]'`); without tqdm, short lines "[desc] 3/10 epoch  loss=0.1234"
-on stderr, at most about 20 per loop (every 5 %) plus the last.
-verbose>=2: one line per step (a log, no bar), with or without tqdm.
+verbose=1: a bar on stderr, only when stderr is a terminal (a bar in a log file or a pipe is
+noise): tqdm's when tqdm is installed (`pip install 'fastml-classic[progress]'`), otherwise one
+line "[desc] 3/10 epoch  loss=0.1234  0.52 s" rewritten in place, at most 10 times a second.
+verbose>=2: one line per step (a log, no bar), terminal or not, with or without tqdm.
 Progress goes to stderr so it never mixes with results printed on stdout.
 """
 import numbers
@@ -56,16 +56,23 @@ def progress(total=None, *, desc="", unit="it", verbose=0, file=None):
     values, e.g. loss=0.25) and `close()`; it is also a context manager that closes itself.
     """
     verbose = check_verbose(verbose)
-    if not verbose:
-        return _Silent()
     stream = file if file is not None else sys.stderr
     if verbose >= 2:
-        return _Lines(total, desc, unit, stream, every_step=True)
+        return _Lines(total, desc, unit, stream)
+    if not verbose or not _is_terminal(stream):
+        return _Silent()
     tqdm = _load_tqdm()
     if tqdm is None:
-        return _Lines(total, desc, unit, stream, every_step=False)
+        return _InPlace(total, desc, unit, stream)
     return _Bar(tqdm(total=total, desc=desc, unit=unit, file=stream, leave=True,
                      dynamic_ncols=True, mininterval=0.2))
+
+
+def _is_terminal(stream):
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 def track(iterable, *, total=None, desc="", unit="it", verbose=0, file=None):
@@ -119,33 +126,58 @@ class _Bar(_Reporter):
         self.bar.close()
 
 
-class _Lines(_Reporter):
-    """Plain lines for when there is no tqdm (or a log is wanted): throttled to about 20 lines
-    per loop unless `every_step`."""
+class _Text(_Reporter):
+    """The state a text reporter shows: "[desc] 3/10 epoch  loss=0.25  0.52 s"."""
 
-    def __init__(self, total, desc, unit, stream, every_step):
+    def __init__(self, total, desc, unit, stream):
         self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
-        self.every_step = every_step
-        self.done, self.last_printed, self.values = 0, 0, {}
+        self.done, self.values = 0, {}
         self.start = time.perf_counter()
-        self.step = max(1, total // 20) if total and not every_step else 1
 
     def update(self, n=1, **values):
         self.done += n
         self.values = values or self.values
-        if self.done - self.last_printed >= self.step:
-            self._print()
+        self._show()
 
-    def close(self):
-        if self.done != self.last_printed:
-            self._print()
-
-    def _print(self):
-        self.last_printed = self.done
+    def _text(self):
         count = f"{self.done}/{self.total}" if self.total else f"{self.done}"
         shown = "".join(f"  {k}={_fmt(v)}" for k, v in self.values.items())
         elapsed = time.perf_counter() - self.start
-        self.stream.write(f"[{self.desc}] {count} {self.unit}{shown}  {elapsed:.2f} s\n")
+        return f"[{self.desc}] {count} {self.unit}{shown}  {elapsed:.2f} s"
+
+
+class _Lines(_Text):
+    """A log: one line per step (verbose >= 2)."""
+
+    def _show(self):
+        self.stream.write(self._text() + "\n")
+        self.stream.flush()
+
+    def close(self):
+        pass
+
+
+class _InPlace(_Text):
+    """One line on a terminal, rewritten in place (carriage return) at most every
+    `INTERVAL` seconds, and ended with a newline when the loop closes."""
+    INTERVAL = 0.1
+
+    def __init__(self, total, desc, unit, stream):
+        super().__init__(total, desc, unit, stream)
+        self.shown_at, self.width = None, 0
+
+    def _show(self, force=False):
+        now = time.perf_counter()
+        if not force and self.shown_at is not None and now - self.shown_at < self.INTERVAL:
+            return
+        text = self._text()
+        self.stream.write("\r" + text.ljust(self.width))   # pad over a longer earlier text
+        self.stream.flush()
+        self.shown_at, self.width = now, len(text)
+
+    def close(self):
+        self._show(force=True)
+        self.stream.write("\n")
         self.stream.flush()
 
 

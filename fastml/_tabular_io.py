@@ -182,6 +182,19 @@ class _WrappedModel(BaseEstimator):
     def classes_(self):
         return self.estimator.classes_
 
+    def _check_fitted_state(self):
+        """fastml.load calls this on a restored model (io.py, "Crafted files"): a file must not
+        hand predict something other than an estimator, or columns that are not names."""
+        if not hasattr(self, "feature_names_"):
+            return                                     # not fitted: nothing to check
+        names = self.feature_names_
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise TypeError("feature_names_ must be a list of column names")
+        if not isinstance(self.estimator, BaseEstimator) or \
+                not hasattr(self.estimator, "predict"):
+            raise TypeError(f"its estimator is a {type(self.estimator).__name__}, not a fastml "
+                            f"estimator that predicts")
+
 
 class TabularModel(_WrappedModel):
     """A fastml estimator together with the way table columns become its input — what

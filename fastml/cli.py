@@ -17,7 +17,10 @@ Errors a user can make (a wrong path, a missing, duplicated or empty column, a c
 fastml cannot read, an unknown model or parameter, a parameter out of range, a text target for
 a regressor, a solver that diverges on the data, a damaged or crafted model file) print one
 line "fastml: error: ..." on stderr and exit with status 2, never a traceback (USER_ERRORS
-lists the exception types; set FASTML_TRACEBACK=1 to see the traceback instead).
+lists the exception types; set FASTML_TRACEBACK=1 to see the traceback instead). Anything else
+is a bug of fastml's: one line "fastml: internal error: ..." and status 2 as well. A reader
+that stops early (`fastml predict ... | head`) ends the command quietly with status 0. Models
+are saved with verbose=0, whatever progress the fit itself showed.
 """
 import argparse
 import importlib
@@ -136,6 +139,8 @@ def _parse_value(text):
 
 
 def build_estimator(args):
+    """The estimator --model and --param name; progress on (verbose=1) unless --quiet or a
+    --param sets it (save_model turns it off again in the file)."""
     cls = resolve_model(args.model)
     est = cls()
     names = est.get_params(deep=False)
@@ -275,14 +280,22 @@ def print_confusion(y, pred, classes, title):
 
 # ---------------------------------------------------------------------------- fit, predict, evaluate
 
+def check_can_plot(args):
+    """--plot needs matplotlib: say so before the fit, not after it."""
+    if getattr(args, "plot", None):
+        from ._extras import require
+        require("matplotlib", "plot", "--plot")
+
+
 def run_fit(args):
     import numpy as np
     from .model_selection import train_test_split
     from ._tabular_io import HashedModel, TabularModel, take_rows
+    check_can_plot(args)
     estimator = build_estimator(args)
     if args.hash:
         check_takes_sparse(estimator)
-    if args.chunk_rows:
+    if args.chunk_rows is not None:
         return run_fit_stream(args, estimator)
     columns = load_columns(args.data)
     features, y = split_target(columns, args.target, args.drop)
@@ -326,12 +339,20 @@ def run_fit(args):
         pred = model.predict(shown_cols)
         print_confusion(shown_y, pred, model.classes_, shown)
     if args.out:
-        from .io import save
-        save(model, args.out)
-        print(f"saved model to {args.out}")
+        save_model(model, estimator, args.out)
     if args.plot:
         _plot_report(model, shown_cols, shown_y, shown, args.plot)
     return 0
+
+
+def save_model(model, estimator, path):
+    """Save the model with verbose=0: the progress the CLI showed while fitting must not
+    follow the model into a user's program (fit, partial_fit and predict would print)."""
+    from .io import save
+    if "verbose" in estimator.get_params(deep=False):
+        estimator.set_params(verbose=0)
+    save(model, path)
+    print(f"saved model to {path}")
 
 
 def check_takes_sparse(estimator):
@@ -365,14 +386,12 @@ def run_fit_stream(args, estimator):
           f"{args.target!r} (all rows train the model: no test split when streaming)")
     print(f"fit time: {time.perf_counter() - start:.4f} s")
     if args.out:
-        from .io import save
         if args.hash:
             model = hashed.model
         else:
             names = getattr(estimator, "feature_names_in_", None)
             model = TabularModel.wrap(estimator, list(names))
-        save(model, args.out)
-        print(f"saved model to {args.out}")
+        save_model(model, estimator, args.out)
     return 0
 
 
@@ -455,13 +474,24 @@ def run_predict_stream(args):
 
 
 def load_model(path):
+    """The fitted model a file holds; a CLIError for anything else (a file that is not a
+    model file, an object that does not predict, a model never fitted)."""
+    from ._base import BaseEstimator
+    from ._tabular_io import HashedModel, TabularModel
     from .io import load
     if not os.path.isfile(path):
         raise CLIError(f"no such model file: {path}")
     try:
-        return load(path)
+        model = load(path)
     except ModelFileError as exc:
         raise CLIError(f"{path}: {exc}") from None
+    if not isinstance(model, BaseEstimator) or not hasattr(model, "predict"):
+        raise CLIError(f"{path} holds a {type(model).__name__}, not a model that predicts "
+                       f"(write one with 'fastml fit --out' or fastml.save)")
+    if isinstance(model, (TabularModel, HashedModel)) and not hasattr(model, "feature_names_"):
+        raise CLIError(f"{path} holds a {type(model).__name__} that was never fitted "
+                       f"(it has no feature_names_)")
+    return model
 
 
 def model_input(model, columns):
@@ -483,7 +513,7 @@ def run_predict(args):
     import numpy as np
     from ._progress import chunks
     from ._tabular_io import take_rows
-    if args.chunk_rows:
+    if args.chunk_rows is not None:
         return run_predict_stream(args)
     model = load_model(args.model)
     model, features = model_input(model, load_columns(args.data, model_text_columns(model)))
@@ -533,6 +563,7 @@ def _cell(v):
 
 def run_evaluate(args):
     from ._tabular_io import take_rows
+    check_can_plot(args)
     model = load_model(args.model)
     columns = load_columns(args.data, model_text_columns(model))
     features, y = split_target(columns, args.target)
@@ -578,6 +609,7 @@ def run_tree(args):
     tree = _optional("fastml.tree", "decision trees")
     if not hasattr(fastml, "DecisionTreeClassifier") or not hasattr(tree, "export_text"):
         raise CLIError("decision trees are not available in this fastml build yet")
+    check_can_plot(args)
     X, names, y = _labelled_frame(args)
     print(info.information_gain_table(X, y, feature_names=names))
     params = {"max_depth": args.max_depth, "max_pchance": args.max_pchance}
@@ -678,7 +710,7 @@ def build_parser():
     fit.add_argument("--out", metavar="MODEL", help="save the fitted model to this file")
     fit.add_argument("--plot", metavar="PNG", help="write a picture of the fit to this file")
     fit.add_argument("--quiet", action="store_true", help="no progress bar")
-    fit.add_argument("--chunk-rows", type=int, default=None, metavar="N",
+    fit.add_argument("--chunk-rows", type=_positive_rows, default=None, metavar="N",
                      help="stream a Parquet / CSV file N rows at a time (bounded memory)")
     fit.add_argument("--hash", type=_hash_bits, default=None, metavar="BITS",
                      help="hash the feature columns into 2**BITS sparse features (FeatureHasher: "
@@ -695,7 +727,7 @@ def build_parser():
     predict.add_argument("--proba", action="store_true",
                          help="write class probabilities instead of labels")
     predict.add_argument("--quiet", action="store_true", help="no progress bar")
-    predict.add_argument("--chunk-rows", type=int, default=None, metavar="N",
+    predict.add_argument("--chunk-rows", type=_positive_rows, default=None, metavar="N",
                          help="read, predict and write N rows at a time (bounded memory)")
 
     evaluate = command(
@@ -744,6 +776,17 @@ def _fraction(text):
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
     return value
+
+
+def _positive_rows(text):
+    try:
+        rows = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rows, got {text!r}") \
+            from None
+    if rows < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 row per chunk, got {rows}")
+    return rows
 
 
 def _hash_bits(text):
@@ -821,14 +864,23 @@ def main(argv=None):
     import warnings
     shown_before, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        return args.func(args)
-    except BrokenPipeError:  # e.g. `fastml predict ... | head`: stop quietly
+        status = args.func(args)
+        sys.stdout.flush()       # a reader that left early shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # `fastml predict ... | head`: the reader has what it wanted; stop quietly, as cat does
+        # (stdout goes to /dev/null, so the interpreter's last flush cannot fail again)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except USER_ERRORS as exc:
+        return 0
+    except Exception as exc:  # noqa: BLE001 (the CLI's contract: one line, status 2)
         if os.environ.get("FASTML_TRACEBACK"):
             raise
-        print(f"fastml: error: {error_message(exc)}", file=sys.stderr)
+        if isinstance(exc, USER_ERRORS):
+            print(f"fastml: error: {error_message(exc)}", file=sys.stderr)
+        else:
+            print(f"fastml: internal error: {type(exc).__name__}: {error_message(exc)} "
+                  f"(FASTML_TRACEBACK=1 shows the traceback; please report it)",
+                  file=sys.stderr)
         return 2
     finally:
         warnings.showwarning = shown_before

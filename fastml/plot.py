@@ -1,7 +1,7 @@
-"""Pictures of models and results (matplotlib, the optional extra `pip install 'fastml-classic[plot]'`).
+"""Pictures of models and results (matplotlib: `pip install 'fastml-classic[plot]'`).
 
     from fastml import plot
-    plot.plot_learning_curve(model, path="loss.png")            # loss_curve_ per iteration
+    plot.plot_loss_curve(model, path="loss.png")                # loss_curve_ per iteration
     plot.plot_decision_regions(clf, X2, y, path="regions.png")  # any classifier, 2 features
     plot.plot_confusion_matrix(y_true, y_pred, path="cm.png")
     plot.plot_tree(tree, feature_names=names, path="tree.png")
@@ -31,7 +31,7 @@ from ._extras import require
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import MatrixLike, PathLike, RandomStateLike, VectorLike
 
-__all__ = ["plot_learning_curve", "plot_decision_regions", "plot_confusion_matrix",
+__all__ = ["plot_loss_curve", "plot_learning_curve", "plot_decision_regions", "plot_confusion_matrix",
            "plot_tree", "plot_report", "learning_curves", "LearningCurves"]
 
 _PANEL = (5.5, 4.5)
@@ -60,11 +60,13 @@ def _name(estimator):
     return type(estimator).__name__
 
 
-# ---------------------------------------------------------------------------- learning curve
+# ---------------------------------------------------------------------------- loss curve
 
-def plot_learning_curve(estimator, *, ax=None, title=None, path=None, figsize=(6.4, 4.4),
-                        dpi=100):
+def plot_loss_curve(estimator, *, ax=None, title=None, path=None, figsize=(6.4, 4.4), dpi=100):
     """The training loss per iteration / epoch from `loss_curve_` (or a sequence of losses).
+
+    scikit-learn calls this a loss curve (``MLPClassifier.loss_curve_``); a learning curve is
+    held-out error against training-set size, which `learning_curves` draws.
 
     Parameters
     ----------
@@ -94,7 +96,7 @@ def plot_learning_curve(estimator, *, ax=None, title=None, path=None, figsize=(6
     Examples
     --------
     >>> from fastml import plot
-    >>> ax = plot.plot_learning_curve([1.0, 0.5, 0.25])
+    >>> ax = plot.plot_loss_curve([1.0, 0.5, 0.25])
     >>> ax.get_xlabel(), len(ax.lines[0].get_xdata())
     ('iteration', 3)
     """
@@ -114,12 +116,42 @@ def plot_learning_curve(estimator, *, ax=None, title=None, path=None, figsize=(6
         ax.set_yscale("log")
     ax.set_xlabel(_step_name(estimator))
     ax.set_ylabel("loss (objective)")
-    ax.set_title(title or (f"{_name(estimator)}: learning curve"
-                           if hasattr(estimator, "loss_curve_") else "learning curve"))
+    ax.set_title(title or (f"{_name(estimator)}: loss curve"
+                           if hasattr(estimator, "loss_curve_") else "loss curve"))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper right")
     _save(ax.figure, path, dpi)
     return ax
+
+
+def plot_learning_curve(*args, **kwargs):
+    """Deprecated alias of `plot_loss_curve`, which draws the loss per epoch (scikit-learn
+    calls that a loss curve); it warns (FutureWarning) and will be removed in fastml 0.3.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of `plot_loss_curve`.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fastml import plot
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ax = plot.plot_learning_curve([1.0, 0.5])
+    >>> caught[0].category.__name__, ax.get_title()
+    ('FutureWarning', 'loss curve')
+    """
+    import warnings
+    warnings.warn("plot_learning_curve is renamed plot_loss_curve (it draws loss_curve_; "
+                  "learning_curves draws error against training-set size); the old name "
+                  "will be removed in fastml 0.3", FutureWarning, stacklevel=2)
+    return plot_loss_curve(*args, **kwargs)
 
 
 def _step_name(estimator):
@@ -383,7 +415,7 @@ def plot_report(estimator, X, y, *, feature_names=None, title=None, path=None, d
         panels.append((1, lambda ax: plot_decision_regions(estimator, numeric, y, ax=ax,
                                                            feature_names=feature_names)))
     if len(getattr(estimator, "loss_curve_", ()) or ()) > 0:
-        panels.append((1, lambda ax: plot_learning_curve(estimator, ax=ax)))
+        panels.append((1, lambda ax: plot_loss_curve(estimator, ax=ax)))
     if "Tree" in _name(estimator) and hasattr(estimator, "get_depth"):
         panels.append((2, lambda ax: plot_tree(estimator, ax=ax, feature_names=feature_names)))
     widths = [w for w, _ in panels]

@@ -34,20 +34,28 @@ def sgd_model():
                                      random_state=0).fit(X, y), X, y
 
 
-def test_learning_curve_png_has_the_requested_size_and_labels(sgd_model, tmp_path):
+def test_loss_curve_png_has_the_requested_size_and_labels(sgd_model, tmp_path):
     model = sgd_model[0]
     path = tmp_path / "curve.png"
-    ax = plot.plot_learning_curve(model, path=path, figsize=(6, 4), dpi=80)
+    ax = plot.plot_loss_curve(model, path=path, figsize=(6, 4), dpi=80)
     assert png_size(path) == (480, 320)
     assert ax.get_xlabel() == "epoch" and "loss" in ax.get_ylabel()
-    assert ax.get_title() == "LogisticRegression: learning curve"
+    assert ax.get_title() == "LogisticRegression: loss curve"
     assert ax.get_legend() is not None
     np.testing.assert_allclose(ax.lines[0].get_ydata(), model.loss_curve_)
 
 
-def test_learning_curve_needs_a_curve():
+def test_loss_curve_needs_a_curve():
     with pytest.raises(ValueError, match="no loss_curve_"):
-        plot.plot_learning_curve(fastml.LogisticRegression())
+        plot.plot_loss_curve(fastml.LogisticRegression())
+
+
+def test_plot_learning_curve_is_a_deprecated_alias_of_plot_loss_curve(sgd_model):
+    model = sgd_model[0]
+    with pytest.warns(FutureWarning, match="renamed plot_loss_curve"):
+        ax = plot.plot_learning_curve(model, title="old name")
+    assert ax.get_title() == "old name"
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), model.loss_curve_)
 
 
 def test_confusion_matrix_shows_the_counts(tmp_path):

@@ -8,13 +8,21 @@ one-hot encoding of those fields (plus an ad x site interaction for some realism
     logit P(click) = bias + a[ad] + b[advertiser] + s[site] + u[user] + h[hour] + d[device]
                      + i[ad, site]
 
-with field effects drawn once from normal distributions. `drift=True` redraws the ad effects
+with field effects drawn from normal distributions. `drift=True` redraws the ad effects
 halfway through the log (preferences change: 003's note on averaging biased towards recent
 weights). The best achievable mean log-loss is the mean entropy of the true probabilities,
 returned as `true_log_loss`.
+
+Cost grows with the rows, not with the number of levels: a field's ids are drawn by
+rejection-inversion (Hormann and Derflinger 1996: exact Zipf variates without a table of the
+levels' weights), and a level's effect and its string are made only for levels some row uses
+(the effect is a hash of the level and a key drawn from `random_state`, so it is the same
+whichever rows use it). A million users or two billion cost the same; only a log too large for
+the machine's memory is refused, before anything is allocated.
 """
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,10 +36,81 @@ if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
 FIELDS = ("ad", "advertiser", "site", "user", "hour", "device")
 
 
+BYTES_PER_ROW = 6 * 8 + 4 * 8 + 6 * 8 * 3  # the object cells, target / proba / margin, ids
+
+
 def _zipf_ids(rng, n_rows, n_levels, exponent):
-    """Ids 0..n_levels-1 with P(id = k) proportional to 1 / (k + 1)^exponent (a long tail)."""
-    weights = 1.0 / np.arange(1, n_levels + 1) ** exponent
-    return rng.choice(n_levels, size=n_rows, p=weights / weights.sum())
+    """Ids 0..n_levels-1 with P(id = k) proportional to 1 / (k + 1)^exponent (a long tail),
+    drawn by rejection-inversion: memory and time O(n_rows) whatever n_levels is."""
+    s = float(exponent)
+
+    def h(x):                        # the unnormalized weight of rank x (ranks start at 1)
+        return np.exp(-s * np.log(x))
+
+    def h_integral(x):               # the integral of h: (x^(1-s) - 1) / (1 - s), stable at s=1
+        log_x = np.log(x)
+        return _expm1_over(log_x * (1.0 - s)) * log_x
+
+    def h_integral_inverse(y):
+        t = np.maximum(y * (1.0 - s), -1.0)
+        return np.exp(_log1p_over(t) * y)
+
+    top, bottom = h_integral(1.5) - 1.0, h_integral(n_levels + 0.5)
+    squeeze = 2.0 - h_integral_inverse(h_integral(2.5) - h(2.0))
+    ids = np.empty(n_rows, dtype=np.int64)
+    todo = np.arange(n_rows)
+    while todo.size:
+        u = bottom + rng.random(todo.size) * (top - bottom)
+        x = h_integral_inverse(u)
+        k = np.clip(np.floor(x + 0.5), 1, n_levels)
+        accept = (k - x <= squeeze) | (u >= h_integral(k + 0.5) - h(k))
+        ids[todo[accept]] = k[accept].astype(np.int64) - 1
+        todo = todo[~accept]
+    return ids
+
+
+def _expm1_over(x):
+    """expm1(x) / x, 1 at x = 0."""
+    x = np.asarray(x, dtype=np.float64)
+    safe = np.where(x == 0.0, 1.0, x)
+    return np.where(np.abs(x) < 1e-8, 1.0 + x / 2.0, np.expm1(safe) / safe)
+
+
+def _log1p_over(x):
+    """log1p(x) / x, 1 at x = 0."""
+    x = np.asarray(x, dtype=np.float64)
+    safe = np.where(x == 0.0, 1.0, x)
+    return np.where(np.abs(x) < 1e-8, 1.0 - x / 2.0, np.log1p(safe) / safe)
+
+
+def _splitmix64(x):
+    """The splitmix64 finalizer on a uint64 array (a well-mixed hash of each value)."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _level_normals(key, levels):
+    """A standard normal per level, a function of (key, level) only (Box-Muller on two hashed
+    53-bit uniforms), so an effect does not depend on which other levels the rows use."""
+    base = _splitmix64(np.asarray(levels, dtype=np.uint64) * np.uint64(2) ^ np.uint64(key))
+    u1 = ((base >> np.uint64(11)).astype(np.float64) + 1.0) / 2.0**53     # in (0, 1]
+    u2 = (_splitmix64(base) >> np.uint64(11)).astype(np.float64) / 2.0**53
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+def _check_fits_in_memory(n_rows):
+    """Refuse a log larger than this machine's memory before allocating any of it."""
+    need = n_rows * BYTES_PER_ROW
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):   # no sysconf (Windows): numpy will say
+        return
+    if need > have:
+        raise MemoryError(f"make_clicks(n_rows={n_rows}) needs about {need / 2**30:.1f} GiB, "
+                          f"more than this machine's {have / 2**30:.1f} GiB of memory; make "
+                          f"fewer rows (or several logs of fewer rows)")
 
 
 def make_clicks(n_rows: int = 100_000, *, n_ads: int = 2_000, n_sites: int = 500,
@@ -76,31 +155,35 @@ def make_clicks(n_rows: int = 100_000, *, n_ads: int = 2_000, n_sites: int = 500
     check_param("base_rate", base_rate, low=0.0, low_inclusive=False, high=1.0)
     if base_rate == 1.0:
         raise ValueError("base_rate must be < 1 (a click rate strictly between 0 and 1)")
+    _check_fits_in_memory(n_rows)
     rng = check_random_state(random_state)
     n_advertisers = n_ads // 10
-    levels = {"ad": n_ads, "advertiser": n_advertisers, "site": n_sites, "user": n_users,
-              "hour": 24, "device": 4}
     ids = {"ad": _zipf_ids(rng, n_rows, n_ads, 1.1), "site": _zipf_ids(rng, n_rows, n_sites, 1.0),
            "user": _zipf_ids(rng, n_rows, n_users, 0.9), "hour": rng.integers(0, 24, n_rows),
            "device": rng.choice(4, size=n_rows, p=[0.55, 0.3, 0.1, 0.05])}
     ids["advertiser"] = ids["ad"] % n_advertisers
     scale = {"ad": 0.6, "advertiser": 0.4, "site": 0.5, "user": 0.3, "hour": 0.15, "device": 0.2}
-    effects = {f: rng.normal(scale=scale[f], size=levels[f]) for f in FIELDS}
+    keys = {f: int(rng.integers(2**63)) for f in FIELDS + ("drift",)}
     interaction = rng.normal(scale=0.3, size=64)        # ad x site, through a small table
-    margin = sum(effects[f][ids[f]] for f in FIELDS)
+    # (used levels, each row's index into them): effects and strings for used levels only
+    used = {f: np.unique(ids[f], return_inverse=True) for f in FIELDS}
+    margin = sum(scale[f] * _level_normals(keys[f], used[f][0])[used[f][1]] for f in FIELDS)
     margin = margin + interaction[(ids["ad"] * 31 + ids["site"]) % 64]
     if drift:
         later = np.arange(n_rows) >= n_rows // 2
-        new_ads = rng.normal(scale=scale["ad"], size=n_ads)
-        margin = margin + np.where(later, new_ads[ids["ad"]] - effects["ad"][ids["ad"]], 0.0)
+        ads, row_ad = used["ad"]
+        change = scale["ad"] * (_level_normals(keys["drift"], ads)
+                                - _level_normals(keys["ad"], ads))
+        margin = margin + np.where(later, change[row_ad], 0.0)
     # The bias that makes the average impression click at base_rate.
     margin = margin - np.median(margin) + np.log(base_rate / (1.0 - base_rate))
     proba = 1.0 / (1.0 + np.exp(-margin))
     clicked = (rng.random(n_rows) < proba).astype(np.int64)
     data = np.empty((n_rows, len(FIELDS)), dtype=object)
-    for j, f in enumerate(FIELDS):          # one str object per level, shared by its rows
-        names = np.array([f"{f}{k}" for k in range(levels[f])], dtype=object)
-        data[:, j] = names[ids[f]]
+    for j, f in enumerate(FIELDS):          # one str object per used level, shared by its rows
+        levels, row_level = used[f]
+        names = np.array([f"{f}{k}" for k in levels.tolist()], dtype=object)
+        data[:, j] = names[row_level]
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -(proba * np.log(proba) + (1.0 - proba) * np.log1p(-proba))
     out = Dataset(data=data, target=clicked, proba=proba,

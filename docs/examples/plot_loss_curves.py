@@ -1,6 +1,6 @@
 """
-Learning curves of the logistic-regression solvers
-==================================================
+Loss curves of the logistic-regression solvers
+==============================================
 
 ``loss_curve_`` holds the objective mean log-loss + alpha/2 ||w||^2 after each iteration of
 the batch solvers (lecture 000's batch gradient ascent "gd" with step 1/L, and L-BFGS on the
@@ -14,7 +14,7 @@ import numpy as np
 
 import fastml
 from fastml.datasets import load_auto_mpg
-from fastml.plot import plot_learning_curve
+from fastml.plot import plot_loss_curve
 
 X, mpg = load_auto_mpg(return_X_y=True)
 y = np.where(mpg >= 23, "good", "bad")
@@ -24,7 +24,7 @@ fig, axes = plt.subplots(1, 3, figsize=(13, 4))
 for ax, solver in zip(axes, ["gd", "lbfgs", "sgd"]):
     model = fastml.LogisticRegression(solver=solver, alpha=1e-3, max_iter=60, tol=None,
                                       random_state=0).fit(Z, y)
-    plot_learning_curve(model, ax=ax, title=f'solver="{solver}"')
+    plot_loss_curve(model, ax=ax, title=f'solver="{solver}"')
     print(f"{solver:6s} final objective {model.loss_curve_[-1]:.5f} "
           f"after {len(model.loss_curve_)} steps, accuracy {model.score(Z, y):.3f}")
 fig.tight_layout()
