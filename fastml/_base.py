@@ -112,6 +112,17 @@ class BaseEstimator:
     _accepts_sparse = False
     _allows_nan = False
     _accepts_categorical = False  # X may hold strings / categories (encoded by fastml itself)
+    # Parameters another library's estimator of the same name takes and this one does not,
+    # with what to write instead (docs/migrating.rst): LogisticRegression(C=1.0) says which
+    # alpha it means, instead of Python's bare "unexpected keyword argument".
+    _foreign_params: Dict[str, str] = {}
+
+    def __new__(cls, *args, **kwargs):
+        foreign = [name for name in kwargs if name in cls._foreign_params]
+        if foreign and foreign[0] not in cls._get_param_names():
+            raise TypeError(f"{cls.__name__} has no parameter {foreign[0]!r}: "
+                            f"{cls._foreign_params[foreign[0]]}")
+        return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -146,9 +157,10 @@ class BaseEstimator:
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in valid:
+                advice = self._foreign_params.get(name)
                 raise ValueError(
-                    f"invalid parameter {name!r} for {type(self).__name__}; "
-                    f"valid parameters are {valid}")
+                    f"invalid parameter {name!r} for {type(self).__name__}"
+                    + (f" ({advice})" if advice else "") + f"; valid parameters are {valid}")
             if sub:
                 nested.setdefault(name, {})[sub] = value
             else:

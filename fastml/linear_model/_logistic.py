@@ -156,6 +156,14 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     """
 
     _accepts_sparse = True
+    _foreign_params = {
+        "C": ("fastml's regularization is alpha, the L2 penalty (alpha/2)||w||^2 on the "
+              "mean loss: scikit-learn's C is alpha = 1 / (C * n_samples), e.g. C=1.0 on "
+              "1,000 rows is alpha=1e-3"),
+        "penalty": ("the penalty is always L2, of strength alpha: alpha > 0 for "
+                    "penalty='l2', alpha=0 for penalty=None; L1 and elastic net are not offered"),
+        "l1_ratio": "L1 and elastic-net penalties are not offered: the penalty is L2 (alpha)",
+    }
 
     def __init__(self, solver: str = "lbfgs", alpha: float = 1e-4, fit_intercept: bool = True,
                  max_iter: int = 100, tol: Optional[float] = 1e-4, learning_rate: str = "adagrad",

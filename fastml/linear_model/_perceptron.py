@@ -244,6 +244,15 @@ class Perceptron(_OnlineLinearClassifier):
     _progressive = "mistakes"
     _relative_weights = False       # w <- w + s_i y_i x_i, the weights as given
 
+    _foreign_params = {
+        "penalty": ("the perceptron is unregularized (003's update); LinearSVM(alpha=...) is "
+                    "the hinge loss with an L2 penalty"),
+        "alpha": ("the perceptron is unregularized (003's update); LinearSVM(alpha=...) is the "
+                  "hinge loss with an L2 penalty"),
+        "eta0": ("the step is 1, as in 003: scaling it scales w and changes no prediction "
+                 "(scikit-learn's default eta0=1 is the same perceptron)"),
+    }
+
     def __init__(self, max_iter: int = 1000, tol: Optional[float] = 1e-3,
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
                  shuffle: Union[bool, str] = "block", average: Union[bool, int] = False,

@@ -122,6 +122,15 @@ class LinearSVM(_OnlineLinearClassifier):
     [-1, 1]
     """
 
+    _foreign_params = {
+        "C": ("fastml's regularization is alpha, the L2 penalty (alpha/2)||w||^2 on the "
+              "mean hinge loss: scikit-learn's C is alpha = 1 / (C * n_samples), e.g. C=1.0 on "
+              "1,000 rows is alpha=1e-3"),
+        "penalty": ("the penalty is always L2, of strength alpha (alpha=0: none); L1 and "
+                    "elastic net are not offered"),
+        "loss": "the loss is the hinge loss; LogisticRegression(solver='sgd') is the log loss",
+    }
+
     def __init__(self, alpha: float = 1e-4, solver: str = "sgd", learning_rate: str = "optimal",
                  eta0: float = 0.01, max_iter: int = 1000, tol: Optional[float] = 1e-4,
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
