@@ -22,12 +22,11 @@ echo "== docs: install fastml with the docs extra into a fresh venv"
 "$WORK/venv/bin/pip" install -q "$SRC[docs]"
 
 echo "== docs: sphinx-build -W --keep-going -n -b html docs docs/_build/html"
-# the pages include ../CHANGELOG.md and ../bench/README.md: copy those beside docs/
-mkdir -p "$WORK/site/bench"
+# the changelog page includes ../CHANGELOG.md: copy it beside docs/
+mkdir -p "$WORK/site"
 cp -r "$SRC/docs" "$WORK/site/docs"
 rm -rf "$WORK/site/docs/_build" "$WORK/site/docs/api" "$WORK/site/docs/auto_examples"
 cp "$SRC/CHANGELOG.md" "$WORK/site/"
-cp "$SRC/bench/README.md" "$WORK/site/bench/"
 (cd "$WORK/site" && "$WORK/venv/bin/sphinx-build" -W --keep-going -n -q -b html docs \
     docs/_build/html)
 n_pages=$(find "$WORK/site/docs/_build/html" -name '*.html' | wc -l)

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(HERE, "_ext"))
 
 import fastml  # noqa: E402  (the installed package: its docstrings are the API reference)
 import api_pages  # noqa: E402
+import offline_inventories  # noqa: E402
 
 api_pages.write_api_index(os.path.join(HERE, "api"))
 
@@ -30,6 +31,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -55,9 +57,15 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()
 
-# Names from outside fastml that docstrings mention (no network for intersphinx here).
+# Links to numpy, scipy, scikit-learn, pandas and Dask through inventories written here (the
+# build has no network: docs/_ext/offline_inventories.py); names they do not list stay plain.
+intersphinx_mapping = offline_inventories.write_inventories(
+    os.path.join(HERE, "_build", "inventories"))
+
+# Names from outside fastml that docstrings mention and no inventory lists.
 nitpick_ignore_regex = [
-    (r"py:.*", r"(numpy|np|scipy|pandas|pd|sklearn|matplotlib|joblib)(\..*)?"),
+    (r"py:.*", r"(numpy|np|scipy|pandas|pd|sklearn|matplotlib|joblib|dask|distributed|"
+               r"pyarrow)(\..*)?"),
     (r"py:.*", r"(array-like|array_like|ndarray|optional|default.*|callable|None|int|float|"
                r"str|bool|dict|list|tuple|object|sequence|iterable|file-like|path-like)"),
     (r"py:.*", r"(typing|collections\.abc|os|io|pathlib)\..*"),
@@ -84,4 +92,6 @@ html_theme_options = {
     "footer_start": ["copyright"],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["fastml.css"]
 myst_heading_anchors = 3

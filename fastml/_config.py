@@ -131,7 +131,8 @@ def show_config(file: Optional[TextIO] = None) -> None:
     >>> import io, fastml
     >>> out = io.StringIO()
     >>> fastml.show_config(file=out)
-    >>> out.getvalue().splitlines()[0] == f"fastml {fastml.__version__} (installed as fastml-classic)"
+    >>> first = out.getvalue().splitlines()[0]
+    >>> first == f"fastml {fastml.__version__} (installed as fastml-classic)"
     True
     >>> "openmp:" in out.getvalue()
     True

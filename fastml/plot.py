@@ -31,8 +31,9 @@ from ._extras import require
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from ._typing import MatrixLike, PathLike, RandomStateLike, VectorLike
 
-__all__ = ["plot_loss_curve", "plot_learning_curve", "plot_decision_regions", "plot_confusion_matrix",
-           "plot_tree", "plot_report", "learning_curves", "LearningCurves"]
+__all__ = ["plot_loss_curve", "plot_learning_curve", "plot_decision_regions",
+           "plot_confusion_matrix", "plot_tree", "plot_report", "learning_curves",
+           "LearningCurves"]
 
 _PANEL = (5.5, 4.5)
 
