@@ -7,7 +7,7 @@ import, work on Python 3.9, and tools such as mypy or an IDE read them.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, Tuple, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -27,6 +27,9 @@ VectorLike = ArrayLike
 #: A seed, a generator, or None (fresh entropy).
 RandomStateLike = Union[int, np.random.Generator, np.random.RandomState, None]
 
+#: A classifier's class_weight: None, "balanced" or a dict {label: weight}.
+ClassWeightLike = Union[str, Dict[Any, float], None]
+
 #: A file path.
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -36,5 +39,5 @@ EstimatorT = TypeVar("EstimatorT")
 #: What dataset loaders return with ``return_X_y=True``.
 XyPair = Tuple[NDArray[Any], NDArray[Any]]
 
-__all__ = ["ArrayLike", "DTypeLike", "EstimatorT", "MatrixLike", "NDArray", "PathLike", "RandomStateLike",
+__all__ = ["ArrayLike", "ClassWeightLike", "DTypeLike", "EstimatorT", "MatrixLike", "NDArray", "PathLike", "RandomStateLike",
            "VectorLike", "XyPair"]

@@ -404,6 +404,90 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
     return w
 
 
+# ------------------------------------------------------------------ class weights
+BALANCED_IN_PARTIAL_FIT = (
+    "class_weight='balanced' needs the class counts of all the training data, and a "
+    "partial_fit call sees one chunk: pass a dict instead, e.g. {c: n / (n_classes * n_c)} "
+    "from the class counts n_c of the whole data set (what 'balanced' computes in fit)")
+
+
+def check_class_weight(class_weight, *, partial=False):
+    """The class_weight parameter: None, "balanced" or a dict {label: weight >= 0, finite}.
+    partial=True (a partial_fit call) refuses "balanced": it needs the class counts of all
+    the data (BALANCED_IN_PARTIAL_FIT). ValueError naming the problem otherwise."""
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict "
+                             f"{{label: weight}}; got {class_weight!r}")
+        if partial:
+            raise ValueError(BALANCED_IN_PARTIAL_FIT)
+        return class_weight
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}; "
+                         f"got {type(class_weight).__name__} {class_weight!r}")
+    for label, weight in class_weight.items():
+        if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or \
+                not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"class_weight[{label!r}] = {weight!r}: class weights must be "
+                             f"finite numbers >= 0")
+    return class_weight
+
+
+def class_weight_factors(class_weight, classes, class_totals):
+    """The weight of each class (float64, one per entry of `classes`), scikit-learn's rule:
+    None, 1 each; "balanced", total / (n_classes * class_totals) with total the sum of
+    class_totals (scikit-learn's compute_class_weight, whose class counts are weighted by
+    sample_weight when given; n_classes counts the classes with a positive total, and a
+    class without one, which has no rows to weigh, gets 0); a dict, its value for each class it names and 1 for the
+    others (a key that is no class is an error only when some class is not named, as in
+    scikit-learn: then it is likely a misspelt label).
+
+    class_totals are the (sample-weighted) row counts of each class over ALL the training
+    data: fit passes its own; a streaming or distributed driver passes the totals of its
+    label pass, so "balanced" means the same whatever the chunks."""
+    classes = np.asarray(classes)
+    totals = np.asarray(class_totals, dtype=np.float64)
+    if class_weight is None:
+        return np.ones(len(classes))
+    if isinstance(class_weight, str):           # "balanced" (check_class_weight)
+        present = totals > 0    # a class without weight has no rows to weigh: factor 0
+        factors = np.zeros(len(classes))
+        factors[present] = totals.sum() / (np.count_nonzero(present) * totals[present])
+        return factors
+    factors = np.ones(len(classes))
+    named = 0
+    for k, label in enumerate(classes.tolist()):
+        if label in class_weight:
+            factors[k] = float(class_weight[label])
+            named += 1
+    if named < len(classes) and named != len(class_weight):
+        unknown = [key for key in class_weight if key not in set(classes.tolist())]
+        raise ValueError(f"class_weight names {unknown!r}, which are not classes of y "
+                         f"{classes.tolist()!r}")
+    return factors
+
+
+def class_sample_weight(class_weight, classes, codes, sample_weight, *, partial=False):
+    """sample_weight (checked, float64) times each row's class weight (class_weight_factors,
+    with this data's class totals), for rows of class codes 0..K-1 of `classes`: the one
+    place a classifier's fit turns class_weight into sample weights. partial=True: a
+    partial_fit call ("balanced" refused). The product must keep a positive sum."""
+    class_weight = check_class_weight(class_weight, partial=partial)
+    if class_weight is None:
+        return sample_weight
+    totals = np.bincount(codes, weights=sample_weight, minlength=len(classes))
+    weights = sample_weight * class_weight_factors(class_weight, classes, totals)[codes]
+    if not np.sum(weights) > 0:
+        raise ValueError("sample_weight times class_weight is 0 on every row: nothing to "
+                         "learn from (class_weight gives the classes present weight 0)")
+    if not np.isfinite(np.sum(weights)):
+        raise ValueError("sample_weight times class_weight sums to more than the largest "
+                         "float64; divide the weights by a common factor")
+    return weights
+
+
 def check_n_features(estimator, X, *, reset):
     """At fit (reset=True) record `n_features_in_` (and `feature_names_in_` for a DataFrame
     with string column names); afterwards insist the same number of features comes back."""

@@ -16,7 +16,7 @@ from .._core._posterior import first_nan_row
 from .._base import forget_fit  # noqa: F401 (the linear models import it from here)
 from .._base import all_or_nothing  # noqa: F401 (the linear models import it from here)
 from .._validation import (check_array, check_param, check_sample_weight, check_target,
-                           check_X_y, state_array, state_count)
+                           check_X_y, class_sample_weight, state_array, state_count)
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import MatrixLike, NDArray
@@ -189,7 +189,8 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
     The first call (no `state` attribute yet: never fitted, or fitted by a solver that has
     no such state) starts from nothing (`forget_fit`), fixes the features and learns
     `classes_` from `classes` (required then); later calls must bring the same features and
-    known labels."""
+    known labels. The estimator's class_weight (a dict; "balanced" is refused) multiplies
+    the sample weights."""
     first = getattr(estimator, state, None) is None
     if first:
         forget_fit(estimator)
@@ -203,7 +204,9 @@ def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_e
         raise ValueError(f"classes {list(classes)!r} differ from the classes of the first "
                          f"partial_fit {estimator.classes_.tolist()!r}")
     codes = estimator._encode_known_labels(y)
-    return X, codes, check_sample_weight(sample_weight, X.shape[0]), first
+    sw = class_sample_weight(getattr(estimator, "class_weight", None), estimator.classes_, codes,
+                             check_sample_weight(sample_weight, X.shape[0]), partial=True)
+    return X, codes, sw, first
 
 
 def fresh_fit(method):

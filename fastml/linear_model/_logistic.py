@@ -20,15 +20,17 @@ from ..exceptions import ConvergenceWarning, DivergenceError
 from .._core._posterior import binary_log_posterior, log_posterior
 from .._progress import progress
 from . import _batch_fast as _batch
-from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
-                           check_sample_weight, check_X_y)
+from .._validation import (_check_finite, check_class_weight, check_n_jobs, check_param,
+                           check_random_state, check_sample_weight, check_X_y,
+                           class_sample_weight)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
                     fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._sgd import LOSSES, SCHEDULES, SGDEngine, pass_totals, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
+                           RandomStateLike, VectorLike)
 
 SOLVERS = ("lbfgs", "gd", "newton", "sgd", "minibatch")
 
@@ -109,6 +111,16 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         More than two classes: softmax with one weight vector per class, or 002's R-1 vectors
         with the last class's margin fixed at 0. Two classes always use one vector (for
         classes_[1]), which is both.
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Multiplies each row's sample weight by its class's weight, for every solver
+        (scikit-learn's rule): "balanced" gives class c the weight n / (n_classes * n_c), n_c
+        the sum of the sample weights of its rows and n theirs over all classes; a dict gives
+        the classes it names their value and the others 1. The objective is then the
+        weighted mean log-loss over these products, so scikit-learn's
+        LogisticRegression(C, class_weight) is alpha = 1 / (C * the sum of the products)
+        (= 1 / (C * n_samples) for "balanced" without sample weights). `partial_fit` takes a
+        dict but refuses "balanced" (one chunk does not hold the class counts of all the
+        data), as scikit-learn's partial_fit does.
     random_state : int, Generator or None
     verbose : int, default 0
         1: a progress bar (tqdm, if installed) over iterations / epochs showing the loss and
@@ -171,8 +183,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                  average: Union[bool, int] = False, average_halflife: Optional[float] = None,
                  shuffle: Union[bool, str] = "block", early_stopping: Union[bool, str] = False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 5,
-                 multi_class: str = "multinomial", random_state: RandomStateLike = None,
-                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
+                 multi_class: str = "multinomial", class_weight: ClassWeightLike = None,
+                 random_state: RandomStateLike = None, verbose: int = 0,
+                 n_jobs: Optional[int] = None) -> None:
         self.solver = solver
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -189,6 +202,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.multi_class = multi_class
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -234,7 +248,8 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
                          check_finite=not first_pass_checks)
         codes = self._encode_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = class_sample_weight(self.class_weight, self.classes_, codes,
+                                 check_sample_weight(sample_weight, X.shape[0]))
         layout = OutputLayout(len(self.classes_), self.multi_class)
         if self.solver in ("sgd", "minibatch"):
             self._fit_sgd(X, codes, sw, layout, self.max_iter, finite_checked=False,
@@ -292,6 +307,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         check_param("learning_rate", self.learning_rate, choices=SCHEDULES)
         check_param("eta0", self.eta0, low=0.0, low_inclusive=False, allow_none=True)
         check_param("multi_class", self.multi_class, choices=("multinomial", "reference"))
+        check_class_weight(self.class_weight)
         check_param("validation_fraction", self.validation_fraction, low=0.0,
                     low_inclusive=False, high=0.5)
         check_param("n_iter_no_change", self.n_iter_no_change, low=1, integer=True)

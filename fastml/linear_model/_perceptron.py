@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
-from .._validation import (check_array, check_param, check_random_state,
-                           check_sample_weight, check_X_y, state_array, state_count)
+from .._validation import (check_array, check_class_weight, check_param, check_random_state,
+                           check_sample_weight, check_X_y, class_sample_weight, state_array,
+                           state_count)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_float_array,
                     check_n_jobs_param, fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
@@ -24,7 +25,8 @@ from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
 from ._sgd import SGDEngine, check_sgd_engine, pass_totals, run_epochs
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
+                           RandomStateLike, VectorLike)
 
 
 class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -34,7 +36,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
     own parameters in `_check_params`; they need max_iter, tol, n_iter_no_change, shuffle,
     average, average_halflife, early_stopping, fit_intercept, random_state, verbose and n_jobs
     (> 1: epochs by parameter mixing over threads, _sgd.py's SGDEngine.mixed_epoch)
-    attributes.
+    attributes, and class_weight (check_class_weight; it multiplies the sample weights).
     """
 
     _accepts_sparse = True
@@ -78,7 +80,8 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
                          check_finite=False)
         codes = self._encode_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = class_sample_weight(self.class_weight, self.classes_, codes,
+                                 check_sample_weight(sample_weight, X.shape[0]))
         self._run(X, codes, sw, self.max_iter, resume=False, finite_checked=False)
         return self
 
@@ -128,6 +131,7 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         check_param("average_halflife", self.average_halflife, low=0.0, low_inclusive=False,
                     allow_none=True)
         check_param("early_stopping", self.early_stopping, choices=(False, "progressive"))
+        check_class_weight(self.class_weight)
         check_n_jobs_param(self.n_jobs)
 
     def _new_engine(self, X):
@@ -197,6 +201,12 @@ class Perceptron(_OnlineLinearClassifier):
         `average` steps when that is an int); it carries on across `partial_fit` calls.
     fit_intercept : bool, default True
         Learn w_0 for 003's constant feature x_0 = 1.
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Multiplies each row's sample weight by its class's weight (scikit-learn's rule:
+        "balanced" is n / (n_classes * n_c) with n_c the summed sample weight of class c; a
+        dict weighs the classes it names, the others 1): a mistake on a row of weight s
+        updates w <- w + s y x. `partial_fit` takes a dict and refuses "balanced" (one
+        chunk does not hold the class counts of all the data), as scikit-learn's does.
     random_state : int, Generator or None
         Seeds the shuffling.
     verbose : int, default 0
@@ -257,8 +267,8 @@ class Perceptron(_OnlineLinearClassifier):
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
                  shuffle: Union[bool, str] = "block", average: Union[bool, int] = False,
                  average_halflife: Optional[float] = None, fit_intercept: bool = True,
-                 random_state: RandomStateLike = None, verbose: int = 0,
-                 n_jobs: Optional[int] = None) -> None:
+                 class_weight: ClassWeightLike = None, random_state: RandomStateLike = None,
+                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -267,6 +277,7 @@ class Perceptron(_OnlineLinearClassifier):
         self.average = average
         self.average_halflife = average_halflife
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs

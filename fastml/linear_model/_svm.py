@@ -29,14 +29,16 @@ import numpy as np
 
 from .._base import available_if
 from . import _batch_fast as _batch
-from .._validation import check_n_jobs, check_param, check_sample_weight, check_X_y
+from .._validation import (check_n_jobs, check_param, check_sample_weight, check_X_y,
+                           class_sample_weight)
 from ._base import OutputLayout, fresh_fit
 from ._iterate import iterate
 from ._perceptron import _OnlineLinearClassifier
 from ._sgd import LOSSES, SCHEDULES, step_sizes
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike,
+                           RandomStateLike, VectorLike)
 
 SOLVERS = ("sgd", "subgradient")
 BATCH_SCHEDULES = ("optimal", "inverse", "constant")
@@ -87,6 +89,13 @@ class LinearSVM(_OnlineLinearClassifier):
         sorted by label it costs a little log-loss, see the user guide); False, the given
         order.
     fit_intercept : bool, default True
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Multiplies each row's sample weight by its class's weight, for both solvers
+        (scikit-learn's rule: "balanced" is n / (n_classes * n_c) with n_c the summed sample
+        weight of class c; a dict weighs the classes it names, the others 1): the objective
+        is the mean hinge loss weighted by these products. `partial_fit` takes a dict and
+        refuses "balanced" (one chunk does not hold the class counts of all the data), as
+        scikit-learn's does.
     random_state : int, Generator or None
     verbose : int, default 0
     n_jobs : int or None
@@ -136,8 +145,8 @@ class LinearSVM(_OnlineLinearClassifier):
                  n_iter_no_change: int = 5, early_stopping: Union[bool, str] = False,
                  average: Union[bool, int] = False, average_halflife: Optional[float] = None,
                  shuffle: Union[bool, str] = "block", fit_intercept: bool = True,
-                 random_state: RandomStateLike = None, verbose: int = 0,
-                 n_jobs: Optional[int] = None) -> None:
+                 class_weight: ClassWeightLike = None, random_state: RandomStateLike = None,
+                 verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.alpha = alpha
         self.solver = solver
         self.learning_rate = learning_rate
@@ -150,6 +159,7 @@ class LinearSVM(_OnlineLinearClassifier):
         self.average_halflife = average_halflife
         self.shuffle = shuffle
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -204,7 +214,8 @@ class LinearSVM(_OnlineLinearClassifier):
         self._check_params()
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True)
         codes = self._encode_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = class_sample_weight(self.class_weight, self.classes_, codes,
+                                 check_sample_weight(sample_weight, X.shape[0]))
         self._fit_subgradient(X, codes, sw)
         return self
 
@@ -244,7 +255,8 @@ class LinearSVM(_OnlineLinearClassifier):
 
     def objective(self, X: MatrixLike, y: VectorLike,
                   sample_weight: Optional[ArrayLike] = None) -> float:
-        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2.
+        """The training objective at the fitted weights: mean hinge + (alpha/2) ||coef_||^2,
+        the hinge weighted by sample_weight times class_weight as in fit.
 
         Parameters
         ----------
@@ -270,7 +282,8 @@ class LinearSVM(_OnlineLinearClassifier):
         X, y = check_X_y(X, y, accept_sparse=True, dtype=self.coef_.dtype, estimator=self,
                          reset=False)
         codes = self._encode_known_labels(y)
-        sw = check_sample_weight(sample_weight, X.shape[0])
+        sw = class_sample_weight(self.class_weight, self.classes_, codes,
+                                 check_sample_weight(sample_weight, X.shape[0]))
         hinge = self._hinge_sum(X, codes, sw, self.coef_, self.intercept_)[0]
         return hinge / sw.sum() + 0.5 * self.alpha * float(np.sum(self.coef_.astype(float) ** 2))
 

@@ -43,12 +43,12 @@ from .._core._moments import merge_moments
 from .._core._posterior import log_posterior
 from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
                        check_table, codes_for, numeric_block)
-from .._validation import (_check_finite, check_array, check_n_features, check_n_jobs,
-                           check_param, check_sample_weight, check_target, state_array,
-                           state_count)
+from .._validation import (_check_finite, check_array, check_class_weight, check_n_features,
+                           check_n_jobs, check_param, check_sample_weight, check_target,
+                           class_weight_factors, state_array, state_count)
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, VectorLike
+    from .._typing import ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray, VectorLike
     from ..linear_model._logistic import LogisticRegression
 
 SMOOTHING = ("laplace", "m-estimate", "none")
@@ -509,14 +509,24 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return self._encode_known_labels(y)
 
     def _finalize(self):
-        total = self.class_count_.sum()
         if self.priors is None:
-            self.class_prior_ = self.class_count_ / total
+            weighted = self._class_weighted_counts()
+            self.class_prior_ = weighted / weighted.sum()
         else:
             self.class_prior_ = self._check_priors()
         with np.errstate(divide="ignore"):
             self.class_log_prior_ = np.log(self.class_prior_)
         self._finalize_parts()
+
+    def _class_weighted_counts(self):
+        """class_count_ times class_weight (class_weight_factors of these counts: the
+        counts of every chunk so far): the estimated prior before normalisation."""
+        counts = self.class_count_
+        weighted = counts * class_weight_factors(self.class_weight, self.classes_, counts)
+        if not weighted.sum() > 0:
+            raise ValueError("class_weight gives every class present in y weight 0: there is "
+                             "no class prior left to estimate")
+        return weighted
 
     def _check_priors(self):
         priors = np.asarray(self.priors, dtype=np.float64).ravel()
@@ -531,6 +541,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _check_params(self):
         check_param("n_jobs", self.n_jobs, integer=True, allow_none=True)
+        check_class_weight(self.class_weight)
+        if self.class_weight is not None and self.priors is not None:
+            raise ValueError("priors and class_weight both set the class prior (priors "
+                             "directly, class_weight by reweighting the class counts): give "
+                             "one of them")
 
     # --- prediction
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
@@ -686,6 +701,17 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
         The m-estimate's prior P(X_i = c | y); None means 1 / v per attribute.
     priors : array-like (n_classes,) or None
         Class priors; None estimates them from the class frequencies.
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Reweights the estimated class prior: P(y = k) is proportional to class_weight_k
+        times the weighted class count (scikit-learn's weights: "balanced" is
+        n / (n_classes * n_k), which makes the prior uniform; a dict weighs the classes it
+        names, the others 1). Only the prior moves: a class weight says what an error on a
+        class costs, not how many rows it has, so the per-class estimates P(x_i | y) stay
+        those of the data (multiplying sample_weight by it, as the discriminative models
+        do, would only change how much the smoothing pseudo-counts and ddof weigh against
+        the counts). Equal to `priors` set to that normalised product; the two cannot be
+        given together. `partial_fit` takes "balanced" too: the prior comes from the class
+        counts of every chunk so far.
     n_jobs : int or None
         Threads for counting and prediction (None = 1, -1 = all cores).
 
@@ -729,12 +755,13 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
 
     def __init__(self, smoothing: str = "laplace", alpha: float = 1.0, m: float = 1.0,
                  p: Optional[ArrayLike] = None, priors: Optional[ArrayLike] = None,
-                 n_jobs: Optional[int] = None) -> None:
+                 class_weight: ClassWeightLike = None, n_jobs: Optional[int] = None) -> None:
         self.smoothing = smoothing
         self.alpha = alpha
         self.m = m
         self.p = p
         self.priors = priors
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
 
     def _check_params(self):
@@ -802,6 +829,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
         two rows, here too); scikit-learn's GaussianNB takes it unweighted (and, in
         partial_fit, from the last chunk only), so weighted fits differ from it by epsilon_.
     priors : array-like (n_classes,) or None
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Reweights the estimated class prior, as in CategoricalNB (the means and variances
+        stay those of the data).
     n_jobs : int or None
         Threads for the moment pass and prediction (None = 1, -1 = all cores).
 
@@ -839,11 +869,13 @@ class GaussianNB(_GaussianParams, _BaseNB):
     """
 
     def __init__(self, variance: str = "per_class", ddof: float = 1, var_smoothing: float = 1e-9,
-                 priors: Optional[ArrayLike] = None, n_jobs: Optional[int] = None) -> None:
+                 priors: Optional[ArrayLike] = None, class_weight: ClassWeightLike = None,
+                 n_jobs: Optional[int] = None) -> None:
         self.variance = variance
         self.ddof = ddof
         self.var_smoothing = var_smoothing
         self.priors = priors
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
 
     def _check_params(self):
@@ -953,7 +985,7 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         The default "laplace" avoids 004's zero probabilities; "none" gives 004's raw fractions.
     ddof, var_smoothing : the real attributes' variances, as in GaussianNB (the floor uses the
         real columns only).
-    priors, n_jobs : as in CategoricalNB.
+    priors, class_weight, n_jobs : as in CategoricalNB.
 
     Attributes
     ----------
@@ -988,7 +1020,7 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
     def __init__(self, categorical_features: str = "auto", smoothing: str = "laplace",
                  alpha: float = 1.0, m: float = 1.0, p: Optional[ArrayLike] = None,
                  ddof: float = 1, var_smoothing: float = 1e-9, priors: Optional[ArrayLike] = None,
-                 n_jobs: Optional[int] = None) -> None:
+                 class_weight: ClassWeightLike = None, n_jobs: Optional[int] = None) -> None:
         self.categorical_features = categorical_features
         self.smoothing = smoothing
         self.alpha = alpha
@@ -997,6 +1029,7 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         self.ddof = ddof
         self.var_smoothing = var_smoothing
         self.priors = priors
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
 
     def _check_params(self):
