@@ -504,7 +504,7 @@ KP_TAMPERING = {
     "buffer tail past the rows": lambda e: setattr(e._buffer, "tail", 10**6),
     "buffer head after tail": lambda e: setattr(e._buffer, "head", e._buffer.tail + 1),
     "buffer norms too short": lambda e: replace("sq", lambda a: a[:1].copy())(e._buffer),
-    "buffer steps too short": lambda e: replace("step", lambda a: a[:1].copy())(e._buffer),
+    "buffer starts too short": lambda e: replace("start", lambda a: a[:1].copy())(e._buffer),
     "buffer coefficients too narrow": lambda e: replace(
         "coef", lambda a: np.ascontiguousarray(a[:, :1]))(e._buffer),
     "buffer rows of another width": lambda e: replace(

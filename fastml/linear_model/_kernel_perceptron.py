@@ -10,14 +10,16 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from .._threads import blas_limit
-from .._validation import (check_array, check_n_jobs, check_param, check_random_state,
-                           check_X_y, state_array, state_count)
+from .._validation import (check_array, check_class_weight, check_n_jobs, check_param,
+                           check_random_state, check_sample_weight, check_X_y,
+                           class_sample_weight, state_array, state_count)
 from ._base import (C_INDEX_MAX, C_INT_MAX, OutputLayout, all_or_nothing, check_n_jobs_param,
                     fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
+                           RandomStateLike, VectorLike)
 
 # GEMMs of fewer multiply-adds (m * n * k) than this run on one thread in OpenBLAS
 # (SMP_THRESHOLD_MIN 65536 x GEMM_MULTITHREAD_THRESHOLD 4), so no BLAS thread limit is needed.
@@ -26,15 +28,16 @@ _BLAS_SERIAL_WORK = 1 << 18
 
 class _MistakeBuffer:
     """The kernel perceptron's stored mistakes, contiguous rows [head, tail) of growing arrays:
-    the rows, their squared norms (rbf), the signed coefficient per output, the step at which
-    each was made and a sample id (the same row seen in a later epoch has the same id)."""
+    the rows, their squared norms (rbf), the signed coefficient per output, the weight seen
+    before each was made (its step - 1 without sample weights) and a sample id (the same row
+    seen in a later epoch has the same id)."""
 
     def __init__(self, n_features, n_outputs, dtype, capacity=256):
         self.head = self.tail = 0
         self.rows = np.zeros((capacity, n_features), dtype=dtype)
         self.sq = np.zeros(capacity)
         self.coef = np.zeros((n_outputs, capacity), dtype=dtype)
-        self.step = np.zeros(capacity, dtype=np.int64)
+        self.start = np.zeros(capacity)
         self.sample = np.zeros(capacity, dtype=np.int64)
 
     def reserve(self, extra):
@@ -48,7 +51,7 @@ class _MistakeBuffer:
             new_capacity = capacity
         else:
             new_capacity = max(2 * capacity, live + extra)
-        for name in ("rows", "sq", "step", "sample"):
+        for name in ("rows", "sq", "start", "sample"):
             old = getattr(self, name)
             new = np.zeros((new_capacity,) + old.shape[1:], dtype=old.dtype)
             new[:live] = old[self.head:self.tail]
@@ -61,7 +64,7 @@ class _MistakeBuffer:
     def check(self, n_features, n_outputs):
         """Raise ValueError unless the buffer is what train_block (no bounds checks) can
         append to: rows (capacity, n_features) and coef (n_outputs, capacity) in one float
-        dtype, float64 squared norms, int64 steps and sample ids, 0 <= head <= tail <=
+        dtype, float64 squared norms and starts, int64 sample ids, 0 <= head <= tail <=
         capacity."""
         rows = state_array(self, "rows", None, (None, n_features))
         if rows.dtype not in (np.float32, np.float64):
@@ -69,7 +72,7 @@ class _MistakeBuffer:
         capacity = len(rows)
         state_array(self, "coef", rows.dtype, (n_outputs, capacity))
         state_array(self, "sq", np.float64, (capacity,))
-        state_array(self, "step", np.int64, (capacity,))
+        state_array(self, "start", np.float64, (capacity,))
         state_array(self, "sample", np.int64, (capacity,))
         head, tail = state_count(self, "head"), state_count(self, "tail")
         if not head <= tail <= capacity:
@@ -84,6 +87,18 @@ class _MistakeBuffer:
 class KernelPerceptron(ClassifierMixin, BaseEstimator):
     """The kernelized perceptron (003): remember each mistake (x_i, y_i); predict
     sign(sum_{i in M} y_i k(x_i, x)). Several classes: one-vs-rest.
+
+    Sample weights count copies: a row of weight s is visited as s copies of it in a row
+    (floor(s) visits of weight 1, then one of the fraction left). Each visit with
+    y_i f(x_i) <= 0 is a mistake of that visit's weight u, and the lecture's update
+    alpha_i <- alpha_i + y_i becomes alpha_i <- alpha_i + u y_i, so a mistake on the row adds
+    y_i times the weight of its mistake visits: min(s, floor(-y_i f(x_i) / k(x_i, x_i)) + 1),
+    the weight itself for s <= 1 (or when k(x_i, x_i) <= 0). An integer weight is exactly
+    that many copies of the row in a row (shuffle=False: the same model as the repeated data,
+    to rounding), a weight 0 drops the row, and weights <= 1 scaled alike give the same
+    predictions. (A weight scaled past 1 is more copies, which is another fit: the
+    perceptron has no loss scale for the weights to cancel in.) With a budget, a weighted
+    row is one stored mistake whatever its weight.
 
     Parameters
     ----------
@@ -103,9 +118,15 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         Keep at most this many mistakes, dropping the oldest (a budgeted perceptron).
     average : bool, default False
         Report the averaged perceptron: each stored mistake weighted by its survival time (the
-        steps it has been part of w) over the steps seen, i.e. the mean of w after every step.
+        steps it has been part of w) over the steps seen, i.e. the mean of w after every step
+        (with sample weights, every visit: survival and steps in weight).
         With a budget, mistakes already dropped do not enter the average.
     shuffle : bool, default True
+    class_weight : None (default), "balanced" or dict {label: weight}
+        Multiplies each row's sample weight by its class's weight (scikit-learn's rule:
+        "balanced" is n / (n_classes * n_c) with n_c the summed sample weight of class c; a
+        dict weighs the classes it names, the others 1). `partial_fit` takes a dict and
+        refuses "balanced" (one chunk does not hold the class counts of all the data).
     random_state : int, Generator or None
     verbose : int, default 0
     n_jobs : int or None
@@ -121,11 +142,11 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     support_ : ndarray of shape (n_support,)
         Row numbers in the last fit's X, -1 for rows of earlier partial_fit calls.
     n_mistakes_ : int
-        Mistakes made in training.
+        Mistakes made in training (visits, with sample weights).
     n_iter_ : int
         Epochs run.
     t_ : int
-        Steps (rows visited).
+        Steps (rows visited; a row of weight 0 is not).
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
 
@@ -144,7 +165,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel: str = "rbf", degree: int = 3, gamma: Union[float, str] = "scale",
                  coef0: float = 0.0, max_iter: int = 10, budget: Optional[int] = None,
-                 average: bool = False, shuffle: bool = True, random_state: RandomStateLike = None,
+                 average: bool = False, shuffle: bool = True,
+                 class_weight: ClassWeightLike = None, random_state: RandomStateLike = None,
                  verbose: int = 0, n_jobs: Optional[int] = None) -> None:
         self.kernel = kernel
         self.degree = degree
@@ -154,6 +176,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self.budget = budget
         self.average = average
         self.shuffle = shuffle
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -172,6 +195,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         check_param("max_iter", self.max_iter, low=1, integer=True)
         check_param("budget", self.budget, low=1, high=C_INDEX_MAX, integer=True,
                     allow_none=True)
+        check_class_weight(self.class_weight)
         check_n_jobs_param(self.n_jobs)
 
     def _check_fitted_state(self):
@@ -250,7 +274,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
 
     @fresh_fit
-    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Learn from X and labels y, starting with no mistakes.
 
         Parameters
@@ -259,6 +284,9 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
             Dense rows.
         y : array-like of shape (n_samples,)
             Labels of any hashable type (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows (default: 1 each), counting copies (see the
+            class docstring).
 
         Returns
         -------
@@ -276,13 +304,16 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._check_params()
         X, y = check_X_y(X, y, estimator=self, reset=True)
         codes = self._encode_labels(y)
+        sw = class_sample_weight(self.class_weight, self.classes_, codes,
+                                 check_sample_weight(sample_weight, X.shape[0]))
         self._start(X)
-        self._train(X, codes, self.max_iter)
+        self._train(X, codes, sw, self.max_iter)
         return self
 
     @all_or_nothing(fitting=False)
     def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
-                    classes: Optional[VectorLike] = None) -> EstimatorT:
+                    classes: Optional[VectorLike] = None,
+                    sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """One epoch over (X, y), continuing from the stored mistakes.
 
         Parameters
@@ -294,6 +325,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         classes : array-like, optional
             Every label that will ever appear: required on the first call; a later call
             may repeat it (the same set) or omit it.
+        sample_weight : array-like of shape (n_samples,), optional
+            As in `fit`.
 
         Returns
         -------
@@ -310,11 +343,11 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         self._check_params()
-        X, codes, _, first = start_partial_fit(self, X, y, classes, state="_buffer",
-                                               accept_sparse=False)
+        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight,
+                                                state="_buffer", accept_sparse=False)
         if first:
             self._start(X)
-        self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, 1)
+        self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, sw, 1)
         return self
 
     def _start(self, X):
@@ -323,21 +356,22 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self._buffer = _MistakeBuffer(X.shape[1], n_outputs, X.dtype)
         self._rng = check_random_state(self.random_state)
         self._steps = self._samples_seen = 0
+        self._weight_seen = 0.0
         self.n_mistakes_ = self.n_iter_ = 0
 
-    def _train(self, X, codes, epochs):
+    def _train(self, X, codes, sw, epochs):
         if not callable(self.kernel):
             _check_kernel_range(X)
         with blas_limit(1):     # sequential and small GEMMs: BLAS threads only add wake-ups
-            self._run_epochs(X, codes, epochs)
+            self._run_epochs(X, codes, sw, epochs)
 
-    def _run_epochs(self, X, codes, epochs):
+    def _run_epochs(self, X, codes, sw, epochs):
         T = OutputLayout(len(self.classes_)).signed(codes)
         first_sample = self._samples_seen
 
         def step(epoch):
             order = self._rng.permutation(len(X)) if self.shuffle else np.arange(len(X))
-            mistakes = self._epoch(X, T, order, first_sample)
+            mistakes = self._epoch(X, T, sw, order, first_sample)
             self.n_mistakes_ += mistakes
             self.n_iter_ += 1
             shown = {"mistakes": mistakes, "stored": self._buffer.tail - self._buffer.head}
@@ -349,7 +383,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         self.t_ = self._steps
         self._publish(first_sample, len(X))
 
-    def _epoch(self, X, T, order, first_sample):
+    def _epoch(self, X, T, sw, order, first_sample):
         """One pass in blocks of rows: the kernels between a block and the stored mistakes
         come from one call (BLAS, or the user's callable), then the Cython loop walks the
         block row by row."""
@@ -365,7 +399,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         empty = np.empty(0)
         while start < len(order):
             idx = order[start:start + block]
-            Xb, Tb = X[idx], T[idx]
+            Xb, Tb, sw_b = X[idx], T[idx], sw[idx]
             buf.reserve(len(idx))
             sq_b = _sq_norms(Xb) if rbf else empty
             if user_kernel:
@@ -374,12 +408,13 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
                 G1 = np.empty((len(idx), buf.tail - buf.head), dtype=X.dtype)
                 G2b = G2[:len(idx), :len(idx)]
             buf.head, buf.tail, m = _kp().train_block(
-                Xb, Tb, (idx + first_sample).astype(np.int64), G1,
+                Xb, Tb, sw_b, (idx + first_sample).astype(np.int64), G1,
                 np.ascontiguousarray(G2b), user_kernel, sq_b, params, buf.rows, buf.sq,
-                buf.coef, buf.step, buf.sample, buf.head, buf.tail, budget, self._steps,
-                margins, scratch)
+                buf.coef, buf.start, buf.sample, buf.head, buf.tail, budget,
+                self._weight_seen, margins, scratch)
             mistakes += m
-            self._steps += len(idx)
+            self._steps += int(np.count_nonzero(sw_b))
+            self._weight_seen += float(np.sum(sw_b))
             start += len(idx)
         return mistakes
 
@@ -388,8 +423,8 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         entry per training row (a row that erred in several epochs has its terms summed)."""
         buf = self._buffer
         coef = buf.live("coef").astype(np.float64)
-        if self.average and self._steps > 0:
-            coef = coef * ((self._steps + 1 - buf.live("step")) / self._steps)
+        if self.average and self._weight_seen > 0:
+            coef = _averaged(coef, buf.live("start"), self._weight_seen)
         samples = buf.live("sample")
         unique, first, inverse = np.unique(samples, return_index=True, return_inverse=True)
         merged = np.zeros((coef.shape[0], len(unique)))
@@ -498,6 +533,19 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         """
         scores = self.decision_function(X)
         return labels_from_scores(self.classes_, scores)
+
+
+def _averaged(coef, start, total):
+    """The averaged coefficients: each mistake visit counts for the weight seen from it to
+    the end (its survival, the visit included) over the total weight seen. A stored row whose
+    mistake visits weigh e = |c| (unit visits, then the fraction) began at weight start P, so
+    its visits began at P, P + 1, ... and their summed survival is e (total - P) - g(e), with
+    g(e) = f (f - 1) / 2 + (e - f) f, f = floor(e) (g(1) = 0: c (total - P) / total, the
+    steps it was part of w over the steps, without weights)."""
+    e = np.abs(coef)
+    f = np.floor(e)
+    later = f * (f - 1) / 2 + (e - f) * f
+    return np.sign(coef) * (e * (total - start) - later) / total
 
 
 def _check_kernel_range(X):

@@ -9,14 +9,16 @@
 # - train_block: the perceptron's sequential pass over a block of B rows, given the kernels
 #   between the block and the mistakes stored before it (G1, B x M0) and within the block
 #   (G2, B x B). The stored mistakes live in one contiguous buffer, rows [head, tail): a
-#   mistake is appended at tail (its row, its signed coefficient per output, its step), and a
-#   budget drops the oldest by moving head. No Python and no allocation per example.
+#   mistake is appended at tail (its row, its signed coefficient per output, the weight seen
+#   before it), and a budget drops the oldest by moving head. No Python and no allocation per
+#   example. A row of weight s counts as s copies of it in a row (weighted_visits).
 # Loop invariant of train_block, before row t: margins[t', k] (t' >= t) holds
 #   sum over the still-stored mistakes from before the block of C[k, j] k(x_j, x_t'),
 # and the block's own stored mistakes are new[:, first_new:n_new] (their G2 rows add the rest).
 # One-vs-rest: output k makes its own mistakes; a row that is a mistake for any output is stored
 # once, with coefficient y_k for the outputs that erred and 0 for the others.
 from libc.stdint cimport int64_t
+from libc.math cimport ceil, floor
 from libc.string cimport memcpy
 from cython cimport floating
 from cython.parallel cimport prange
@@ -122,27 +124,48 @@ def kernel_block(const floating[:, ::1] A, const floating[:, ::1] B, const doubl
                            &sq_b[0] if sq_b.shape[0] else NULL, &params)
 
 
-def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
+cdef inline double weighted_visits(double s, double z, double q) noexcept nogil:
+    """The weight of a row's mistake visits: a row of weight s is visited as s copies in a
+    row (floor(s) visits of weight 1, then one of the fraction left), and a visit is a
+    mistake while the margin z = t m <= 0; each mistake visit of weight u adds u q to z
+    (q = k(x, x)). So: min(s, floor(-z / q) + 1) when q > 0; every visit when q <= 0 (the
+    margin never rises). z <= 0 (the first visit is a mistake)."""
+    cdef double needed
+    if q <= 0.0:
+        return s
+    needed = floor(-z / q) + 1.0
+    return needed if needed < s else s
+
+
+def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb, const double[::1] sw_b,
                 const index_t[::1] rows_b, floating[:, ::1] G1,
                 floating[:, ::1] G2, bint given, const double[::1] sq_b, KernelParams params,
                 floating[:, ::1] SV, double[::1] sq_sv,
-                floating[:, ::1] C, index_t[::1] step_of, index_t[::1] row_of,
-                Py_ssize_t head, Py_ssize_t tail, Py_ssize_t budget, index_t step0,
+                floating[:, ::1] C, double[::1] start_of, index_t[::1] row_of,
+                Py_ssize_t head, Py_ssize_t tail, Py_ssize_t budget, double position0,
                 double[:, ::1] margins, Py_ssize_t[:, ::1] new):
     """One sequential perceptron pass over the block rows Xb (B, d) with signed targets
-    Tb (B, K) in {-1, +1}. G1 (B, tail - head): kernels against the stored mistakes (buffer rows
-    head..tail-1); G2 (B, B): kernels within the block. Both are `given` (a user's kernel) or
-    computed here from `params` (and the block's squared norms sq_b for rbf): G1 in chunks of
-    rows whose kernel sums are taken while the chunk is in cache, G2 only in the rows of the
-    block's mistakes (mistakes are few: most of the B x B block is never needed). Appends mistakes to the buffer (rows SV,
-    squared norms sq_sv, coefficients C (K, capacity), step numbers step_of, training row
-    numbers row_of; the caller guarantees capacity >= tail + B) and drops the oldest beyond
-    `budget` (0 = keep all). margins (B, K) and new (2, B) are scratch: the buffer position and
-    the block row of each mistake made in this block. Returns (head, tail, mistakes)."""
+    Tb (B, K) in {-1, +1} and weights sw_b (B,). G1 (B, tail - head): kernels against the
+    stored mistakes (buffer rows head..tail-1); G2 (B, B): kernels within the block. Both are
+    `given` (a user's kernel) or computed here from `params` (and the block's squared norms
+    sq_b for rbf): G1 in chunks of rows whose kernel sums are taken while the chunk is in
+    cache, G2 only in the rows of the block's mistakes (mistakes are few: most of the B x B
+    block is never needed). Appends mistakes to the buffer (rows SV,
+    squared norms sq_sv, coefficients C (K, capacity), the weight seen before each row
+    start_of, training row numbers row_of; the caller guarantees capacity >= tail + B) and
+    drops the oldest beyond `budget` (0 = keep all). position0: the weight seen before the
+    block. margins (B, K) and new (2, B) are scratch: the buffer position and the block row
+    of each mistake made in this block.
+
+    Weights: a row of weight s is s visits in a row (weighted_visits); output k's
+    coefficient grows by t_k times the weight of its mistake visits, what s copies of the row
+    would add (weight 1: the lecture's update; weight 0: the row is skipped). Returns (head,
+    tail, mistake visits)."""
     cdef Py_ssize_t B = Xb.shape[0], d = Xb.shape[1], K = Tb.shape[1]
     cdef Py_ssize_t M0 = tail - head, head0 = head, t, u, j, k, q, n_new = 0, first_new = 0
     cdef Py_ssize_t mistakes = 0, pos, c0, c1
-    cdef double m, c, s
+    cdef double m, c, s, z, self_k, added, most, position = position0
+    cdef floating self_dot
     cdef bint erred, rbf = params.kind == KERNEL_RBF
     if B == 0:
         return head, tail, 0
@@ -150,8 +173,9 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             or C.shape[0] != K or SV.shape[0] < tail + B or margins.shape[0] < B
             or new.shape[0] != 2 or new.shape[1] < B or SV.shape[1] != d
             or Tb.shape[0] != B or rows_b.shape[0] != B or margins.shape[1] != K
+            or sw_b.shape[0] != B
             or not 0 <= head <= tail or C.shape[1] != SV.shape[0]
-            or step_of.shape[0] != SV.shape[0] or row_of.shape[0] != SV.shape[0]
+            or start_of.shape[0] != SV.shape[0] or row_of.shape[0] != SV.shape[0]
             or (rbf and (sq_b.shape[0] != B or sq_sv.shape[0] != SV.shape[0]))):
         raise ValueError("train_block: shapes do not agree")
     with nogil:
@@ -168,6 +192,9 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
                     margins[t, k] = fm_dot(<int> M0, &C[k, head0], &G1[t, 0]) if M0 > 0 else 0.0
             c0 = c1
         for t in range(B):
+            s = sw_b[t]
+            if s == 0.0:                    # weight 0: the row is not there
+                continue
             erred = False
             for k in range(K):
                 m = margins[t, k]
@@ -177,8 +204,17 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
                 if Tb[t, k] * m <= 0.0:
                     erred = True
             if not erred:
+                position += s
                 continue
-            mistakes += 1
+            self_k = 0.0
+            if s > 1.0:                     # k(x_t, x_t): how far one visit moves the margin
+                if given:
+                    self_k = G2[t, t]
+                else:
+                    self_dot = fm_dot(<int> d, &Xb[t, 0], &Xb[t, 0])
+                    transform_rows(&self_dot, 1, 1, &sq_b[t] if rbf else NULL,
+                                   &sq_b[t] if rbf else NULL, &params)
+                    self_k = self_dot
             if not given and t + 1 < B:   # kernels of this mistake with the rows after it
                 fm_gemv_rows(<int> (B - t - 1), <int> d, &Xb[t + 1, 0], &Xb[t, 0], &G2[t, t + 1])
                 transform_rows(&G2[t, t + 1], 1, B - t - 1, &sq_b[t] if rbf else NULL,
@@ -195,15 +231,23 @@ def train_block(const floating[:, ::1] Xb, const double[:, ::1] Tb,
             memcpy(&SV[pos, 0], &Xb[t, 0], d * sizeof(floating))
             if rbf:
                 sq_sv[pos] = sq_b[t]
+            most = 0.0
             for k in range(K):
                 c = Tb[t, k]
-                C[k, pos] = <floating> (c if c * margins[t, k] <= 0.0 else 0.0)
-            step_of[pos] = step0 + t + 1
+                z = c * margins[t, k]
+                added = 0.0
+                if z <= 0.0:
+                    added = 1.0 if s == 1.0 else weighted_visits(s, z, self_k)
+                C[k, pos] = <floating> (c * added)
+                most = max(most, added)
+            mistakes += <Py_ssize_t> ceil(most)     # visits that erred for some output
+            start_of[pos] = position
             row_of[pos] = rows_b[t]
             new[0, n_new] = pos
             new[1, n_new] = t
             n_new += 1
             tail += 1
+            position += s
     return head, tail, mistakes
 
 
