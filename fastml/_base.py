@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
 FIT_STATE = (
     "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs
     "_single_target",                           # LinearRegression / Ridge: y was 1-D
-    "_mistakes", "_vote_pack", "_vote_starts",  # VotedPerceptron
+    "_mistakes", "_vote_pack", "_vote_starts",  # VotedPerceptron (its _VoteStore, the pack)
     "_buffer", "_kparams", "_steps", "_samples_seen", "_weight_seen", "_sv_sq", "_pack",
     "_sq_max",                                  # KernelPerceptron
     "_parent", "_feature",                      # PolynomialFeatures' recurrence

@@ -130,6 +130,7 @@ ALLOWED_MODULES = frozenset({
     "fastml.linear_model._regression",
     "fastml.linear_model._sgd",
     "fastml.linear_model._svm",
+    "fastml.linear_model._voted",
     "fastml.naive_bayes._classes",
     "fastml.tree._classes",
     "fastml.tree._forest",

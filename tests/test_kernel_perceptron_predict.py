@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastml.linear_model import _kernel_perceptron_fast as kpf
 from fastml.linear_model._kernel_perceptron import KernelPerceptron
-from fastml.linear_model._perceptron import VotedPerceptron
+from fastml.linear_model._voted import VotedPerceptron
 
 
 def ulps(got, want):
@@ -330,7 +330,7 @@ def test_the_avx512_copy_agrees_with_the_portable_one(kernel, classes):
 def voted_reference(model, X):
     """The old decision_function: margins by BLAS, np.sign, the ballot."""
     margins = X @ model.vectors_.T.astype(float) + model.vector_intercepts_
-    ballot = np.zeros((len(model.vectors_), model._engine.W.shape[0]))
+    ballot = np.zeros((len(model.vectors_), model._mistakes.W.shape[0]))
     ballot[np.arange(len(model.vectors_)), model.vector_outputs_] = model.vector_counts_
     votes = np.sign(margins) @ ballot
     return votes.ravel() if votes.shape[1] == 1 else votes

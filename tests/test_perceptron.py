@@ -348,7 +348,7 @@ def test_kernel_perceptron_float32_and_gamma_rules():
 
 # ---------------------------------------------------------------- the voted perceptron
 
-from fastml.linear_model._perceptron import VotedPerceptron             # noqa: E402
+from fastml.linear_model._voted import VotedPerceptron             # noqa: E402
 
 
 def voted_reference(X, t, order, epochs, fit_intercept=True):

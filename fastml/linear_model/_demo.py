@@ -7,7 +7,8 @@ from ..model_selection import train_test_split
 from ..datasets import load_xor
 from ._logistic import LogisticRegression
 from ._kernel_perceptron import KernelPerceptron
-from ._perceptron import Perceptron, VotedPerceptron
+from ._perceptron import Perceptron
+from ._voted import VotedPerceptron
 from ._regression import LinearRegression, PolynomialRegression, Ridge
 from ._svm import LinearSVM
 
