@@ -24,6 +24,7 @@ from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, all_or_nothing, available_if
+from ..exceptions import ConvergenceWarning
 from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (_check_finite, check_array, check_n_jobs, check_param,
@@ -36,7 +37,7 @@ from ._sgd import SCHEDULES, SGDEngine, pass_totals, run_epochs
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
 
-SOLVERS = ("normal", "lstsq", "sgd")
+SOLVERS = ("normal", "lstsq", "lsqr", "sgd")
 # The widest polynomial expansion PolynomialRegression fits: least squares on p columns forms a
 # p x p matrix of doubles (X^T X; 7.2 GB at 30,000), checked before expanding anything.
 MAX_POLYNOMIAL_TERMS = 30_000
@@ -55,6 +56,16 @@ NORMAL_RCOND = 1e-6
 # triangular factor stacked on each block (p rows) is a small overhead on a block this long.
 QR_BLOCK_ROWS = 4096
 EPS = np.finfo(np.float64).eps
+
+# Sparse X: its normal equations are formed (X^T X, d x d, from the stored entries) when d is
+# at most SPARSE_GRAM_FEATURES (X^T X <= 8 MB) or X^T X takes no more memory than X itself;
+# wider sparse X is solved by LSQR (sparse_gram_fits, _lsqr_solve), never densified.
+SPARSE_GRAM_FEATURES = 1024
+# partial_fit(solver="normal") merges X^T X whatever X: refused beyond 2 GB of it.
+MAX_GRAM_FEATURES = 16_384
+# LSQR's stopping tolerances (scipy's atol and btol): on a well-conditioned problem the
+# solution then agrees with the normal equations' to about 10 digits.
+LSQR_TOL = 1e-12
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -118,8 +129,9 @@ class LinearStats:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            C- or F-contiguous float32 or float64 (the estimators validate first).
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+            C- or F-contiguous float32 or float64, or a checked CSR matrix (the estimators
+            validate first; CSR X is never densified, see _sparse_stats).
         Y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : ndarray of shape (n_samples,), optional
         n_jobs : int or None
@@ -136,58 +148,18 @@ class LinearStats:
         -------
         stats : LinearStats
 
-        The shift (the mean of the first rows) keeps the centering accurate when the features
-        have large means.
+        Dense X: the shift (the mean of the first rows) keeps the centering accurate when the
+        features have large means.
         """
         Y = np.ascontiguousarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
-        n, d = X.shape
-        K = Y.shape[1]
-        head = slice(0, min(n, 1024))
-        # (numpy sums a column-major block in another order: the C copy of these few rows
-        # gives a column-major X, as fit_stream builds, the same shift as a row-major one)
-        x_shift = np.mean(np.ascontiguousarray(X[head]), axis=0, dtype=np.float64)
-        y_shift = np.mean(Y[head], axis=0)
-        p = d + 1 + K
-        q = _linreg.padded_size(p)
-        G = np.zeros((q, q))
-        sw = np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight,
-                                                                             dtype=np.float64)
-        block_rows = _linreg.block_rows_for(q)
-        _gram(X, Y, sw, x_shift, y_shift, G, block_rows, n_jobs)
-        if not np.isfinite(G).all():
-            # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
-            # (10% of a fit) and let this one name the problem.
-            check_array(X)
-            with np.errstate(over="ignore"):
-                weights_overflow = sample_weight is not None and not np.isfinite(
-                    sw.sum() * 2.0 ** 64)
-            if weights_overflow:
-                raise ValueError("the sample weights are too large: their sum (times the "
-                                 "squared features) overflows float64; rescale them (least "
-                                 "squares does not change when all weights are scaled alike)")
-            raise ValueError("X^T X overflowed: feature values are too large (about 1e154 or "
-                             "more); rescale X")
-        W = G[d, d]
-        mz, my = G[d, :d] / W, G[d, d + 1:p] / W
-        with np.errstate(over="ignore", invalid="ignore"):
-            stats = cls(W, n, x_shift + mz, y_shift + my,
-                        G[:d, :d] - W * np.outer(mz, mz),
-                        G[:d, d + 1:p] - W * np.outer(mz, my),
-                        G[d + 1:p, d + 1:p] - W * np.outer(my, my))
-        if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
-            # W (mz my^T) overflows when tiny weights meet huge means (1e-310 and 1e199):
-            # the same product as (sqrt(W) mz)(sqrt(W) my)^T, whose factors stay in range
-            r = np.sqrt(W)
-            stats = cls(W, n, x_shift + mz, y_shift + my,
-                        G[:d, :d] - np.outer(r * mz, r * mz),
-                        G[:d, d + 1:p] - np.outer(r * mz, r * my),
-                        G[d + 1:p, d + 1:p] - np.outer(r * my, r * my))
-            if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
-                raise ValueError("the centered sums of squares overflow float64: X or y "
-                                 "values are too large; rescale them")
+        if sample_weight is not None:
+            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        if hasattr(X, "indptr"):
+            stats = _sparse_stats(cls, X, Y, sample_weight)
+        else:
+            stats = _dense_stats(cls, X, Y, sample_weight, n_jobs)
         if factor or (factor is None and not stats._normal_equations_accurate(fit_intercept)):
-            stats.factor = _qr_factor(X, Y, None if sample_weight is None else sw,
-                                      stats.x_mean, stats.y_mean)
+            stats.factor = _qr_factor(X, Y, sample_weight, stats.x_mean, stats.y_mean)
         return stats
 
     def merge(self, other):
@@ -320,6 +292,172 @@ class LinearStats:
         return self.y_mean - coef @ self.x_mean
 
 
+def _dense_stats(cls, X, Y, sw, n_jobs):
+    """LinearStats of dense X: one pass of the Gram kernel over the rows [x - x_shift, 1,
+    y - y_shift], the shift the mean of the first rows (it keeps the centering accurate when
+    the features have large means)."""
+    n, d = X.shape
+    K = Y.shape[1]
+    head = slice(0, min(n, 1024))
+    # (numpy sums a column-major block in another order: the C copy of these few rows
+    # gives a column-major X, as fit_stream builds, the same shift as a row-major one)
+    x_shift = np.mean(np.ascontiguousarray(X[head]), axis=0, dtype=np.float64)
+    y_shift = np.mean(Y[head], axis=0)
+    p = d + 1 + K
+    q = _linreg.padded_size(p)
+    G = np.zeros((q, q))
+    block_rows = _linreg.block_rows_for(q)
+    _gram(X, Y, np.empty(0) if sw is None else sw, x_shift, y_shift, G, block_rows, n_jobs)
+    if not np.isfinite(G).all():
+        # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
+        # (10% of a fit) and let this one name the problem.
+        check_array(X)
+        _refuse_overflow(sw)
+    W = G[d, d]
+    mz, my = G[d, :d] / W, G[d, d + 1:p] / W
+    return _centered(cls, W, n, x_shift + mz, y_shift + my, G[:d, :d], G[:d, d + 1:p],
+                     G[d + 1:p, d + 1:p], mz, my)
+
+
+def _sparse_stats(cls, X, Y, sw):
+    """LinearStats of CSR X without densifying it: X^T S X (d x d) by a sparse product, X^T S Y
+    and the weighted means, S the sample weights. No shift: it would fill X in. Centering
+    subtracts W m m^T from X^T S X, which loses about log2(1 + m^2 / var) bits of a column of
+    mean m and variance var; a column that is mostly zeros (the reason to store it sparse)
+    has m^2 / var = p / (1 - p) < 1 when a fraction p < 1/2 of it is nonzero, so at most a
+    bit is lost. (Rows of the sparse data in the QR factor, when the normal equations are
+    ill-conditioned, are densified a block at a time: _qr_factor.)"""
+    n = X.shape[0]
+    w = np.ones(n) if sw is None else sw
+    SX = _row_scaled(X, w)
+    W = float(w.sum())
+    x_sum = np.asarray(SX.sum(axis=0)).ravel()
+    y_mean = (w @ Y) / W
+    Yc = Y - y_mean
+    with np.errstate(over="ignore", invalid="ignore"):
+        Gxx = np.asarray((X.T @ SX).toarray())
+        Sxy = np.asarray(SX.T @ Yc)
+        Syy = Yc.T @ (w[:, None] * Yc)
+    if not (np.isfinite(Gxx).all() and np.isfinite(Sxy).all() and np.isfinite(Syy).all()):
+        _refuse_overflow(sw)
+    x_mean = x_sum / W
+    return _centered(cls, W, n, x_mean, y_mean, Gxx, Sxy, Syy, x_mean, np.zeros_like(y_mean))
+
+
+def _row_scaled(X, w):
+    """The CSR matrix diag(w) X (a copy of X's values, same structure)."""
+    import scipy.sparse as sp
+    scaled = np.repeat(w, np.diff(X.indptr)) * X.data
+    return sp.csr_matrix((scaled, X.indices, X.indptr), shape=X.shape)
+
+
+def _refuse_overflow(sw):
+    """The ValueError for statistics that overflowed on finite X."""
+    with np.errstate(over="ignore"):
+        weights_overflow = sw is not None and not np.isfinite(sw.sum() * 2.0 ** 64)
+    if weights_overflow:
+        raise ValueError("the sample weights are too large: their sum (times the squared "
+                         "features) overflows float64; rescale them (least squares does not "
+                         "change when all weights are scaled alike)")
+    raise ValueError("X^T X overflowed: feature values are too large (about 1e154 or more); "
+                     "rescale X")
+
+
+def _centered(cls, W, n, x_mean, y_mean, Gxx, Gxy, Gyy, mz, my):
+    """LinearStats from sums about a shift, Gxx = sum_i w_i (x_i - s)(x_i - s)^T and so on,
+    with mz, my the weighted means of x - s and y - t: Chan's correction W mz mz^T taken out."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        stats = cls(W, n, x_mean, y_mean, Gxx - W * np.outer(mz, mz),
+                    Gxy - W * np.outer(mz, my), Gyy - W * np.outer(my, my))
+    if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
+        # W (mz my^T) overflows when tiny weights meet huge means (1e-310 and 1e199):
+        # the same product as (sqrt(W) mz)(sqrt(W) my)^T, whose factors stay in range
+        r = np.sqrt(W)
+        stats = cls(W, n, x_mean, y_mean, Gxx - np.outer(r * mz, r * mz),
+                    Gxy - np.outer(r * mz, r * my), Gyy - np.outer(r * my, r * my))
+        if not all(np.isfinite(a).all() for a in (stats.Sxx, stats.Sxy, stats.Syy)):
+            raise ValueError("the centered sums of squares overflow float64: X or y "
+                             "values are too large; rescale them")
+    return stats
+
+
+def sparse_gram_fits(X):
+    """Whether fit forms the normal equations of CSR X (SPARSE_GRAM_FEATURES): d small, or
+    X^T X (8 d^2 bytes) no larger than X's own arrays."""
+    d = X.shape[1]
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return d <= SPARSE_GRAM_FEATURES or 8 * d * d <= size
+
+
+def _lsqr_solve(X, Y, sw, alpha, fit_intercept, max_iter, name):
+    """(coef (K, d), intercept (K,), iterations): ridge (alpha >= 0) on dense or CSR X by LSQR
+    (Paige & Saunders; scipy's), one target column at a time, from matrix-vector products with
+    X and X^T only: X is neither densified nor copied.
+
+    The operator is the centered, weighted X, sqrt(w) (X - 1 m^T) with m the weighted means
+    (m = 0 without an intercept), applied as X v - (m . v); the intercept is then
+    mean(y) - coef . m, unpenalized as in the normal equations. alpha > 0: LSQR runs on the
+    rows [sqrt(w) (X - 1 m^T); sqrt(alpha) I] with each column scaled to unit norm (the
+    diagonal preconditioner: hashed or one-hot columns differ in norm by orders of magnitude,
+    and the scaling halves the iterations on them), the unique ridge solution. alpha = 0:
+    the columns unscaled, so that LSQR from 0 returns the minimum-norm least-squares solution,
+    as the normal equations do. Stops at LSQR_TOL or after max_iter iterations (with a
+    ConvergenceWarning)."""
+    from scipy.sparse.linalg import LinearOperator, lsqr
+    n, d = X.shape
+    w = np.ones(n) if sw is None else sw
+    root, total = np.sqrt(w), float(w.sum())
+    if fit_intercept:
+        x_mean = np.asarray(X.T @ w, dtype=np.float64).ravel() / total
+        y_mean = (w @ Y) / total
+    else:
+        x_mean, y_mean = np.zeros(d), np.zeros(Y.shape[1])
+    if alpha > 0:
+        col_sq = np.maximum(_weighted_column_squares(X, w) - total * x_mean ** 2, 0.0)
+        scale = 1.0 / np.sqrt(col_sq + alpha)
+    else:
+        scale = np.ones(d)
+    damp = np.sqrt(alpha)
+    rows = n + (d if alpha > 0 else 0)
+
+    def matvec(z):
+        v = scale * np.ravel(z)
+        top = root * (np.asarray(X @ v).ravel() - x_mean @ v)
+        return np.concatenate([top, damp * v]) if alpha > 0 else top
+
+    def rmatvec(u):
+        u = np.ravel(u)
+        a = root * u[:n]
+        g = np.asarray(X.T @ a).ravel() - x_mean * a.sum()
+        if alpha > 0:
+            g += damp * u[n:]
+        return scale * g
+
+    operator = LinearOperator((rows, d), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
+    coef, most = np.zeros((Y.shape[1], d)), 0
+    for k in range(Y.shape[1]):
+        b = root * (Y[:, k] - y_mean[k])
+        if alpha > 0:
+            b = np.concatenate([b, np.zeros(d)])
+        z, stop, iterations = lsqr(operator, b, atol=LSQR_TOL, btol=LSQR_TOL,
+                                   iter_lim=max_iter)[:3]
+        if stop == 7:
+            warnings.warn(f"{name}(solver_='lsqr') reached max_iter={max_iter} iterations "
+                          f"before LSQR's tolerance {LSQR_TOL}; raise max_iter",
+                          ConvergenceWarning, stacklevel=4)
+        coef[k] = scale * z
+        most = max(most, int(iterations))
+    return coef, y_mean - coef @ x_mean, most
+
+
+def _weighted_column_squares(X, w):
+    """sum_i w_i x_ij^2 for each column j (CSR: from the stored entries)."""
+    if hasattr(X, "indptr"):
+        weights = np.repeat(w, np.diff(X.indptr)) * np.square(X.data, dtype=np.float64)
+        return np.bincount(X.indices, weights=weights, minlength=X.shape[1])
+    return np.einsum("ij,ij,i->j", X, X, w, dtype=np.float64)
+
+
 def _finite_solution(coef, intercept, dtype):
     """coef and intercept in `dtype`, or a ValueError when they overflowed: a solution
     beyond float64 (or float32, for float32 X) is refused, never stored as inf / NaN."""
@@ -407,14 +545,15 @@ def _square(R, p):
 def _qr_factor(X, Y, sample_weight, x_mean, y_mean):
     """The (p, p) upper-triangular R of the centered, weighted rows sqrt(w) [x - x_mean,
     y - y_mean] (p = n_features + n_targets), by Householder QR block by block (TSQR: each
-    block is stacked under the factor so far and triangularized), in float64."""
+    block is stacked under the factor so far and triangularized), in float64. Sparse X is
+    densified one block of rows at a time."""
     n, d = X.shape
     p = d + Y.shape[1]
     R = np.zeros((0, p))
     for start in range(0, n, QR_BLOCK_ROWS):
         rows = slice(start, min(start + QR_BLOCK_ROWS, n))
         Z = np.empty((rows.stop - start, p))
-        Z[:, :d] = X[rows]
+        Z[:, :d] = X[rows].toarray() if hasattr(X, "indptr") else X[rows]
         Z[:, :d] -= x_mean
         Z[:, d:] = Y[rows] - y_mean
         if sample_weight is not None:
@@ -469,8 +608,10 @@ def _multi_output_tags(tags):
 
 
 class _LeastSquares(RegressorMixin, BaseEstimator):
-    """What LinearRegression and Ridge share: the three solvers, partial_fit, predict.
-    Subclasses give `_alpha()`, scikit-learn Ridge's alpha (0 for least squares)."""
+    """What LinearRegression and Ridge share: the solvers, partial_fit, predict. Subclasses
+    give `_alpha()`, scikit-learn Ridge's alpha (0 for least squares)."""
+
+    _accepts_sparse = True
 
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
@@ -483,7 +624,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), optional
 
@@ -493,17 +634,24 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         """
         self._check_params()
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
-                         estimator=self, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, multi_output=True,
+                         check_finite=self.solver != "normal", estimator=self, reset=True)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self._single_target = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
-        if self.solver == "sgd":
+        self.solver_ = self._solver_for(X)
+        if self.solver_ == "sgd":
             self._fit_sgd(X, Y, sw, self.max_iter, resume=False)
+            return self
+        if self.solver_ == "lsqr":
+            coef, intercept, self.n_iter_ = _lsqr_solve(
+                X, Y, None if sample_weight is None else sw, self._alpha(), self.fit_intercept,
+                self.max_iter, type(self).__name__)
+            self._set_solution(coef, intercept, X.dtype)
             return self
         # "lstsq" always solves from the QR factor of the data; "normal" only when the scaled
         # normal equations are ill-conditioned (from_data computes the factor then).
-        lstsq = self.solver == "lstsq"
+        lstsq = self.solver_ == "lstsq"
         stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw, self.n_jobs,
                                       factor=True if lstsq else None,
                                       fit_intercept=self.fit_intercept)
@@ -516,6 +664,18 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self.n_iter_ = 1  # one pass over the data
         self._set_solution(coef, intercept, X.dtype)
         return self
+
+    def _solver_for(self, X):
+        """The solver a fit on X runs (`solver_`): the `solver` parameter, except that CSR X
+        too wide for its normal equations (sparse_gram_fits) is solved by "lsqr" under
+        solver="normal", and refused by "lstsq" (whose QR factor has X's width squared)."""
+        if not hasattr(X, "indptr") or self.solver in ("sgd", "lsqr") or sparse_gram_fits(X):
+            return self.solver
+        if self.solver == "lstsq":
+            raise ValueError(f"solver='lstsq' on sparse X of {X.shape[1]} columns would hold a "
+                             f"{X.shape[1]} x {X.shape[1]} QR factor; use solver='normal' (it "
+                             f"runs LSQR on wide sparse X) or 'lsqr'")
+        return "lsqr"
 
     @available_if(lambda self: self.solver in ("normal", "sgd"),
                   "needs solver='normal' (exact, merges statistics) or 'sgd' (one epoch)")
@@ -537,7 +697,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), optional
 
@@ -551,16 +711,21 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         if first:           # an earlier model of another solver (or none): start over
             forget_fit(self)
         # "normal" finds NaN / inf in X from the statistics (LinearStats.from_data)
-        X, y = check_X_y(X, y, multi_output=True, check_finite=self.solver != "normal",
-                         estimator=self, reset=first)
+        X, y = check_X_y(X, y, accept_sparse=True, multi_output=True,
+                         check_finite=self.solver != "normal", estimator=self, reset=first)
         sw = check_sample_weight(sample_weight, X.shape[0])
         Y = y.reshape(X.shape[0], -1)
+        if self.solver == "normal" and X.shape[1] > MAX_GRAM_FEATURES:
+            raise ValueError(f"partial_fit(solver='normal') merges X^T X, {X.shape[1]} x "
+                             f"{X.shape[1]} here ({8 * X.shape[1] ** 2 / 1e9:.3g} GB): for "
+                             f"this many features use fit (LSQR on sparse X) or solver='sgd'")
         if first:
             self._single_target = y.ndim == 1
         elif Y.shape[1] != self._n_targets():
             raise ValueError(f"y has {Y.shape[1]} target(s); this model was fitted with "
                              f"{self._n_targets()}")
         if self.solver == "sgd":
+            self.solver_ = "sgd"
             self._fit_sgd(X, Y, sw, 1, resume=not first)
             return self
         stats = LinearStats.from_data(X, Y, None if sample_weight is None else sw,
@@ -607,6 +772,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self.stats_ = stats
         self.rank_ = rank
         self.n_iter_ = 1
+        self.solver_ = "normal"
         self._set_solution(coef, intercept, dtype)
         return self
 
@@ -715,7 +881,7 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -723,15 +889,16 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
             float32 when both X and the model (coef_) are float32, else float64.
         """
         self._check_is_fitted("coef_")
-        X = check_array(X, estimator=self, reset=False)
-        return X @ self.coef_.T + self.intercept_
+        X = check_array(X, accept_sparse=True, estimator=self, reset=False)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
 
 _SOLVER_DOC = """
     fit_intercept : bool, default True
         Fit an unpenalized intercept (centering by the weighted means), as in scikit-learn.
-    solver : "normal" (default), "lstsq" or "sgd"
-        Which algorithm fits (scikit-learn's Ridge has a `solver` too, with other values).
+    solver : "normal" (default), "lstsq", "lsqr" or "sgd"
+        Which algorithm fits (scikit-learn's Ridge has a `solver` too, with other values);
+        `solver_` says which one ran.
         "normal": 004's normal equation. One pass over X forms X^T X and X^T y with BLAS
         (symmetric rank-k updates, threads over row blocks); Cholesky of X^T X scaled by its
         diagonal solves when that keeps about 9 digits, else a second pass takes the QR factor
@@ -739,10 +906,22 @@ _SOLVER_DOC = """
         digits). Rank deficient X (collinear or constant features, the rank decided on scaled
         columns) gets the minimum-norm solution and a LinAlgWarning, never NaN or inf.
         "lstsq": always the QR factor, then SVD of its triangle: the minimum-norm solution,
-        with no warning; slower. "sgd": the shared SGD loop on the squared loss (001), with
-        partial_fit.
+        with no warning; slower. "lsqr": LSQR (Paige & Saunders, scipy's), iterations of
+        one product with X and one with X^T each, to LSQR's tolerance 1e-12 (about 10 digits
+        of the normal equations' answer on a well-conditioned problem): no d x d matrix, for
+        wide sparse X. "sgd": the shared SGD loop on the squared loss (001), with partial_fit.
+
+        Sparse X (CSR; CSC, COO and the other scipy formats are converted to CSR, a copy of
+        the stored entries, never a dense copy) is taken by every solver. "normal" forms
+        X^T X from the stored entries when it is small: at most 1,024 columns, or X^T X
+        (8 d^2 bytes) no larger than X's own arrays; otherwise fit runs "lsqr" instead
+        (`solver_` = "lsqr"), whose extra memory is a few vectors of n_samples and
+        n_features. "lstsq" densifies 4,096 rows at a time and is refused on X too wide for
+        the normal equations. Dense and sparse X of the same values give the same model
+        (to about 1e-15 relative on well-conditioned data).
     max_iter : int, default 1000
-        SGD epochs at most ("sgd" only), as in scikit-learn's SGDRegressor.
+        SGD epochs at most ("sgd"), as in scikit-learn's SGDRegressor; LSQR iterations at
+        most ("lsqr", with a ConvergenceWarning when they run out).
     tol : float or None, default 1e-4
         SGD stops when the epoch's mean loss has not improved by tol for n_iter_no_change
         epochs; None runs max_iter epochs (scikit-learn's SGDRegressor rule).
@@ -794,11 +973,15 @@ _SOLVER_DOC = """
     intercept_ : float or ndarray of shape (n_targets,)
         The intercept (0 without fit_intercept).
     rank_ : int
-        The rank of the (centered) X ("normal" / "lstsq").
+        The rank of the (centered) X ("normal" / "lstsq"; not set by "lsqr").
     stats_ : LinearStats
         The statistics of the data ("normal"); partial_fit merges into them.
+    solver_ : str
+        The solver that ran: `solver`, or "lsqr" where "normal" met sparse X too wide for
+        its normal equations.
     n_iter_ : int
-        SGD epochs; 1 for the closed forms (one pass over the data).
+        SGD epochs; LSQR iterations (the most of any target); 1 for the closed forms (one
+        pass over the data).
     loss_curve_ : list of float
         The mean loss of each SGD epoch ("sgd").
     n_features_in_ : int
