@@ -73,6 +73,37 @@ def n_output_features(n_features, degree, interaction_only=False, include_bias=T
     return c - 1 + bias
 
 
+def _row_term_counts(per_row, degree, interaction_only):
+    """The stored monomials of degree 1..degree in rows of per_row stored values each:
+    sum_k C(m + k - 1, k) = C(m + degree, degree) - 1, or sum_k C(m, k) for interaction_only
+    (at most the output's width: every one is a distinct column)."""
+    from math import comb
+    lengths, where = np.unique(per_row, return_inverse=True)
+    counts = [sum(comb(m, k) for k in range(1, min(degree, m) + 1)) if interaction_only
+              else comb(m + degree, degree) - 1 for m in lengths.tolist()]
+    return np.array(counts, dtype=np.int64)[where.reshape(-1)]
+
+def _rank_tables(d, degree, interaction_only, include_bias):
+    """poly_expand_csr's tables: offsets[k] the first column of degree k (k = 0..degree), and
+    prefix[j, v] = the degree-j monomials over the features after v that may follow a factor
+    v, summed over the factors below v (j = 0..degree - 1, v = 0..d)."""
+    from math import comb
+    offsets = np.zeros(degree + 1, dtype=np.int64)
+    column = 1 if include_bias else 0
+    for k in range(1, degree + 1):
+        offsets[k] = column
+        column += comb(d, k) if interaction_only else comb(d + k - 1, k)
+    prefix = np.zeros((max(degree, 1), d + 1), dtype=np.int64)
+    v = np.arange(d)
+    for j in range(degree):
+        # the monomials of degree j that may follow factor v: over features > v (strict) or
+        # >= v; C(n, j) exactly, summed: the ranks stay below MAX_OUTPUT_FEATURES
+        follow = [comb(d - u - 1, j) if interaction_only else comb(d - u + j - 1, j)
+                  for u in v.tolist()]
+        prefix[j, 1:] = np.cumsum(np.array(follow, dtype=np.int64))
+    return offsets, prefix
+
+
 class PolynomialFeatures(TransformerMixin, BaseEstimator):
     """All monomials of the features of total degree 0 (the bias column) to `degree`.
 
@@ -98,6 +129,12 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
     `fit` computes the output width first and refuses more than MAX_OUTPUT_FEATURES
     (1,000,000) columns with a ValueError, before allocating anything.
 
+    Sparse X (CSR; other scipy formats are converted to CSR) gives a CSR expansion: a monomial
+    is stored where all its features are stored, so a row with m stored values has
+    sum_k C(m + k - 1, k) stored terms (C(m, k) with interaction_only) and the bias 1, each the
+    same value as the dense expansion's, in the same columns (zeros of X stay zeros of every
+    monomial they enter; the bias column is stored in every row).
+
     Attributes
     ----------
     powers_ : ndarray of shape (n_output_features_, n_features_in_)
@@ -121,6 +158,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
     """
 
     _estimator_type = "transformer"
+    _accepts_sparse = True
 
     def __init__(self, degree: int = 2, interaction_only: bool = False, include_bias: bool = True,
                  n_jobs: Optional[int] = None) -> None:
@@ -135,7 +173,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : ignored
 
         Returns
@@ -144,7 +182,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         """
         check_param("degree", self.degree, low=0, integer=True, c_int=False)  # width checked next
         check_n_jobs(self.n_jobs)
-        X = check_array(X, estimator=self, reset=True)
+        X = check_array(X, accept_sparse=True, estimator=self, reset=True)
         width = n_output_features(X.shape[1], self.degree, self.interaction_only,
                                   self.include_bias)
         if width > MAX_OUTPUT_FEATURES:
@@ -195,23 +233,50 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like or sparse matrix of shape (n_samples, n_features_in_)
 
         Returns
         -------
-        XP : ndarray of shape (n_samples, n_output_features_)
-            In X's dtype (float32 stays float32).
+        XP : ndarray or CSR matrix of shape (n_samples, n_output_features_)
+            In X's dtype (float32 stays float32); CSR for sparse X.
         """
         self._check_is_fitted("powers_")
-        return self._expand(check_array(X, estimator=self, reset=False))
+        return self._expand(check_array(X, accept_sparse=True, estimator=self, reset=False))
 
     def _expand(self, X):
         """transform's work on an X that check_array has passed (PolynomialRegression.predict
         validates X once, then expands it here)."""
+        if hasattr(X, "indptr"):
+            return self._expand_csr(X)
         out = np.empty((X.shape[0], self.n_output_features_), dtype=X.dtype)
         values = X.shape[0] * self.n_output_features_
         threads = max(1, min(check_n_jobs(self.n_jobs), values // MIN_VALUES_PER_THREAD))
         _poly.poly_expand(X, self._parent, self._feature, out, threads)
+        return out
+
+    def _expand_csr(self, X):
+        """The CSR expansion of CSR X (poly_expand_csr): each row's stored monomials, counted
+        first (from its number of stored values) to size the output."""
+        import scipy.sparse as sp
+        d, degree = self.n_features_in_, int(self.degree)
+        sizes = _row_term_counts(np.diff(X.indptr), degree, self.interaction_only) + \
+            (1 if self.include_bias else 0)
+        out_indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        np.cumsum(sizes, out=out_indptr[1:])
+        offsets, prefix = _rank_tables(d, degree, self.interaction_only, self.include_bias)
+        nnz = int(out_indptr[-1])
+        out_data = np.empty(nnz, dtype=X.dtype)
+        out_indices = np.empty(nnz, dtype=np.int64)
+        _poly.poly_expand_csr(X.data, X.indices, X.indptr.astype(np.int64), offsets, prefix,
+                              bool(self.interaction_only), bool(self.include_bias),
+                              out_indptr, out_data, out_indices,
+                              np.empty(max(degree, 1), dtype=np.int64))
+        small = nnz < 2**31       # int32 indices where they fit, as scipy builds them
+        out = sp.csr_matrix((out_data, out_indices.astype(np.int32) if small else out_indices,
+                             out_indptr.astype(np.int32) if small else out_indptr),
+                            shape=(X.shape[0], self.n_output_features_))
+        if (X.data == 0).any():   # stored zeros of X made stored zeros of their monomials
+            out.eliminate_zeros()
         return out
 
     def get_feature_names_out(

@@ -41,3 +41,75 @@ def poly_expand(const floating[:, ::1] X, const index_t[::1] parent,
                     v = v * out[i, parent[c]]
                 out[i, c] = v
     return out
+
+
+# ---------------------------------------------------------------- CSR rows
+# A monomial is nonzero in a row only if each of its features is: the CSR expansion enumerates,
+# row by row, the monomials of the row's stored features only (no term table is walked), in
+# the dense column order (by degree, then lexicographic in the feature indices), so each
+# output row comes out sorted. A monomial's column is offsets[k] plus its lexicographic rank
+# among the degree-k monomials, sum over its factors t of
+# prefix[k - 1 - t, a_t] - prefix[k - 1 - t, low_t], where prefix[j, v] counts the degree-j
+# monomials over the features below v that could follow, low_t = a_{t-1} (a_{t-1} + 1 for
+# interaction_only; 0 for t = 0): the monomials with the same first t factors and a smaller
+# (t+1)-th one. A value is the product of its factors left to right, as the dense sweep
+# multiplies a term's parent by its last factor: the same bits.
+
+def poly_expand_csr(const floating[::1] data, const int[::1] indices, const index_t[::1] indptr,
+                    const index_t[::1] offsets, const index_t[:, ::1] prefix,
+                    bint interaction_only, bint include_bias, const index_t[::1] out_indptr,
+                    floating[::1] out_data, index_t[::1] out_indices, index_t[::1] p):
+    """Fill the CSR expansion (out_indptr given, from the counts of each row's monomials)
+    of the CSR rows (data, indices, indptr): offsets (degree + 1,) the first column of each
+    degree, prefix (degree, d + 1) the rank table of the note above; p (degree,) scratch."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, degree = offsets.shape[0] - 1
+    cdef Py_ssize_t d = prefix.shape[1] - 1, i, k, t, m, start, pos, top
+    cdef index_t column, a, low
+    cdef floating value
+    if (out_indptr.shape[0] != n + 1 or prefix.shape[0] != max(degree, 1)
+            or p.shape[0] < degree
+            or out_data.shape[0] != out_indices.shape[0] or data.shape[0] != indices.shape[0]):
+        raise ValueError("poly_expand_csr: inconsistent shapes")
+    for i in range(n):
+        if not 0 <= indptr[i] <= indptr[i + 1] <= indices.shape[0]:
+            raise ValueError("poly_expand_csr: indptr out of range")
+    if out_indptr[n] != out_data.shape[0]:
+        raise ValueError("poly_expand_csr: out_indptr does not match the output's length")
+    with nogil:
+        for i in range(n):
+            start, m = indptr[i], indptr[i + 1] - indptr[i]
+            pos = out_indptr[i]
+            if include_bias:
+                out_indices[pos] = 0
+                out_data[pos] = 1
+                pos += 1
+            for k in range(1, degree + 1):
+                if interaction_only and k > m:
+                    break
+                if m == 0:
+                    break
+                for t in range(k):          # the first monomial: p = 0, 0, ... (0, 1, ...)
+                    p[t] = t if interaction_only else 0
+                while True:
+                    column = offsets[k]
+                    value = 1
+                    low = 0
+                    for t in range(k):
+                        a = indices[start + p[t]]
+                        if a >= d or a < 0 or pos >= out_indptr[i + 1]:
+                            with gil:
+                                raise ValueError("poly_expand_csr: an index is out of range")
+                        column += prefix[k - 1 - t, a] - prefix[k - 1 - t, low]
+                        value = data[start + p[t]] if t == 0 else value * data[start + p[t]]
+                        low = a + 1 if interaction_only else a
+                    out_indices[pos] = column
+                    out_data[pos] = value
+                    pos += 1
+                    top = k - 1                 # the next monomial, lexicographically
+                    while top >= 0 and p[top] == (m - k + top if interaction_only else m - 1):
+                        top -= 1
+                    if top < 0:
+                        break
+                    p[top] += 1
+                    for t in range(top + 1, k):
+                        p[t] = p[t - 1] + 1 if interaction_only else p[top]

@@ -1127,7 +1127,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
     A linear model on the powers of x (on every monomial of total degree <= M with several
     features), fitted by least squares, or by ridge with alpha > 0: scikit-learn's
     ``make_pipeline(PolynomialFeatures(degree, include_bias=False), Ridge(alpha))``.
-    scikit-learn has no single class for it.
+    scikit-learn has no single class for it. Sparse X gives a sparse expansion (see
+    PolynomialFeatures), fitted as Ridge fits sparse X.
 
     Parameters
     ----------
@@ -1215,6 +1216,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
+    _accepts_sparse = True
+
     def __sklearn_tags__(self):
         return _multi_output_tags(super().__sklearn_tags__())
 
@@ -1235,8 +1238,8 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         """
         check_param("degree", self.degree, low=1, integer=True, c_int=False)  # width checked next
         check_n_jobs(self.n_jobs)
-        X, y = check_X_y(X, y, multi_output=True,
-                         estimator=self, reset=True)
+        X, y = check_X_y(X, y, accept_sparse=True, multi_output=True, estimator=self,
+                         reset=True)
         width = n_output_features(X.shape[1], self.degree, self.interaction_only,
                                   include_bias=False, limit=MAX_POLYNOMIAL_TERMS)
         if width > MAX_POLYNOMIAL_TERMS:
@@ -1254,6 +1257,7 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         self.coef_, self.intercept_ = self.model_.coef_, self.model_.intercept_
         self.powers_ = self.features_.powers_
         self.n_iter_ = self.model_.n_iter_
+        self.solver_ = self.model_.solver_
         if hasattr(self.model_, "rank_"):
             self.rank_ = self.model_.rank_
         return self
@@ -1271,12 +1275,13 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
             float32 when both X and the model (coef_) are float32, else float64.
         """
         self._check_is_fitted("model_")
-        X = check_array(X, estimator=self, reset=False)
+        X = check_array(X, accept_sparse=True, estimator=self, reset=False)
         # model_.predict(features_.transform(X)) without validating X twice more (40% of a
         # one-row call): the expansion of a checked X has features_'s width by construction,
         # and its values are checked as model_'s check_array checks them (x^k can overflow),
         # by a compiled count that costs less than numpy's reduction on a few rows
         expanded = self.features_._expand(X)
-        if count_nonfinite(expanded):
-            _check_finite(expanded, "X", allow_nan=False)    # model_'s error
-        return expanded @ self.model_.coef_.T + self.model_.intercept_
+        values = expanded.data.reshape(-1, 1) if hasattr(expanded, "indptr") else expanded
+        if count_nonfinite(values):
+            _check_finite(values, "X", allow_nan=False)    # model_'s error
+        return np.asarray(expanded @ self.model_.coef_.T) + self.model_.intercept_
