@@ -442,9 +442,9 @@ def test_bad_inputs():
         CategoricalNB().fit(X[:0], y[:0])
     with pytest.raises(ValueError, match="samples"):
         NaiveBayes().fit(X, y[:-1])
-    with pytest.raises(TypeError, match="sparse"):
-        import scipy.sparse as sp
-        CategoricalNB().fit(sp.csr_matrix(np.eye(3)), [0, 1, 1])
+    import scipy.sparse as sp
+    with pytest.raises(ValueError, match="infinity"):       # sparse X is taken, checked
+        CategoricalNB().fit(sp.csr_matrix(np.eye(3) * np.inf), [0, 1, 1])
     with pytest.raises(TypeError, match="strings|numeric"):
         GaussianNB().fit(X, y)
     with pytest.raises(TypeError, match="non-numbers"):

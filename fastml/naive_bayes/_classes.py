@@ -39,13 +39,14 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
+from . import _sparse
 from .._core._moments import merge_moments
 from .._core._posterior import log_posterior
 from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
                        check_table, codes_for, numeric_block)
-from .._validation import (_check_finite, check_array, check_class_weight, check_n_features,
-                           check_n_jobs, check_param, check_sample_weight, check_target,
-                           class_weight_factors, state_array, state_count)
+from .._validation import (_check_finite, _is_sparse, check_array, check_class_weight,
+                           check_n_features, check_n_jobs, check_param, check_sample_weight,
+                           check_target, class_weight_factors, state_array, state_count)
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray, VectorLike
@@ -185,9 +186,16 @@ class _CategoricalPart:
 
     def accumulate(self, X, y, sw, n_threads):
         """Add a chunk. Writes only into arrays it creates (the copied part's old ones may be
-        restored by _BaseNB._fit)."""
+        restored by _BaseNB._fit). Sparse X (CSR of this part's columns): _sparse."""
         self.encoder = copy.copy(self.encoder)   # partial_fit replaces its vocabulary list
         old_levels = [0 if c is None else len(c) for c in self.encoder.categories_]
+        if _is_sparse(X):
+            self.counts = self._relaid(old_levels,
+                                       self.encoder.add_levels(_sparse.column_levels(X, sw)))
+            self._refuse_empty()
+            self.counts = self.counts + _sparse.category_counts(
+                X, y, sw, self.encoder.categories_, self.n_classes)
+            return
         counted = None
         if self.encoder._int_matrix(X):
             counted = _count_int_matrix(self.encoder._selected(X), y, sw, self.n_classes,
@@ -198,12 +206,7 @@ class _CategoricalPart:
         else:
             moved = self.encoder.add_levels(counted[0])
         self.counts = self._relaid(old_levels, moved)
-        empty = np.flatnonzero(self.n_categories == 0)
-        if len(empty):
-            raise ValueError(f"categorical column {self.encoder.columns_[empty[0]]} has no "
-                             f"values (every cell missing, or in a row of weight 0): there "
-                             f"is nothing to estimate its probabilities from; drop it or "
-                             f"fit on rows where it has values")
+        self._refuse_empty()
         offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.int64)
         if counted is not None:   # counted already: add each thread's table, in thread order
             levels, tables = counted
@@ -218,6 +221,14 @@ class _CategoricalPart:
             return
         codes = self.encoder.transform(X, n_threads=n_threads)
         _nb.count_categories(codes, y, sw, offsets, self.counts, n_threads)  # the new table
+
+    def _refuse_empty(self):
+        empty = np.flatnonzero(self.n_categories == 0)
+        if len(empty):
+            raise ValueError(f"categorical column {self.encoder.columns_[empty[0]]} has no "
+                             f"values (every cell missing, or in a row of weight 0): there "
+                             f"is nothing to estimate its probabilities from; drop it or "
+                             f"fit on rows where it has values")
 
     @property
     def n_categories(self):
@@ -283,6 +294,10 @@ class _CategoricalPart:
             raise ValueError("the categorical part's table offsets do not match its levels")
 
     def joint_log_likelihood(self, X, out, n_threads):
+        if _is_sparse(X):
+            _sparse.categorical_jll(X, self.table, self.table_offsets,
+                                    self.encoder.categories_, out)
+            return
         lookup = self.encoder.int_lookup(X)
         if lookup is not None:    # an integer matrix: looked up without writing its codes
             _nb.categorical_jll_int(*lookup, self.table, self.table_offsets, out, n_threads)
@@ -299,6 +314,11 @@ class _GaussianPart:
         self.moments = tuple(np.zeros((n_classes, n_columns)) for _ in range(4))
 
     def accumulate(self, X, y, sw, n_threads):
+        if _is_sparse(X):         # (checked: finite but for NaN cells, the missing ones)
+            self.moments = merge_moments(self.moments, _sparse.gaussian_moments(
+                X, y, sw, self.moments[0].shape[0]))
+            _check_finite_statistics("the means and variances", *self.moments)
+            return
         unchecked = isinstance(X, _FiniteLater)
         if unchecked:
             X = X.array
@@ -374,6 +394,9 @@ class _GaussianPart:
             state_array(self, name, np.float64, shape)
 
     def joint_log_likelihood(self, X, out, n_threads):
+        if _is_sparse(X):
+            _sparse.gaussian_jll(X, self.kernel_mean, self.a, self.b, out)
+            return
         _nb.gaussian_jll(X, self.kernel_mean, self.a, self.b, out, n_threads)
 
 
@@ -685,6 +708,10 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
     X may hold strings, integers, booleans or any hashable values per column (a numpy array, an
     object array or a DataFrame); None / NaN cells are missing. Each column's levels are the
     sorted distinct values seen at fit (a pandas categorical column: its declared categories).
+    Sparse X (count or one-hot data; CSR, other scipy formats converted) is read from its
+    stored entries: a sparse zero is the level 0 of its column (a one-hot column has the
+    levels 0 and 1, a count column 0, 1, 2, ...), a stored NaN a missing cell; the model is
+    the one its dense copy gives, without a dense copy.
 
     Parameters
     ----------
@@ -752,6 +779,7 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
     """
 
     _accepts_categorical = True   # strings / categories encoded by _tabular
+    _accepts_sparse = True        # count / one-hot data: _sparse
 
     def __init__(self, smoothing: str = "laplace", alpha: float = 1.0, m: float = 1.0,
                  p: Optional[ArrayLike] = None, priors: Optional[ArrayLike] = None,
@@ -769,6 +797,8 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
         self._check_smoothing()
 
     def _check_X(self, X, reset):
+        if _is_sparse(X):
+            return _check_sparse_X(self, X, reset)
         X = check_table(X)
         check_n_features(self, X, reset=reset)
         return X
@@ -786,6 +816,11 @@ class CategoricalNB(_SmoothingParams, _BaseNB):
         part = self._parts[0]
         part.finalize(*self._smoothing_args())
         _set_categorical_attributes(self, part)
+
+
+def _check_sparse_X(est, X, reset):
+    """Sparse X for naive Bayes: CSR of float values (check_array), NaN cells missing."""
+    return check_array(X, accept_sparse=True, allow_nan=True, estimator=est, reset=reset)
 
 
 def _set_categorical_attributes(est, part):
@@ -836,6 +871,9 @@ class GaussianNB(_GaussianParams, _BaseNB):
         Threads for the moment pass and prediction (None = 1, -1 = all cores).
 
     X is numeric (float32 kept, other types as float64); NaN cells are missing, inf raises.
+    Sparse X (CSR, other scipy formats converted) is read from its stored entries: a sparse
+    zero is the value 0.0 (it enters the mean and variance), a stored NaN a missing cell;
+    the model is the one its dense copy gives, without a dense copy.
 
     Attributes
     ----------
@@ -883,8 +921,10 @@ class GaussianNB(_GaussianParams, _BaseNB):
         self._check_gaussian()
         check_param("variance", self.variance, choices=VARIANCES)
 
+    _accepts_sparse = True
+
     def _check_X(self, X, reset):
-        return check_array(X, allow_nan=True, estimator=self, reset=reset)
+        return check_array(X, accept_sparse=True, allow_nan=True, estimator=self, reset=reset)
 
     def _check_fit_X(self, X, reset):
         """A float32 / float64 array in either layout is read in place (no copy; a
@@ -894,7 +934,7 @@ class GaussianNB(_GaussianParams, _BaseNB):
                 and (X.flags.c_contiguous or X.flags.f_contiguous) and X.size > 0:
             check_n_features(self, X, reset=reset)
             return _FiniteLater(X)
-        return check_array(X, allow_nan=True, estimator=self, reset=reset)
+        return self._check_X(X, reset)
 
     def to_logistic(self) -> LogisticRegression:
         """The logistic regression this model is (002: Gaussian naive Bayes with variances
@@ -979,8 +1019,10 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
     categorical_features : "auto" (default), "all", None, or column indices / names / a mask
         "auto": DataFrame columns of dtype object, string, category or bool are categorical;
         in a numpy object array a column is categorical when any non-missing value is not a
-        real number (e.g. a string); string arrays are all categorical, numeric arrays all
-        real. Real columns must hold numbers (None / NaN are missing).
+        real number (e.g. a string); string arrays are all categorical, numeric arrays (and
+        sparse matrices) all real. Real columns must hold numbers (None / NaN are missing).
+        Sparse X is read from its stored entries: a sparse zero is the value 0, the level 0
+        of a categorical column and 0.0 of a real one; a stored NaN is a missing cell.
     smoothing, alpha, m, p : the categorical attributes' estimates, as in CategoricalNB.
         The default "laplace" avoids 004's zero probabilities; "none" gives 004's raw fractions.
     ddof, var_smoothing : the real attributes' variances, as in GaussianNB (the floor uses the
@@ -1037,7 +1079,15 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
         self._check_smoothing()
         self._check_gaussian()
 
+    _accepts_sparse = True        # each column's kind as for a numeric array: _sparse
+
     def _check_X(self, X, reset):
+        if _is_sparse(X):
+            X = _check_sparse_X(self, X, reset)
+            if reset:   # the rules of a numeric array ("auto": every column real)
+                self.categorical_features_ = categorical_mask(
+                    np.empty((0, X.shape[1]), dtype=X.dtype), self.categorical_features)
+            return X
         X = check_table(X)
         check_n_features(self, X, reset=reset)
         if reset:
@@ -1061,6 +1111,9 @@ class NaiveBayes(_SmoothingParams, _GaussianParams, _BaseNB):
             [(_GaussianPart, real)] * bool(real)
 
     def _part_data(self, X):
+        if _is_sparse(X):           # each part its own columns, still CSR
+            mask = self.categorical_features_
+            return [X[:, np.flatnonzero(kind)] for kind in (mask, ~mask) if kind.any()]
         data = []
         n_categorical = int(np.count_nonzero(self.categorical_features_))
         if n_categorical:
