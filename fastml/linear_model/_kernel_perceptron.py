@@ -110,7 +110,9 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         (len(A), len(B)) matrix of kernel values; it is called once per block of rows.
     degree : int, default 3
     gamma : float, "scale" or "auto", default "scale"
-        "scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features (scikit-learn's rules).
+        "scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features (scikit-learn's rules);
+        with sample weights X.var() is the weighted variance of X's values (each row's values
+        counting its weight), so weights still count copies of the rows.
     coef0 : float, default 0.0
     max_iter : int, default 10
         Epochs; training stops earlier after an epoch without a mistake.
@@ -230,11 +232,11 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
             raise ValueError("the mistake buffer and support_vectors_ differ in dtype")
         self._pack_model()
 
-    def _kernel_params(self, X):
+    def _kernel_params(self, X, sw):
         if self.gamma == "scale":
             with np.errstate(over="ignore"):            # an overflow is refused next
-                var = float(np.var(X, dtype=np.float64))  # float32 sums make constant
-            _check_kernel_range(X)                      # data's variance ~1e-26, not 0
+                var = _variance(X, sw)
+            _check_kernel_range(X)
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         elif self.gamma == "auto":
             gamma = 1.0 / X.shape[1]
@@ -306,7 +308,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         codes = self._encode_labels(y)
         sw = class_sample_weight(self.class_weight, self.classes_, codes,
                                  check_sample_weight(sample_weight, X.shape[0]))
-        self._start(X)
+        self._start(X, sw)
         self._train(X, codes, sw, self.max_iter)
         return self
 
@@ -346,13 +348,13 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight,
                                                 state="_buffer", accept_sparse=False)
         if first:
-            self._start(X)
+            self._start(X, sw)
         self._train(X.astype(self._buffer.rows.dtype, copy=False), codes, sw, 1)
         return self
 
-    def _start(self, X):
+    def _start(self, X, sw):
         n_outputs = OutputLayout(len(self.classes_)).n_outputs
-        self._kparams = self._kernel_params(X)
+        self._kparams = self._kernel_params(X, sw)
         self._buffer = _MistakeBuffer(X.shape[1], n_outputs, X.dtype)
         self._rng = check_random_state(self.random_state)
         self._steps = self._samples_seen = 0
@@ -546,6 +548,17 @@ def _averaged(coef, start, total):
     f = np.floor(e)
     later = f * (f - 1) / 2 + (e - f) * f
     return np.sign(coef) * (e * (total - start) - later) / total
+
+
+def _variance(X, sw):
+    """The variance of all of X's values in float64 (float32 sums make constant data's
+    variance ~1e-26, not 0), each row's values weighing its sample weight (np.var itself when
+    the weights are equal)."""
+    if (sw == sw[0]).all():
+        return float(np.var(X, dtype=np.float64))
+    p = sw / sw.sum()
+    mean = float(p @ X.mean(axis=1, dtype=np.float64))
+    return float(p @ np.mean(np.square(X - mean, dtype=np.float64), axis=1))
 
 
 def _check_kernel_range(X):
