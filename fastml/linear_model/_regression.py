@@ -66,6 +66,10 @@ MAX_GRAM_FEATURES = 16_384
 # LSQR's stopping tolerances (scipy's atol and btol): on a well-conditioned problem the
 # solution then agrees with the normal equations' to about 10 digits.
 LSQR_TOL = 1e-12
+# Sparse X with a larger fraction of its cells stored has its statistics taken by the dense
+# kernel (_sparse_product_pays), densified DENSE_BLOCK_VALUES at a time (32 MB of float64).
+SPARSE_DENSITY = 1 / 16
+DENSE_BLOCK_VALUES = 1 << 22
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -154,7 +158,7 @@ class LinearStats:
         Y = np.ascontiguousarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
         if sample_weight is not None:
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        if hasattr(X, "indptr"):
+        if hasattr(X, "indptr") and _sparse_product_pays(X, sample_weight):
             stats = _sparse_stats(cls, X, Y, sample_weight)
         else:
             stats = _dense_stats(cls, X, Y, sample_weight, n_jobs)
@@ -293,21 +297,26 @@ class LinearStats:
 
 
 def _dense_stats(cls, X, Y, sw, n_jobs):
-    """LinearStats of dense X: one pass of the Gram kernel over the rows [x - x_shift, 1,
+    """LinearStats from one pass of the Gram kernel over the rows [x - x_shift, 1,
     y - y_shift], the shift the mean of the first rows (it keeps the centering accurate when
-    the features have large means)."""
+    the features have large means). CSR X whose centering would lose digits
+    (_centering_keeps_digits) comes here too, densified DENSE_BLOCK_VALUES at a time."""
     n, d = X.shape
     K = Y.shape[1]
     head = slice(0, min(n, 1024))
     # (numpy sums a column-major block in another order: the C copy of these few rows
     # gives a column-major X, as fit_stream builds, the same shift as a row-major one)
-    x_shift = np.mean(np.ascontiguousarray(X[head]), axis=0, dtype=np.float64)
+    x_shift = np.mean(_dense_rows(X, head), axis=0, dtype=np.float64)
     y_shift = np.mean(Y[head], axis=0)
     p = d + 1 + K
     q = _linreg.padded_size(p)
     G = np.zeros((q, q))
     block_rows = _linreg.block_rows_for(q)
-    _gram(X, Y, np.empty(0) if sw is None else sw, x_shift, y_shift, G, block_rows, n_jobs)
+    step = max(1, DENSE_BLOCK_VALUES // d) if hasattr(X, "indptr") else n
+    for first in range(0, n, step):
+        rows = slice(first, min(n, first + step))
+        _gram(_dense_rows(X, rows), Y[rows], np.empty(0) if sw is None else sw[rows],
+              x_shift, y_shift, G, block_rows, n_jobs)
     if not np.isfinite(G).all():
         # NaN / inf in X reach G: the estimators skip the separate finiteness pass over X
         # (10% of a fit) and let this one name the problem.
@@ -319,14 +328,43 @@ def _dense_stats(cls, X, Y, sw, n_jobs):
                      G[d + 1:p, d + 1:p], mz, my)
 
 
+def _dense_rows(X, rows):
+    """Rows of X as a C- or F-contiguous array (CSR rows densified)."""
+    return X[rows].toarray() if hasattr(X, "indptr") else np.ascontiguousarray(X[rows]) \
+        if rows.start or rows.stop < len(X) else X
+
+
+def _sparse_product_pays(X, sw):
+    """Whether CSR X's statistics come from the sparse product (_sparse_stats) rather than the
+    dense kernel on blocks of densified rows (_dense_stats): when X is sparse enough for the
+    product to be the faster (fewer than SPARSE_DENSITY of its cells stored: a row of m
+    stored values costs m^2 products there and d^2 / 2 multiply-adds in BLAS, about 50 times
+    faster each) and its centering keeps its digits (_centering_keeps_digits)."""
+    stored = X.nnz / max(1, X.shape[0] * X.shape[1])
+    return stored < SPARSE_DENSITY and _centering_keeps_digits(X, sw)
+
+
+def _centering_keeps_digits(X, sw):
+    """Whether _sparse_stats's centering (W m m^T taken from X^T S X) loses at most about a
+    bit: every column's squared weighted mean m^2 at most its variance, as for a column
+    that is mostly zeros. Otherwise the sums are taken about a shift by the dense kernel,
+    a block of densified rows at a time (the price: n x d operations, not nnz)."""
+    w = np.ones(X.shape[0]) if sw is None else sw
+    total = float(w.sum())
+    mean = np.asarray(X.T @ w, dtype=np.float64).ravel() / total
+    variance = _weighted_column_squares(X, w) / total - mean * mean
+    return bool(np.all(mean * mean <= variance))
+
+
 def _sparse_stats(cls, X, Y, sw):
     """LinearStats of CSR X without densifying it: X^T S X (d x d) by a sparse product, X^T S Y
     and the weighted means, S the sample weights. No shift: it would fill X in. Centering
     subtracts W m m^T from X^T S X, which loses about log2(1 + m^2 / var) bits of a column of
     mean m and variance var; a column that is mostly zeros (the reason to store it sparse)
     has m^2 / var = p / (1 - p) < 1 when a fraction p < 1/2 of it is nonzero, so at most a
-    bit is lost. (Rows of the sparse data in the QR factor, when the normal equations are
-    ill-conditioned, are densified a block at a time: _qr_factor.)"""
+    bit is lost, and X whose columns do worse goes to _dense_stats instead
+    (_centering_keeps_digits). (Rows of the sparse data in the QR factor, when the normal
+    equations are ill-conditioned, are densified a block at a time: _qr_factor.)"""
     n = X.shape[0]
     w = np.ones(n) if sw is None else sw
     SX = _row_scaled(X, w)
@@ -913,10 +951,12 @@ _SOLVER_DOC = """
 
         Sparse X (CSR; CSC, COO and the other scipy formats are converted to CSR, a copy of
         the stored entries, never a dense copy) is taken by every solver. "normal" forms
-        X^T X from the stored entries when it is small: at most 1,024 columns, or X^T X
-        (8 d^2 bytes) no larger than X's own arrays; otherwise fit runs "lsqr" instead
-        (`solver_` = "lsqr"), whose extra memory is a few vectors of n_samples and
-        n_features. "lstsq" densifies 4,096 rows at a time and is refused on X too wide for
+        X^T X when it is small: at most 1,024 columns, or X^T X (8 d^2 bytes) no larger
+        than X's own arrays; from the stored entries by a sparse product when fewer than
+        1/16 of the cells are stored (and no column's mean exceeds its spread, which would
+        cost the centering digits), else by the dense kernel on blocks of rows densified
+        2^22 values at a time. Wider sparse X is solved by "lsqr" (`solver_` = "lsqr"),
+        whose extra memory is a few vectors of n_samples and n_features. "lstsq" densifies 4,096 rows at a time and is refused on X too wide for
         the normal equations. Dense and sparse X of the same values give the same model
         (to about 1e-15 relative on well-conditioned data).
     max_iter : int, default 1000
