@@ -27,13 +27,14 @@ class _VoteStore:
     """The voted perceptron's training state: the live perceptrons W (K, d) and b (K,) with
     the weight they have survived so far (`live`), and the finished vectors V (cap, d) with
     their intercepts Vb, counts Vc and outputs `out`, n_used of them: output k's vectors, in
-    the order the pass made them, are the rows of `out` == k in store order. With a budget
-    the store has K (budget + 1) + 1 rows, reused as vectors merge; without one it grows.
+    the order the pass made them, are the rows of `out` == k in store order. The store grows
+    as the pass needs rows; with a budget to at most K (budget + 1) + 1 rows (`_most_rows`),
+    reused as vectors merge.
     """
 
     def __init__(self, n_outputs, n_features, dtype, budget):
         self.budget = budget
-        cap = n_outputs * (budget + 1) + 1 if budget else 256
+        cap = min(256, self._most_rows(n_outputs))
         self.W = np.zeros((n_outputs, n_features), dtype=dtype)
         self.b = np.zeros(n_outputs, dtype=dtype)
         self.live = np.zeros(n_outputs)
@@ -59,15 +60,20 @@ class _VoteStore:
                 self.live, fit_intercept, self.V, self.Vb, self.Vc, self.out, self.n_used,
                 self.budget or 0, np.empty(T.shape[1]), *scratch)
             mistakes += made
+            if self.budget:             # gather the lists' slots, in order, to the front
+                placed = scratch[0][0, :self.n_used]
+                for name in ("V", "Vb", "Vc", "out"):
+                    array = getattr(self, name)
+                    array[:self.n_used] = array[placed]
             if not short:
-                break
-            self._grow(short)
-        if self.budget:                 # gather the lists' slots, in order, to the front
-            placed = scratch[0][0, :self.n_used]
-            for name in ("V", "Vb", "Vc", "out"):
-                array = getattr(self, name)
-                array[:self.n_used] = array[placed]
-        return mistakes
+                return mistakes
+            self._grow(short, T.shape[1])
+            scratch = self._scratch(T.shape[1])
+
+    def _most_rows(self, n_outputs):
+        """The rows the store may need: K (budget + 1) + 1 with a budget (at most `budget`
+        vectors per output, one more arriving before its merge), unbounded without."""
+        return n_outputs * (self.budget + 1) + 1 if self.budget else np.iinfo(np.intp).max
 
     def _scratch(self, n_outputs):
         """voted_pass's arrays for the lists and heaps of a budget (empty without one)."""
@@ -75,13 +81,14 @@ class _VoteStore:
             return (np.zeros((3, 0), dtype=np.intp), np.zeros((2, 0), dtype=np.int64),
                     np.zeros((4, 0), dtype=np.intp), np.zeros(0),
                     np.zeros((3, 0), dtype=np.int64), np.zeros((2, 0), dtype=np.intp))
-        cap, heap = len(self.V), n_outputs * 2 * (self.budget + 2)
+        cap = len(self.V)
+        heap = n_outputs * 2 * (min(self.budget, cap) + 2)   # lists are at most cap long
         return (np.empty((3, cap), dtype=np.intp), np.empty((2, cap), dtype=np.int64),
                 np.empty((4, n_outputs), dtype=np.intp), np.empty(heap),
                 np.empty((3, heap), dtype=np.int64), np.empty((2, heap), dtype=np.intp))
 
-    def _grow(self, rows):
-        cap = max(2 * len(self.V), rows)
+    def _grow(self, rows, n_outputs):
+        cap = min(max(2 * len(self.V), rows), self._most_rows(n_outputs))
         for name in ("V", "Vb", "Vc", "out"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
@@ -117,7 +124,7 @@ class _VoteStore:
         budget = self.budget
         if budget is not None:
             budget = state_count(self, "budget", low=1)
-        if n_used > cap or (budget and cap < n_outputs * (budget + 1) + 1):
+        if n_used > cap:
             raise ValueError("the voted perceptron's store is smaller than its contents")
         if ((out[:n_used] < 0) | (out[:n_used] >= n_outputs)).any():
             raise ValueError("a stored vector names an output that does not exist")

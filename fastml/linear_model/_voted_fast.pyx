@@ -219,12 +219,13 @@ def voted_pass(const floating[:, ::1] X, const floating[::1] data, const int[::1
     with counts `live` (K,), and the store V / Vb / Vc / out of n_used finished vectors;
     margins (K,) is scratch.
 
-    Without a budget the store only grows: a row whose vectors do not fit stops the pass
-    before it (nothing of it done) and the call returns so the caller can grow the store.
-    With a budget (cap >= K * (budget + 1) + 1 rows) the store's slots are reused: scratch
+    A row whose vectors do not fit the store's free rows stops the pass before it (nothing
+    of it done), and the call returns so the caller can grow the store (to at most
+    K (budget + 1) + 1 rows with a budget, which always fits a row: the vectors beyond the
+    budget merge as they come). With a budget the store's rows are reused: scratch
     arrays hold the lists (links (3, cap): prev, next, the free slots; stamps (2, cap):
     versions and ages; lists (4, K): heads, tails, lengths, heap sizes) and the heaps (h_key, h_stamps
-    (3, K * H), h_nodes (2, K * H), H >= 2 (budget + 2)); at the end links[0, :n_used] holds
+    (3, K * H), h_nodes (2, K * H), H >= 2 (min(budget, cap) + 2)); at the end links[0, :n_used] holds
     the live slots in order (output after output, each in order) for the caller to gather.
 
     Returns (next row position in order, n_used, mistake visits, rows of the store needed
@@ -250,9 +251,9 @@ def voted_pass(const floating[:, ::1] X, const floating[::1] data, const int[::1
             raise ValueError("voted_pass: a row index is out of range")
     if budget > 0:
         H = h_key.shape[0] // K
-        if (cap < K * (budget + 1) + 1 or links.shape[0] != 3 or links.shape[1] != cap
+        if (links.shape[0] != 3 or links.shape[1] != cap
                 or stamps.shape[0] != 2 or stamps.shape[1] != cap or lists.shape[0] != 4
-                or lists.shape[1] != K or H < 2 * (budget + 2) or h_key.shape[0] != K * H
+                or lists.shape[1] != K or H < 2 * (min(budget, cap) + 2) or h_key.shape[0] != K * H
                 or h_stamps.shape[0] != 3 or h_stamps.shape[1] != K * H
                 or h_nodes.shape[0] != 2 or h_nodes.shape[1] != K * H):
             raise ValueError("voted_pass: the budget's scratch arrays do not agree")
@@ -292,9 +293,15 @@ def voted_pass(const floating[:, ::1] X, const floating[::1] data, const int[::1
                                 f"vectors (as many copies of the row in a row would): divide "
                                 f"the weights by a common factor")
                     most = max(most, visits)
-                    needed_rows += 1 if q == 0.0 else <Py_ssize_t> visits
-            if budget == 0 and n_used + needed_rows > cap:
-                short = n_used + needed_rows    # the caller grows the store and goes on
+                    visits = 1.0 if q == 0.0 else visits
+                    # the rows of the store this output's vectors keep (with a budget, those
+                    # beyond it merge as they come: one spare row is enough for them)
+                    needed_rows += <Py_ssize_t> visits if budget == 0 else \
+                        min(<Py_ssize_t> visits, max(budget - g.length[k], 0))
+            if budget > 0:
+                needed_rows += 1
+            if needed_rows > (cap - n_used if budget == 0 else g.n_free):
+                short = cap + needed_rows       # the caller grows the store and goes on
                 break
             mistakes += <long long> most
             for k in range(K):
