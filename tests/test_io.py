@@ -609,6 +609,14 @@ LINEAR_TAMPERING = {
         fastml.VotedPerceptron, {}, lambda e: e.vector_outputs_.__setitem__(0, 99)),
     "VotedPerceptron vectors of another width": (
         fastml.VotedPerceptron, {}, replace("vectors_", lambda a: np.zeros((len(a), 9)))),
+    "VotedPerceptron stored vector of no output": (
+        fastml.VotedPerceptron, {}, lambda e: e._mistakes.out.__setitem__(0, 99)),
+    "VotedPerceptron store fuller than its arrays": (
+        fastml.VotedPerceptron, {}, lambda e: setattr(e._mistakes, "n_used", 10**6)),
+    "VotedPerceptron live weights of another width": (
+        fastml.VotedPerceptron, {}, lambda e: setattr(e._mistakes, "W", np.zeros((1, 9)))),
+    "VotedPerceptron negative counts": (
+        fastml.VotedPerceptron, {}, replace("vector_counts_", lambda a: -a)),
     "LinearRegression coef_ too long": (
         fastml.LinearRegression, {}, replace("coef_", lambda a: np.zeros(9))),
     "PolynomialFeatures one parent fewer": (

@@ -569,3 +569,94 @@ def test_kernel_perceptron_small_predict_enters_no_blas_limit(monkeypatch):
     bad[0, 3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         model.predict(bad)
+
+
+# ---------------------------------------------------------------- the voted perceptron's budget
+
+def budget_reference(full, budget):
+    """The budget rule applied to the unbudgeted model's vectors in the order the pass made
+    them: each new vector appended, and while there are more than `budget`, the adjacent pair
+    with the smallest summed count (the first such pair) merged into its count-weighted mean.
+    Returns, per output, (vectors with intercepts, counts)."""
+    out = []
+    for k in np.unique(full.vector_outputs_):
+        mine = full.vector_outputs_ == k
+        V = np.column_stack([full.vectors_[mine], full.vector_intercepts_[mine]])
+        kept_v, kept_c = [], []
+        for v, c in zip(V, full.vector_counts_[mine]):
+            kept_v.append(v.astype(float))
+            kept_c.append(float(c))
+            if len(kept_c) > budget:
+                sums = np.add(kept_c[:-1], kept_c[1:])
+                j = int(np.argmin(sums))
+                total = kept_c[j] + kept_c[j + 1]
+                kept_v[j] = (kept_c[j] * kept_v[j] + kept_c[j + 1] * kept_v[j + 1]) / total
+                kept_c[j] = total
+                del kept_v[j + 1], kept_c[j + 1]
+        out.append((np.array(kept_v), np.array(kept_c)))
+    return out
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("budget", [1, 3, 40])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_voted_budget_merges_the_smallest_adjacent_pair(n_classes, budget, sparse):
+    X, codes = problem(n=500, d=4, n_classes=n_classes, seed=31)
+    X = sp.csr_matrix(X) if sparse else X
+    full = VotedPerceptron(max_iter=3, random_state=2).fit(X, codes)
+    model = VotedPerceptron(max_iter=3, random_state=2, budget=budget).fit(X, codes)
+    for k, (V, c) in enumerate(budget_reference(full, budget)):
+        mine = model.vector_outputs_ == k
+        assert mine.sum() == min(budget, (full.vector_outputs_ == k).sum())
+        np.testing.assert_allclose(model.vectors_[mine], V[:, :-1], rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(model.vector_intercepts_[mine], V[:, -1], rtol=1e-13,
+                                   atol=1e-13)
+        np.testing.assert_array_equal(model.vector_counts_[mine], c)
+    # merging keeps every vote's weight: each output's counts still sum to the steps
+    for k in np.unique(model.vector_outputs_):
+        assert model.vector_counts_[model.vector_outputs_ == k].sum() == model.t_
+    assert model.n_mistakes_ == full.n_mistakes_
+
+
+def test_voted_budget_of_one_is_the_averaged_perceptron_and_none_is_exact():
+    X, codes = problem(n=300, d=4, seed=32, integer=True)
+    averaged = Perceptron(max_iter=4, tol=None, shuffle=False, average=True).fit(X, codes)
+    one = VotedPerceptron(max_iter=4, shuffle=False, budget=1).fit(X, codes)
+    np.testing.assert_allclose(one.vectors_[0], averaged.coef_[0], rtol=1e-13)
+    np.testing.assert_allclose(one.vector_intercepts_, averaged.intercept_, rtol=1e-13)
+    # a budget the pass never reaches is no budget: Freund & Schapire's exact vote
+    exact = VotedPerceptron(max_iter=4, random_state=1).fit(X, codes)
+    roomy = VotedPerceptron(max_iter=4, random_state=1, budget=10**6).fit(X, codes)
+    np.testing.assert_array_equal(roomy.vectors_, exact.vectors_)
+    np.testing.assert_array_equal(roomy.decision_function(X), exact.decision_function(X))
+
+
+def test_voted_budget_partial_fit_save_load_and_accuracy():
+    import fastml
+    X, codes = problem(n=2000, d=5, n_classes=3, seed=33)
+    Xt, codes_t = problem(n=1000, d=5, n_classes=3, seed=33)
+    online = VotedPerceptron(shuffle=False, budget=20)
+    for _ in range(3):
+        online.partial_fit(X, codes, classes=[0, 1, 2])
+    batch = VotedPerceptron(max_iter=3, shuffle=False, budget=20).fit(X, codes)
+    np.testing.assert_array_equal(online.vectors_, batch.vectors_)
+    np.testing.assert_array_equal(online.vector_counts_, batch.vector_counts_)
+    with pytest.raises(ValueError, match="budget=5 differs from the budget"):
+        online.set_params(budget=5).partial_fit(X, codes)
+    import io as _io
+    buffer = _io.BytesIO()
+    fastml.save(batch, buffer)
+    buffer.seek(0)
+    loaded = fastml.load(buffer)
+    np.testing.assert_array_equal(loaded.decision_function(Xt), batch.decision_function(Xt))
+    loaded.partial_fit(X, codes)                      # the store resumes after a load
+    full = VotedPerceptron(max_iter=3, shuffle=False).fit(X, codes)
+    assert len(full.vectors_) > 10 * len(batch.vectors_)
+    assert batch.score(Xt, codes_t) >= full.score(Xt, codes_t) - 0.03
+
+
+def test_voted_budget_is_refused_when_not_a_count():
+    X, codes = problem(n=50, seed=34)
+    for bad in (0, -1, 1.5, "10", 2**31):
+        with pytest.raises(ValueError, match="budget"):
+            VotedPerceptron(budget=bad).fit(X, codes)
