@@ -1302,6 +1302,20 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
             self.rank_ = self.model_.rank_
         return self
 
+    def _check_fitted_state(self):
+        """Run by fastml.io.load: features_ is a PolynomialFeatures of n_features_in_ inputs
+        and model_ a Ridge on its columns (each checked as an object of its own too)."""
+        if not hasattr(self, "model_"):
+            return
+        if type(self.features_) is not PolynomialFeatures or type(self.model_) is not Ridge:
+            raise ValueError("PolynomialRegression's features_ and model_ are not a "
+                             "PolynomialFeatures and a Ridge")
+        n_features = state_count(self, "n_features_in_", low=1)
+        if state_count(self.features_, "n_features_in_", low=1) != n_features or \
+                state_count(self.model_, "n_features_in_", low=1) != \
+                state_count(self.features_, "n_output_features_", low=1):
+            raise ValueError("PolynomialRegression's expansion and model do not agree in width")
+
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """y(x, w) for each row of X.
 
