@@ -39,5 +39,5 @@ EstimatorT = TypeVar("EstimatorT")
 #: What dataset loaders return with ``return_X_y=True``.
 XyPair = Tuple[NDArray[Any], NDArray[Any]]
 
-__all__ = ["ArrayLike", "ClassWeightLike", "DTypeLike", "EstimatorT", "MatrixLike", "NDArray", "PathLike", "RandomStateLike",
-           "VectorLike", "XyPair"]
+__all__ = ["ArrayLike", "ClassWeightLike", "DTypeLike", "EstimatorT", "MatrixLike", "NDArray",
+           "PathLike", "RandomStateLike", "VectorLike", "XyPair"]

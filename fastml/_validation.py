@@ -440,9 +440,9 @@ def class_weight_factors(class_weight, classes, class_totals):
     None, 1 each; "balanced", total / (n_classes * class_totals) with total the sum of
     class_totals (scikit-learn's compute_class_weight, whose class counts are weighted by
     sample_weight when given; n_classes counts the classes with a positive total, and a
-    class without one, which has no rows to weigh, gets 0); a dict, its value for each class it names and 1 for the
-    others (a key that is no class is an error only when some class is not named, as in
-    scikit-learn: then it is likely a misspelt label).
+    class without one, which has no rows to weigh, gets 0); a dict, its value for each
+    class it names and 1 for the others (a key that is no class is an error only when some
+    class is not named, as in scikit-learn: then it is likely a misspelt label).
 
     class_totals are the (sample-weighted) row counts of each class over ALL the training
     data: fit passes its own; a streaming or distributed driver passes the totals of its

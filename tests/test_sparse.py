@@ -187,6 +187,7 @@ def test_hashed_clicks_fit_ridge_in_less_than_ten_times_the_csr():
 
 # ------------------------------------------------------------------ polynomial features
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("degree", [0, 1, 2, 3])
 @pytest.mark.parametrize("interaction_only", [False, True])
 @pytest.mark.parametrize("include_bias", [True, False])
@@ -208,6 +209,7 @@ def test_polynomial_features_csr_equals_dense_and_scikit_learn(degree, interacti
         np.testing.assert_array_equal(out.toarray(), theirs.toarray())
 
 
+@pytest.mark.kernel
 def test_polynomial_features_csr_keeps_float32_and_drops_stored_zeros():
     X = sp.csr_matrix(np.array([[1.5, 0.0, -2.0], [0.0, 0.0, 0.0], [0.0, 3.0, 0.0]],
                                dtype=np.float32))
@@ -247,6 +249,7 @@ NB = [lambda: fastml.CategoricalNB(), lambda: fastml.CategoricalNB(smoothing="no
       lambda: fastml.NaiveBayes(categorical_features=[0, 3, 4])]
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("make", NB)
 def test_naive_bayes_dense_and_sparse_give_the_same_model(make):
     X, y, sw = counts()
@@ -270,6 +273,7 @@ def test_naive_bayes_dense_and_sparse_give_the_same_model(make):
                 np.testing.assert_array_equal(sparse.predict(Z), dense.predict(Xt))
 
 
+@pytest.mark.kernel
 def test_a_sparse_zero_is_the_value_zero():
     """One-hot columns get the levels 0 and 1; a column stored in every row has no level 0;
     a stored NaN is missing; Gaussian columns take the zeros as values."""

@@ -217,6 +217,7 @@ EXACT_IN_ORDER = {   # integer weights = repeated rows in the same order, to rou
 }
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("name, sparse", [(name, sparse) for name in EXACT_IN_ORDER
                                           for sparse in (False, True)
                                           if not (sparse and name.startswith("Kernel"))])
@@ -238,6 +239,7 @@ def test_perceptron_integer_weights_are_repeated_rows_in_order(name, n_classes, 
     assert_same_outputs(weighted, dropped, X, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.kernel
 def test_perceptron_weight_checks_as_scikit_learns_but_in_one_order():
     """scikit-learn's check_sample_weight_equivalence (its data and weights), with the weighted
     rows in the order of their copies: what the conformance xfail of the two perceptrons says
@@ -265,6 +267,7 @@ def test_perceptron_weights_up_to_one_change_the_scale_only():
                                    rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.kernel
 def test_a_weighted_mistake_adds_its_weight_or_the_visits_it_needs():
     """The docstring's rule on one feature with the linear kernel (k(x, x) = x^2 = 1): a
     mistake on a row of weight s adds y min(s, floor(-y f(x) / k(x, x)) + 1), what s copies
@@ -372,6 +375,7 @@ NAIVE_BAYES = {
 }
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("name", list(NAIVE_BAYES))
 @pytest.mark.parametrize("sparse", [False, True])
 def test_naive_bayes_weight_equivalence(name, sparse):

@@ -956,8 +956,9 @@ _SOLVER_DOC = """
         1/16 of the cells are stored (and no column's mean exceeds its spread, which would
         cost the centering digits), else by the dense kernel on blocks of rows densified
         2^22 values at a time. Wider sparse X is solved by "lsqr" (`solver_` = "lsqr"),
-        whose extra memory is a few vectors of n_samples and n_features. "lstsq" densifies 4,096 rows at a time and is refused on X too wide for
-        the normal equations. Dense and sparse X of the same values give the same model
+        whose extra memory is a few vectors of n_samples and n_features. "lstsq"
+        densifies 4,096 rows at a time and is refused on X too wide for the normal
+        equations. Dense and sparse X of the same values give the same model
         (to about 1e-15 relative on well-conditioned data).
     max_iter : int, default 1000
         SGD epochs at most ("sgd"), as in scikit-learn's SGDRegressor; LSQR iterations at

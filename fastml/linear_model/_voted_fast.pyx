@@ -224,9 +224,10 @@ def voted_pass(const floating[:, ::1] X, const floating[::1] data, const int[::1
     K (budget + 1) + 1 rows with a budget, which always fits a row: the vectors beyond the
     budget merge as they come). With a budget the store's rows are reused: scratch
     arrays hold the lists (links (3, cap): prev, next, the free slots; stamps (2, cap):
-    versions and ages; lists (4, K): heads, tails, lengths, heap sizes) and the heaps (h_key, h_stamps
-    (3, K * H), h_nodes (2, K * H), H >= 2 (min(budget, cap) + 2)); at the end links[0, :n_used] holds
-    the live slots in order (output after output, each in order) for the caller to gather.
+    versions and ages; lists (4, K): heads, tails, lengths, heap sizes) and the heaps
+    (h_key, h_stamps (3, K * H), h_nodes (2, K * H), H >= 2 (min(budget, cap) + 2)); at the
+    end links[0, :n_used] holds the live slots in order (output after output, each in
+    order) for the caller to gather.
 
     Returns (next row position in order, n_used, mistake visits, rows of the store needed
     to go on or 0)."""

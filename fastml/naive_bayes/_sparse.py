@@ -160,7 +160,8 @@ def gaussian_moments(X, y, sw, n_classes):
         mean = np.where(count > 0, per_cell(w * values, present) / np.where(count > 0, count,
                                                                             1.0), 0.0)
     deviation = np.where(present, values - mean[cls, cols], 0.0)
-    m2 = per_cell(w * deviation * deviation, present) +         np.maximum(count - stored, 0.0) * mean * mean
+    m2 = per_cell(w * deviation * deviation, present) + \
+        np.maximum(count - stored, 0.0) * mean * mean
     return count, np.zeros_like(mean), mean, m2
 
 
