@@ -331,3 +331,21 @@ def test_property_least_squares_sparse_is_its_dense_copy(n, d, density, alpha, s
         dense = fastml.Ridge(alpha=alpha).fit(X, y)
         sparse = fastml.Ridge(alpha=alpha).fit(sp.csr_matrix(X), y)
     close(sparse.predict(X), dense.predict(X), tol=1e-8)
+
+
+def test_naive_bayes_sparse_chunks_after_text_and_sparse_rows_against_text_levels():
+    """A model fitted on text levels reads sparse numbers as the dense encoder would: a number
+    that is no level is unseen; a vocabulary mixing text and numbers matches the numbers."""
+    X = np.array([["a", 1], ["b", 2], ["a", 0], ["c", 1]], dtype=object)
+    y = [0, 1, 0, 1]
+    model = fastml.CategoricalNB().fit(X, y)
+    numbers = np.array([[0.0, 1.0], [0.0, 2.0]])
+    np.testing.assert_array_equal(model.predict_proba(sp.csr_matrix(numbers)),
+                                  model.predict_proba(numbers.astype(object)))
+    chunks = fastml.CategoricalNB()
+    chunks.partial_fit(X, y, classes=[0, 1])
+    chunks.partial_fit(sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])), [0, 1])
+    whole = fastml.CategoricalNB().fit(
+        np.vstack([X, np.array([[0.0, 1], [1.0, 0]], dtype=object)]), y + [0, 1])
+    assert [c.tolist() for c in chunks.categories_] == [c.tolist() for c in whole.categories_]
+    np.testing.assert_allclose(chunks.predict_proba(X), whole.predict_proba(X), rtol=1e-14)

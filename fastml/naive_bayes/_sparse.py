@@ -10,7 +10,7 @@ a few arrays of the stored entries (rows, codes, weights) and (n_classes, n_feat
 """
 import numpy as np
 
-from .._tabular import UNSEEN
+from .._tabular import UNSEEN, codes_for
 
 
 def entry_rows(X):
@@ -50,11 +50,14 @@ def level_codes(cols, vals, levels):
     """The code of each entry (cols[i], vals[i]) in its column's vocabulary levels[col]
     (sorted), UNSEEN where the value is not a level: one sort of the entries with the levels,
     each entry landing after its equal level when there is one."""
-    sizes = np.array([len(lv) for lv in levels], dtype=np.int64)
+    # numeric vocabularies here; one of objects (text, or numbers mixed with text: a model
+    # fitted on a table) by the dense encoder's lookup, column by column, below
+    numeric = [np.asarray(lv, dtype=np.float64) if lv.dtype.kind in "biuf" else np.zeros(0)
+               for lv in levels]
+    sizes = np.array([len(lv) for lv in numeric], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     level_cols = np.repeat(np.arange(len(levels)), sizes)
-    level_vals = np.concatenate([np.asarray(lv, dtype=np.float64) for lv in levels]) \
-        if len(levels) else np.zeros(0)
+    level_vals = np.concatenate(numeric) if len(levels) else np.zeros(0)
     n_levels = len(level_vals)
     vals = np.asarray(vals, dtype=np.float64)
     key_cols = np.concatenate([level_cols, cols])
@@ -71,6 +74,9 @@ def level_codes(cols, vals, levels):
         (level_vals[level[found]] == vals[entry[found]])
     codes = np.full(len(cols), UNSEEN, dtype=np.int64)
     codes[entry[found]] = level[found] - offsets[cols[entry[found]]]
+    for j in (j for j, lv in enumerate(levels) if lv.dtype.kind not in "biuf"):
+        mine = cols == j
+        codes[mine] = codes_for(vals[mine], levels[j])
     return codes
 
 
