@@ -267,6 +267,18 @@ def _narrow_int_labels(y):
     return classes, lut[shifted]
 
 
+def label_codes(classes, y):
+    """int64 codes of the labels y among the sorted `classes`; a label not among them raises
+    (partial_fit's chunks, the parts of a scaled fit)."""
+    y = check_target(y)
+    idx = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    bad = classes[idx] != y
+    if np.any(bad):
+        raise ValueError(f"y has labels not in classes_ {classes.tolist()!r}: "
+                         f"{np.unique(np.asarray(y)[bad]).tolist()!r}")
+    return idx.astype(np.int64)
+
+
 class ClassifierMixin:
     """Label encoding for any hashable labels, and accuracy as `score`."""
 
@@ -296,15 +308,7 @@ class ClassifierMixin:
 
     def _encode_known_labels(self, y):
         """Codes for y against an existing `classes_` (partial_fit); unseen labels raise."""
-        y = check_target(y)
-        idx = np.searchsorted(self.classes_, y)
-        idx = np.clip(idx, 0, len(self.classes_) - 1)
-        bad = self.classes_[idx] != y
-        if np.any(bad):
-            raise ValueError(
-                f"y has labels not in classes_ {self.classes_.tolist()!r}: "
-                f"{np.unique(np.asarray(y)[bad]).tolist()!r}")
-        return idx.astype(np.int64)
+        return label_codes(self.classes_, y)
 
     def score(self, X: MatrixLike, y: VectorLike,
               sample_weight: Optional[ArrayLike] = None) -> float:

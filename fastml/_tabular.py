@@ -131,7 +131,7 @@ def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def _column_is_categorical(col):
+def column_is_categorical(col):
     if col.dtype != object:
         return _is_categorical_dtype(col.dtype)
     values = np.asarray(col, dtype=object)
@@ -149,7 +149,7 @@ def categorical_mask(X, categorical_features, n_features=None):
     if is_auto(spec):
         if not _is_pandas_frame(X) and X.dtype != object:
             return np.full(n_features, _is_categorical_dtype(X.dtype))
-        return np.array([_column_is_categorical(column(X, j)) for j in range(n_features)],
+        return np.array([column_is_categorical(column(X, j)) for j in range(n_features)],
                         dtype=bool)
     if isinstance(spec, str) and spec == "all":
         return np.ones(n_features, dtype=bool)

@@ -371,10 +371,12 @@ def _numeric_target(y, name):
                         f"float64 ({exc})") from None
 
 
-def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
+def check_sample_weight(sample_weight, n_samples, dtype=np.float64, *, whole=True):
     """None → ones; otherwise a finite, non-negative 1-D array of length n_samples with a
     positive, finite sum. A scalar means that weight on every row and is checked the same way
-    (a negative, NaN or zero scalar is refused, not broadcast)."""
+    (a negative, NaN or zero scalar is refused, not broadcast). whole=False: the rows are one
+    part of the data (a chunk, a partition), whose weights may all be 0 (the sum over all
+    parts is checked once, by whoever adds them up)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=dtype)
     if isinstance(sample_weight, (numbers.Number, np.generic)) and \
@@ -396,7 +398,7 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight contains negative values")
     with np.errstate(over="ignore"):
         total = np.sum(w, dtype=np.float64)
-    if total == 0:
+    if total == 0 and whole:
         raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
     if not np.isfinite(total):
         raise ValueError("sample_weight sums to more than the largest float64 (~1.8e308); "

@@ -961,12 +961,12 @@ class _Stream:
 def _column_kind(col):
     """'numeric' or 'categorical' by fit's rule (_tabular); None for an all-missing column,
     which fits either."""
-    from ._tabular import _column_is_categorical, missing_mask
+    from ._tabular import column_is_categorical, missing_mask
     if col.dtype == object:
         values = col.to_numpy()
         if missing_mask(values).all():
             return None
-    return "categorical" if _column_is_categorical(col) else "numeric"
+    return "categorical" if column_is_categorical(col) else "numeric"
 
 
 def _as_labels(y):

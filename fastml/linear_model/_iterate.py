@@ -21,20 +21,33 @@ def iterate(step, max_iter, *, desc, unit, verbose=0, tol=None, n_iter_no_change
     (fastml/_progress.py; `verbose`). When max_iter ends the loop and `max_iter_warning` is a
     message, it is issued as a ConvergenceWarning.
     """
-    use_tol = tol is not None and tol > 0
-    best, stale, n_run = np.inf, 0, 0
+    stop, n_run = StopRule(tol, n_iter_no_change), 0
     with progress(max_iter, desc=desc, unit=unit, verbose=verbose) as bar:
         for i in range(first, first + max_iter):
             watched, shown, done = step(i)
             n_run += 1
             bar.update(**shown)
-            if done:
+            if done or (watched is not None and stop(watched)):
                 return n_run
-            if use_tol and watched is not None:
-                stale = stale + 1 if watched > best - tol else 0
-                best = min(best, watched)
-                if stale >= n_iter_no_change:
-                    return n_run
     if max_iter_warning:
         warnings.warn(max_iter_warning, ConvergenceWarning)
     return n_run
+
+
+class StopRule:
+    """The early-stopping rule of every iterative solver (`iterate`) and of the SGD family's
+    passes over parts (fastml.stream's epochs, the Dask mixing rounds): called with each
+    iteration's watched value, True once it has not dropped by more than `tol` below the best
+    seen for `n_iter_no_change` calls in a row. Never True with tol None or 0."""
+
+    def __init__(self, tol, n_iter_no_change=1):
+        self.tol = tol if tol is not None and tol > 0 else None
+        self.patience = n_iter_no_change
+        self.best, self.stale = np.inf, 0
+
+    def __call__(self, watched):
+        if self.tol is None:
+            return False
+        self.stale = self.stale + 1 if watched > self.best - self.tol else 0
+        self.best = min(self.best, watched)
+        return self.stale >= self.patience
