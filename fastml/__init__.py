@@ -9,7 +9,8 @@ The algorithms follow five lecture decks, cited in docstrings and tests as "004 
 """
 from ._base import BaseEstimator, clone
 from ._config import show_config
-from .exceptions import ConvergenceWarning, DivergenceError, ModelFileError, NotFittedError
+from .exceptions import (ConvergenceWarning, DivergenceError, ModelFileError, NotFittedError,
+                         NotScalable)
 from . import (datasets, exceptions, feature_extraction, info, lectures, losses, metrics,
                model_selection)
 from .feature_extraction import FeatureHasher
@@ -25,7 +26,7 @@ from .naive_bayes import __all__ as _nb_all
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 __all__ = ["BaseEstimator", "ConvergenceWarning", "DivergenceError", "ModelFileError",
-           "NotFittedError", "clone",
+           "NotFittedError", "NotScalable", "clone",
            "show_config",
            "datasets", "exceptions", "feature_extraction", "FeatureHasher", "info", "lectures",
            "losses", "metrics", "model_selection", "save", "load", "all_estimators", "fit_stream",

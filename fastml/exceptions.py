@@ -2,7 +2,7 @@
 import sys
 
 __all__ = ["NotFittedError", "ConvergenceWarning", "DataConversionWarning", "ModelFileError",
-           "DivergenceError"]
+           "DivergenceError", "NotScalable"]
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -124,4 +124,25 @@ class DivergenceError(ValueError, FloatingPointError):
     ... except DivergenceError as exc:
     ...     print(str(exc)[:28])
     SGD diverged in epoch 1 at r
+    """
+
+
+class NotScalable(TypeError):
+    """The estimator cannot be fitted part by part (`fastml.fit_stream` over a file's chunks,
+    `fit` on a dask collection): the message says why, in the estimator's own words, and
+    what to do instead (fit in memory on a sample, or an estimator that scales).
+
+    Each estimator says how it scales through its plan (see
+    docs/developers/architecture.rst); one that has none, such as a tree's split search that
+    needs every row at once, raises this. A TypeError, as the error was before this class
+    existed, so either `except` catches it.
+
+    Examples
+    --------
+    >>> import fastml
+    >>> try:
+    ...     fastml.fit_stream(fastml.KernelPerceptron(), [([[0.0], [1.0]], [0, 1])])
+    ... except fastml.NotScalable as exc:
+    ...     print(str(exc)[:47])
+    KernelPerceptron cannot be fitted by fit_stream
     """

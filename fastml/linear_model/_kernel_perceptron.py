@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin
+from ..exceptions import NotScalable
 from .._threads import blas_limit
 from .._validation import (check_array, check_class_weight, check_n_jobs, check_param,
                            check_random_state, check_sample_weight, check_X_y,
@@ -164,6 +165,12 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
     """
 
     _accepts_sparse = False
+
+    def _scaled_fit(self):
+        """Not fitted part by part (fastml/_plans.py): see the reason."""
+        raise NotScalable("its model is every mistake it made (support vectors, compared with "
+                          "every row), so it needs the rows in memory; fit it in memory on a "
+                          "sample, or use Perceptron / LinearSVM, which scale")
 
     def __init__(self, kernel: str = "rbf", degree: int = 3, gamma: Union[float, str] = "scale",
                  coef0: float = 0.0, max_iter: int = 10, budget: Optional[int] = None,

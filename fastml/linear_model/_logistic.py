@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
-from .._base import BaseEstimator, ClassifierMixin, available_if
-from ..exceptions import ConvergenceWarning, DivergenceError
+from .._base import BaseEstimator, ClassifierMixin, available_if, label_codes
+from ..exceptions import ConvergenceWarning, DivergenceError, NotScalable
+from .._plans import Objective
 from .._core._posterior import binary_log_posterior, log_posterior
 from .._progress import progress
 from . import _batch_fast as _batch
@@ -26,7 +27,7 @@ from .._validation import (_check_finite, check_class_weight, check_n_jobs, chec
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
                     fresh_fit, labels_from_scores, start_partial_fit)
 from ._iterate import iterate
-from ._sgd import LOSSES, SCHEDULES, SGDEngine, pass_totals, run_epochs
+from ._sgd import LOSSES, SCHEDULES, SGDEngine, pass_totals, run_epochs, sgd_plan
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
@@ -324,6 +325,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def _fit_batch(self, X, codes, sw, layout, finite_checked=True):
         objective = _Objective(X, codes, sw, layout, self.alpha, self.fit_intercept,
                                check_n_jobs(self.n_jobs), finite_checked)
+        self._solve(objective, X, codes, sw, layout)
+
+    def _solve(self, objective, X=None, codes=None, sw=None, layout=None):
+        """Minimize `objective` (in memory, or summed over parts: _SummedObjective) from
+        zero by the solver, and set the solution."""
         x0 = np.zeros(objective.size)
         if self.solver == "lbfgs":
             x, n_iter, curve = self._run_lbfgs(objective, x0)
@@ -334,6 +340,20 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         self.coef_, self.intercept_ = objective.unpack(x)
         self.n_iter_ = n_iter
         self.loss_curve_ = curve
+
+    # ---- fitted part by part (fastml/_plans.py)
+
+    def _scaled_fit(self):
+        """lbfgs / gd: the objective summed over the parts, exact; sgd / minibatch: passes of
+        partial_fit (the SGD family's plan)."""
+        self._check_params()
+        if self.solver in ("sgd", "minibatch"):
+            return sgd_plan(self, classifier=True, needs_totals=False)
+        if self.solver == "newton":
+            raise NotScalable("solver='newton' has no streaming form (its Hessian passes read "
+                              "the rows in memory); use solver='lbfgs' or 'gd', exact over "
+                              "the parts as in memory, or 'sgd'")
+        return Objective(start=_summed_start, prepare=_summed_prepare, solve=_summed_solve)
 
     def _run_lbfgs(self, objective, x0):
         from scipy.optimize import minimize
@@ -682,10 +702,7 @@ class _Objective:
         self.grad_b = np.empty(self.K)
 
     def unpack(self, x):
-        dtype = self.X.dtype
-        W = np.ascontiguousarray(x[:self.K * self.d].reshape(self.K, self.d), dtype=dtype)
-        b = x[self.K * self.d:] if self.fit_intercept else np.zeros(self.K)
-        return W, np.ascontiguousarray(b, dtype=dtype)
+        return unpack(x, self.K, self.d, self.fit_intercept, self.X.dtype)
 
     def __call__(self, x):
         W, b = self.unpack(x)
@@ -712,6 +729,89 @@ class _Objective:
         bound; the binary log-loss's curvature is at most 1/4, the softmax's 1/2)."""
         return step_bound(np.dot(self.sw, squared_row_norms(X)), self.weight_total,
                           self.fit_intercept, self.layout.n_classes, self.alpha)
+
+
+def unpack(x, K, d, fit_intercept, dtype):
+    """(W (K, d), b (K,)) in `dtype` from the flat parameters [W.ravel(), b]."""
+    W = np.ascontiguousarray(x[:K * d].reshape(K, d), dtype=dtype)
+    b = x[K * d:] if fit_intercept else np.zeros(K)
+    return W, np.ascontiguousarray(b, dtype=dtype)
+
+
+# ---- the objective summed over parts (the Objective plan of fastml/_plans.py): the parts'
+# sums of weighted log-loss and gradient (the batch kernel's, at alpha = 0), added up where
+# the parts are, then divided by the total weight and regularized once, as _Objective does.
+
+class _SummedTerms:
+    """What every part's terms need: the classes, their layout on the kernel's outputs, the
+    intercept flag and the kernel's threads (small: it travels to workers)."""
+
+    def __init__(self, classes, layout, fit_intercept, n_threads):
+        self.classes, self.layout = classes, layout
+        self.fit_intercept, self.n_threads = fit_intercept, n_threads
+
+
+def _summed_start(estimator, labels):
+    estimator._encode_labels(labels.classes)     # fit's rules: 2 classes, not continuous
+    return _SummedTerms(estimator.classes_,
+                        OutputLayout(len(estimator.classes_), estimator.multi_class),
+                        bool(estimator.fit_intercept), check_n_jobs(estimator.n_jobs))
+
+
+def _summed_prepare(X, y, w, terms):
+    """A part as the kernel takes it, validated as fit validates it: (X, kernel codes,
+    weights)."""
+    X, y = check_X_y(X, y, accept_sparse=True)
+    codes = terms.layout.codes(label_codes(terms.classes, y))
+    sw = np.ones(X.shape[0]) if w is None else check_sample_weight(w, X.shape[0], whole=False)
+    return X, codes, sw
+
+
+def _loss_terms(part, terms, x):
+    """(summed weighted log-loss, its summed gradient over [W.ravel(), b], summed weight) of
+    a part at x."""
+    X, codes, sw = part
+    weight = float(sw.sum())
+    if weight == 0:
+        return 0.0, np.zeros(len(x)), 0.0
+    f, g = _Objective(X, codes, sw, terms.layout, 0.0, terms.fit_intercept, terms.n_threads)(x)
+    return f * weight, g * weight, weight
+
+
+def _norm_terms(part, terms):
+    """A part's sum_i sw_i ||x_i||^2 and sum_i sw_i (the step bound's sums)."""
+    X, _, sw = part
+    return float(np.dot(sw, squared_row_norms(X))), float(sw.sum())
+
+
+def _summed_solve(estimator, terms, total, schema):
+    estimator._solve(_SummedObjective(terms, total, schema, float(estimator.alpha)))
+
+
+class _SummedObjective:
+    """_Objective's function summed over parts: each call is one evaluation of the terms on
+    every part (`total`: a pass over a stream, a task per partition)."""
+
+    def __init__(self, terms, total, schema, alpha):
+        self.terms, self.total, self.alpha = terms, total, alpha
+        self.K, self.d, self.dtype = terms.layout.n_outputs, schema.n_features, schema.dtype
+        self.size = self.K * self.d + (self.K if terms.fit_intercept else 0)
+
+    def unpack(self, x):
+        return unpack(x, self.K, self.d, self.terms.fit_intercept, self.dtype)
+
+    def __call__(self, x):
+        loss, grad, weight = self.total(_loss_terms, np.asarray(x, dtype=np.float64))
+        n = self.K * self.d
+        f = loss / weight + 0.5 * self.alpha * float(np.dot(x[:n], x[:n]))
+        g = grad / weight
+        g[:n] += self.alpha * x[:n]
+        return f, g
+
+    def lipschitz(self, _X=None):
+        norms, weight = self.total(_norm_terms)
+        return step_bound(norms, weight, self.terms.fit_intercept, self.terms.layout.n_classes,
+                          self.alpha)
 
 
 def squared_row_norms(X):

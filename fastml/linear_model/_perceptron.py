@@ -19,7 +19,7 @@ from .._validation import (check_class_weight, check_param, check_random_state,
                            check_sample_weight, check_X_y, class_sample_weight)
 from ._base import (LinearClassifierMixin, OutputLayout, all_or_nothing, check_n_jobs_param,
                     fresh_fit, start_partial_fit)
-from ._sgd import SGDEngine, pass_totals, run_epochs
+from ._sgd import SGDEngine, pass_totals, run_epochs, sgd_plan
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike,
@@ -130,6 +130,11 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         check_param("early_stopping", self.early_stopping, choices=(False, "progressive"))
         check_class_weight(self.class_weight)
         check_n_jobs_param(self.n_jobs)
+
+    def _scaled_fit(self):
+        """Passes of partial_fit over the parts (fastml/_plans.py; the SGD family's plan)."""
+        self._check_params()
+        return sgd_plan(self, classifier=True, needs_totals=False)
 
     def _new_engine(self, X):
         layout = OutputLayout(len(self.classes_))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin
+from .._plans import Columns
 from . import _polynomial_fast as _poly
 from ._base import fresh_fit
 from .._validation import check_array, check_n_jobs, check_param, state_array, state_count
@@ -208,6 +209,10 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
         self.n_output_features_ = len(terms)
         return self
 
+    def _scaled_fit(self):
+        """Fitted from the columns alone (fastml/_plans.py): no row is read."""
+        return Columns(finish=_fit_columns)
+
     def _terms(self, d):
         combine = (itertools.combinations if self.interaction_only
                    else itertools.combinations_with_replacement)
@@ -306,3 +311,7 @@ class PolynomialFeatures(TransformerMixin, BaseEstimator):
                      for name, p in zip(input_features, row) if p > 0]
             names.append(" ".join(parts) if parts else "1")
         return np.asarray(names, dtype=object)
+
+
+def _fit_columns(estimator, sample):
+    estimator.fit(sample)

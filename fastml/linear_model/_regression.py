@@ -24,15 +24,17 @@ from scipy import linalg
 from scipy.linalg import LinAlgWarning
 
 from .._base import BaseEstimator, RegressorMixin, all_or_nothing, available_if
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, NotScalable
+from .._plans import Statistics
 from .._threads import blas_limit
 from . import _regression_fast as _linreg
 from .._validation import (_check_finite, check_array, check_n_jobs, check_param,
-                           check_random_state, check_sample_weight, check_X_y, state_count)
+                           check_random_state, check_regression_targets, check_sample_weight,
+                           check_X_y, state_count)
 from ._base import forget_fit, fresh_fit
 from ._polynomial import PolynomialFeatures, n_output_features
 from ._regression_fast import count_nonfinite
-from ._sgd import SCHEDULES, SGDEngine, pass_totals, run_epochs
+from ._sgd import SCHEDULES, SGDEngine, pass_totals, run_epochs, sgd_plan
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
     from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
@@ -814,6 +816,21 @@ class _LeastSquares(RegressorMixin, BaseEstimator):
         self._set_solution(coef, intercept, dtype)
         return self
 
+    # ---- fitted part by part (fastml/_plans.py)
+
+    def _scaled_fit(self):
+        """solver="normal": LinearStats per part, merged, one solve (exact); "sgd": passes of
+        partial_fit (the SGD family's plan, stepping with the whole data's totals)."""
+        self._check_params()
+        if self.solver == "sgd":
+            return sgd_plan(self, classifier=False, needs_totals=self._alpha() > 0)
+        if self.solver != "normal":
+            raise NotScalable(f"solver={self.solver!r} has no streaming form (it factors all "
+                              f"rows at once); use solver='normal' (exact: the statistics "
+                              f"merge) or 'sgd'")
+        return Statistics(start=_stats_start, part=part_statistics, merge=merge_statistics,
+                          finish=_finish_least_squares, layout="F")
+
     def _warn_if_degenerate(self, rank, exact):
         """LinAlgWarning when X is rank deficient (the minimum-norm solution is returned), or
         when ill-conditioned statistics without a QR factor had to be solved as they are."""
@@ -1317,6 +1334,16 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
                 state_count(self.features_, "n_output_features_", low=1):
             raise ValueError("PolynomialRegression's expansion and model do not agree in width")
 
+    def _scaled_fit(self):
+        """solver="normal": LinearStats of each part's monomials, merged, one solve."""
+        check_param("degree", self.degree, low=1, integer=True, c_int=False)
+        check_n_jobs(self.n_jobs)
+        if self.solver != "normal":
+            raise NotScalable(f"solver={self.solver!r} has no streaming form; use "
+                              f"solver='normal' (exact: the statistics merge)")
+        return Statistics(start=_stats_start, part=part_statistics, merge=merge_statistics,
+                          finish=_finish_polynomial)
+
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """y(x, w) for each row of X.
 
@@ -1340,3 +1367,71 @@ class PolynomialRegression(RegressorMixin, BaseEstimator):
         if count_nonfinite(values):
             _check_finite(values, "X", allow_nan=False)    # model_'s error
         return np.asarray(expanded @ self.model_.coef_.T) + self.model_.intercept_
+
+
+# ---- least squares part by part: the Statistics plan (fastml/_plans.py) of LinearRegression,
+# Ridge and PolynomialRegression with solver="normal": LinearStats per part, merged by Chan's
+# formula (LinearStats.merge), one solve. Equal to fit on all rows.
+
+def _stats_start(estimator, labels):
+    """(threads, expansion): PolynomialRegression's parts expand their rows into monomials
+    (degree, interaction_only); the others' are taken as they are (None)."""
+    degree = estimator.get_params().get("degree")
+    expansion = None if degree is None else (degree, estimator.interaction_only)
+    return estimator.n_jobs, expansion
+
+
+def part_statistics(X, y, w, context):
+    """A part's LinearStats, its rows validated as fit(solver="normal") validates them
+    (from_data finds NaN / inf in X itself). A float array is taken in its layout (the
+    validation would copy a column-major one into rows)."""
+    n_jobs, expansion = context
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float32, np.float64):
+        y = check_regression_targets(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y have different numbers of samples: X has "
+                             f"{X.shape[0]}, y has {y.shape[0]}")
+    else:
+        X, y = check_X_y(X, y, multi_output=True, check_finite=False)
+    if expansion is not None:
+        X = np.ascontiguousarray(_expanded(X, *expansion))
+    sw = None if w is None else check_sample_weight(w, X.shape[0], whole=False)
+    return LinearStats.from_data(X, y.reshape(X.shape[0], -1), sw, n_jobs)
+
+
+def _expanded(X, degree, interaction_only):
+    """X's monomials (PolynomialRegression's features), refusing too many terms as fit does."""
+    width = n_output_features(X.shape[1], degree, interaction_only, include_bias=False,
+                              limit=MAX_POLYNOMIAL_TERMS)
+    if width > MAX_POLYNOMIAL_TERMS:
+        raise ValueError(f"PolynomialRegression(degree={degree}) on {X.shape[1]} feature(s) "
+                         f"would fit more than {MAX_POLYNOMIAL_TERMS:,} terms; lower the "
+                         f"degree, use interaction_only=True or fewer features")
+    features = PolynomialFeatures(degree, interaction_only=interaction_only,
+                                  include_bias=False)
+    return features.fit(X).transform(X)
+
+
+def merge_statistics(a, b):
+    if a.Sxy.shape[1] != b.Sxy.shape[1]:
+        raise ValueError(f"a part has {b.Sxy.shape[1]} target column(s); the parts before "
+                         f"had {a.Sxy.shape[1]}")
+    return a.merge(b)
+
+
+def _finish_least_squares(estimator, stats, schema):
+    estimator.fit_stats(stats, reset=True)
+
+
+def _finish_polynomial(estimator, stats, schema):
+    """What PolynomialRegression's fit sets after its Ridge's fit, from the statistics of the
+    parts' monomials."""
+    features = PolynomialFeatures(estimator.degree, interaction_only=estimator.interaction_only,
+                                  include_bias=False, n_jobs=estimator.n_jobs).fit(
+        np.zeros((1, schema.n_features)))
+    model = Ridge(alpha=estimator.alpha, fit_intercept=estimator.fit_intercept,
+                  solver="normal", n_jobs=estimator.n_jobs).fit_stats(stats)
+    estimator.features_, estimator.model_ = features, model
+    estimator.coef_, estimator.intercept_ = model.coef_, model.intercept_
+    estimator.powers_ = features.powers_
+    estimator.rank_, estimator.n_iter_ = model.rank_, model.n_iter_

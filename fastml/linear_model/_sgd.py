@@ -10,15 +10,18 @@ uses too). Estimators (LogisticRegression, Perceptron, LinearSVM,
 LinearRegression(solver="sgd")) differ only in the loss and how labels become targets.
 """
 import copy
+import inspect
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from . import _sgd_fast as _sgd
-from ._iterate import iterate
+from ._iterate import StopRule, iterate
+from .._plans import Passes, PassTerms, adopt
 from ..exceptions import ConvergenceWarning, DivergenceError
-from .._validation import _check_finite, check_n_jobs, check_param, state_array, state_count
+from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
+                           state_array, state_count)
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
@@ -540,3 +543,133 @@ class _EpochOrders:
                 wait([self._next])
                 self._rng.bit_generator.state = self._rng_before_next
             self._pool.shutdown()
+
+
+# ------------------------------------------------------- fitted part by part (fastml/_plans.py)
+# Passes of partial_fit over the parts: one after the other in a stream (every part of pass e
+# runs as epoch e of the schedule, with one pass's rows and weight as the totals, as fit's
+# epochs do), or by iterative parameter mixing on workers (each round every part runs one
+# local epoch from the mixed model, its rows in an order drawn from (seed, epoch, part), and
+# the models are averaged weighted by the parts' weights, mix_into). The one definition for
+# every estimator of the SGD family; `why_not_mixed` is set for one that cannot be averaged.
+
+def sgd_plan(estimator, *, classifier, needs_totals, why_not_mixed=None):
+    """The Passes plan of an SGD estimator. needs_totals: its first pass differs from fit's
+    first epoch without the whole data's totals even unweighted (a ridge penalty per row)."""
+    return Passes(needs_labels=classifier or needs_totals, classes=classifier,
+                  start=_passes_start,
+                  step=_passes_step, local=_passes_local,
+                  mix=None if why_not_mixed else _passes_mix, why_not_mixed=why_not_mixed,
+                  seed=_passes_seed, schedule=_passes_schedule, finish=_passes_finish)
+
+
+class _PassesContext:
+    """What every part's partial_fit needs: an unfitted copy of the estimator and the classes
+    (None for a regressor)."""
+
+    def __init__(self, template, classes):
+        self.template, self.classes = template, classes
+
+
+def _passes_start(estimator, labels):
+    check = getattr(estimator, "_check_params", None)
+    if check is not None:
+        check()
+    template = type(estimator)(**estimator.get_params(deep=False))
+    classes = None if labels is None else labels.classes
+    if classes is not None and len(classes) < 2:
+        estimator._encode_labels(classes)   # fit's error: at least 2 classes
+    return _PassesContext(template, classes)
+
+
+def _passes_step(X, y, w, context, model, epoch, totals):
+    """One part of pass `epoch`, fitted in place (model None: the first part, on an unfitted
+    copy sharing the estimator's parameters); returns (model, PassTerms)."""
+    if model is None:
+        model = copy.copy(context.template)
+    if hasattr(model, "_epochs_done"):      # the schedule and the epoch counters read it
+        model._epochs_done = epoch
+    elif hasattr(model, "_mistakes"):       # VotedPerceptron counts its epochs in n_iter_
+        model.n_iter_ = epoch
+    if totals is not None:
+        model._pass_totals = totals
+    elif "_pass_totals" in vars(model):
+        del model._pass_totals
+    kwargs = {} if context.classes is None else {"classes": context.classes}
+    if w is not None:
+        if "sample_weight" not in inspect.signature(model.partial_fit).parameters:
+            raise TypeError(f"{type(model).__name__}.partial_fit takes no sample_weight; give "
+                            f"no sample weights")
+        kwargs["sample_weight"] = w
+    model.partial_fit(X, y, **kwargs)
+    weight = float(len(y) if w is None else np.sum(np.asarray(w, dtype=np.float64)))
+    return model, PassTerms(_last(model, "loss_curve_") * weight,
+                            _last(model, "progressive_loss_") * weight, weight, len(y))
+
+
+def _last(model, name):
+    curve = getattr(model, name, None)
+    return float(curve[-1]) if curve else np.nan
+
+
+def _passes_local(X, y, w, context, model, epoch, totals, part, seed):
+    """One local epoch on a part, from a copy of the mixed model (None: from scratch), its
+    rows in an order drawn from (seed, epoch, part)."""
+    rng = np.random.default_rng([seed, epoch, part])
+    if model is None:
+        model = copy.copy(context.template)
+        model.random_state = rng
+    else:
+        model = copy.deepcopy(model)
+        model._rng = rng
+    return _passes_step(X, y, w, context, model, epoch, totals)
+
+
+def _passes_mix(models, weights, start):
+    """The parts' models mixed into the first's (mix_into, the row-weighted average); the
+    update counter becomes `start`'s (the model every one of them began this round from;
+    None: from scratch) plus the updates each made, so n_mistakes_ counts every update once."""
+    first = models[0]
+    engines = [m._engine for m in models]
+    before = 0 if start is None else start._engine.n_updates
+    updates = before + sum(e.n_updates - before for e in engines)
+    mix_into(first._engine, engines, weights)
+    first._engine.n_updates = int(updates)
+    first.coef_, first.intercept_ = first._engine.coef(), first._engine.intercept()
+    if getattr(first, "_single_target", False):     # LinearRegression / Ridge with a 1-D y
+        first.coef_, first.intercept_ = first.coef_[0], first.intercept_[0]
+    if hasattr(first, "t_"):
+        first.t_ = first._engine.n_steps
+    return first
+
+
+def _passes_seed(estimator):
+    return int(check_random_state(estimator.random_state).integers(2**31 - 1))
+
+
+def _passes_schedule(estimator, epochs):
+    """(passes, stop): `epochs` passes asked for by the caller stop early only by the
+    estimator's early_stopping="progressive"; without them (None) the estimator's max_iter
+    passes stop as fit's epochs do, on its tol."""
+    progressive = getattr(estimator, "early_stopping", False) == "progressive"
+    tol = getattr(estimator, "tol", None) if progressive or epochs is None else None
+    rule = StopRule(tol, getattr(estimator, "n_iter_no_change", 5))
+    passes = estimator.max_iter if epochs is None else epochs
+    return passes, lambda loss, progressive_loss: rule(progressive_loss if progressive
+                                                       else loss)
+
+
+def _passes_finish(estimator, model, curve, progressive):
+    """The fitted state of `model`, with the epoch counters and the loss curves of one fit
+    over all the passes; the pass totals dropped (a later partial_fit counts its rows)."""
+    if "_pass_totals" in vars(model):
+        del model._pass_totals
+    adopt(estimator, model)
+    if hasattr(estimator, "_epochs_done"):
+        estimator._epochs_done = len(curve)
+    if hasattr(estimator, "n_iter_"):
+        estimator.n_iter_ = len(curve)
+    if hasattr(estimator, "loss_curve_"):
+        estimator.loss_curve_ = curve
+    if hasattr(estimator, "progressive_loss_"):
+        estimator.progressive_loss_ = progressive

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import numpy as np
 
 from .._base import available_if
+from ..exceptions import NotScalable
 from . import _batch_fast as _batch
 from .._validation import (check_n_jobs, check_param, check_sample_weight, check_X_y,
                            class_sample_weight)
@@ -218,6 +219,14 @@ class LinearSVM(_OnlineLinearClassifier):
                                  check_sample_weight(sample_weight, X.shape[0]))
         self._fit_subgradient(X, codes, sw)
         return self
+
+    def _scaled_fit(self):
+        """solver="sgd": passes of partial_fit (the SGD family's plan)."""
+        self._check_params()
+        if self.solver != "sgd":
+            raise NotScalable(f"solver={self.solver!r} has no streaming form (each of its "
+                              f"steps reads every row); use solver='sgd'")
+        return super()._scaled_fit()
 
     @available_if(lambda self: self.solver == "sgd", "needs solver='sgd'")
     def partial_fit(self: EstimatorT, X: MatrixLike, y: VectorLike,

@@ -16,6 +16,7 @@ from ._base import (C_INDEX_MAX, OutputLayout, all_or_nothing, check_float_array
                     labels_from_scores, start_partial_fit)
 from ._iterate import iterate
 from ._kernel_perceptron_fast import PACK_ALIGN, voted_votes
+from ._sgd import sgd_plan
 from ._voted_fast import voted_pass
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -247,6 +248,16 @@ class VotedPerceptron(ClassifierMixin, BaseEstimator):
         check_param("budget", self.budget, low=1, high=C_INDEX_MAX, integer=True,
                     allow_none=True)
         check_class_weight(self.class_weight)
+
+    def _scaled_fit(self):
+        """Passes of partial_fit over a stream's chunks (fastml/_plans.py); its model cannot
+        be mixed from parts fitted side by side."""
+        self._check_params()
+        return sgd_plan(self, classifier=True, needs_totals=False, why_not_mixed=(
+            "its model is the sequence of weight vectors it passed through, each with its "
+            "survival count, which parameter mixing cannot average; fit it in memory on "
+            "X.compute() (or a sample), or use Perceptron(average=True), the averaged form "
+            "of its vote (003), which mixes"))
 
     @fresh_fit
     def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,

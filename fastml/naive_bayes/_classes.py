@@ -40,6 +40,7 @@ import numpy as np
 from .._base import BaseEstimator, ClassifierMixin
 from . import _nb_fast as _nb
 from . import _sparse
+from ._scaled import naive_bayes_plan
 from .._core._moments import merge_moments
 from .._core._posterior import log_posterior
 from .._tabular import (MAX_INT_RANGE, CategoryEncoder, _as_kernel_ints, categorical_mask,
@@ -176,6 +177,15 @@ class _FiniteLater:
 
 
 # ----------------------------------------------------------------------- the two kinds of part
+def _relaid_classes(table, place, n_classes):
+    """A per-class table (rows: classes) with row k moved to row place[k] of n_classes rows
+    (a negative place drops the row: a stand-in class that holds nothing)."""
+    out = np.zeros((n_classes,) + table.shape[1:])
+    kept = place >= 0
+    out[place[kept]] = table[kept]
+    return out
+
+
 class _CategoricalPart:
     """Category counts of some columns: counts (K, sum v_j) with v_j levels per column."""
 
@@ -245,6 +255,25 @@ class _CategoricalPart:
             old_start += v_old
             new_start += v_new
         return new
+
+    def merged(self, other):
+        """The part of the rows of both (over the same classes): each column's vocabulary
+        grown to the union of the two (their count columns moved as partial_fit moves
+        them), the counts added. Neither part is changed."""
+        mine, theirs = copy.copy(self), copy.copy(other)
+        for part, new in ((mine, other), (theirs, self)):
+            part.encoder = copy.deepcopy(part.encoder)
+            before = [len(c) for c in part.encoder.categories_]
+            part.counts = part._relaid(before, part.encoder.add_levels(new.encoder.categories_))
+        mine.counts = mine.counts + theirs.counts
+        return mine
+
+    def with_classes(self, place, n_classes):
+        """This part with its per-class rows moved to rows `place` of n_classes (zeros in
+        the others)."""
+        part = copy.copy(self)
+        part.counts, part.n_classes = _relaid_classes(self.counts, place, n_classes), n_classes
+        return part
 
     def per_column(self, table):
         bounds = np.cumsum(self.n_categories)[:-1]
@@ -333,6 +362,20 @@ class _GaussianPart:
             _check_finite(X, "X", allow_nan=True)
         self.moments = merge_moments(self.moments, chunk)
         _check_finite_statistics("the means and variances", *self.moments)
+
+    def merged(self, other):
+        """The part of the rows of both (over the same classes): the moments merged by Chan's
+        formula. Neither part is changed."""
+        part = copy.copy(self)
+        part.moments = merge_moments(self.moments, other.moments)
+        return part
+
+    def with_classes(self, place, n_classes):
+        """This part with its per-class rows moved to rows `place` of n_classes (zeros in
+        the others)."""
+        part = copy.copy(self)
+        part.moments = tuple(_relaid_classes(m, place, n_classes) for m in self.moments)
+        return part
 
     def finalize(self, ddof, var_smoothing, shared=False):
         """Means, variances and the kernel's tables from the moments. shared: one variance
@@ -569,6 +612,14 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             raise ValueError("priors and class_weight both set the class prior (priors "
                              "directly, class_weight by reweighting the class counts): give "
                              "one of them")
+
+    # --- fitting part by part (fastml/_plans.py)
+    _part_layout = "C"      # the arrays an executor builds from columns for the parts
+
+    def _scaled_fit(self):
+        """Exact statistics: each part's model, merged over the union of the labels
+        (naive_bayes/_scaled.py)."""
+        return naive_bayes_plan(self, self._part_layout)
 
     # --- prediction
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.float64]:
@@ -905,6 +956,10 @@ class GaussianNB(_GaussianParams, _BaseNB):
     >>> model.predict([[120.0]]).tolist()
     ['No']
     """
+
+    # its moment kernel reads column-major X through a small row panel in cache, with no
+    # copy of X (_nb_fast.pyx): an executor's column-major arrays cost one copy less
+    _part_layout = "F"
 
     def __init__(self, variance: str = "per_class", ddof: float = 1, var_smoothing: float = 1e-9,
                  priors: Optional[ArrayLike] = None, class_weight: ClassWeightLike = None,

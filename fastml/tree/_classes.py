@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
+from ..exceptions import NotScalable
 from .._tabular import TabularEncoder
 from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
                            check_random_state, check_target, seed_from, state_array,
@@ -300,6 +301,12 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
     """The builder call and the inspection methods shared by the classifier and regressor."""
 
     _allows_nan = True
+
+    def _scaled_fit(self):
+        """Not fitted part by part (fastml/_plans.py): see the reason."""
+        raise NotScalable("the split search needs all rows at once; fit it in memory (on a "
+                          "sample if need be: X.compute() for a dask collection), or use a "
+                          "RandomForest, whose trees grow on dask partitions")
 
     def _grow(self, Xe, y, n_classes):
         limits = self._limits(*Xe.shape)

@@ -9,13 +9,15 @@ trees in threads. Out-of-bag: each row is predicted by the trees whose sample mi
 """
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
 from .. import metrics
-from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
+from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing, label_codes
+from .._plans import Ensemble, adopt
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, seed_from
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput,
@@ -70,6 +72,27 @@ class BaseForest(EncodedInput, BaseEstimator):
             self._set_oob(Xe, [counts == 0 for _, counts in grown])
         return self
 
+    # ---- grown part by part (fastml/_plans.py)
+
+    def _scaled_fit(self):
+        """Each part grows its share of the trees on its own rows, the bootstrap drawn
+        within the part, with one shared encoding (numeric columns) and the classes of all
+        parts: the forest is their union. Approximate: a tree sees one part's rows."""
+        if self.oob_score:
+            raise ValueError("oob_score=True is not available when the trees grow on parts "
+                             "(each tree's out-of-bag rows live in other parts); fit with "
+                             "oob_score=False")
+        check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS,
+                    integer=True, c_int=False)
+        classifier = self._estimator_type == "classifier"
+        return Ensemble(needs_labels=classifier, classes=classifier,
+                        start=_parts_start, deal=_parts_deal, grow=_parts_grow,
+                        finish=_parts_finish, why_not_sequential=(
+                            "each tree's split search needs all rows at once; fit it in "
+                            "memory (on a sample if need be), or pass a dask array / "
+                            "DataFrame to fit to grow the trees on workers (pip install "
+                            "'fastml[dask]')"))
+
     def _wrap(self, tree):
         """A fitted single-tree estimator around a grown tree (to inspect or export it)."""
         est = self._tree_class(**{k: getattr(self, k) for k in self._tree_params})
@@ -118,6 +141,56 @@ class BaseForest(EncodedInput, BaseEstimator):
         self._check_is_fitted("estimators_")
         Xe = self._encode(X)
         return np.column_stack([est.tree_.apply(Xe)[0] for est in self.estimators_])
+
+
+def _parts_start(estimator, labels, schema):
+    """The forest every part grows its trees with: the columns as numbers (one encoding
+    for all parts), the classes of all parts."""
+    template = type(estimator)(**estimator.get_params(deep=False))
+    template._encode_fit(np.zeros((1, schema.n_features)))
+    template.estimators_ = []      # the builder's "fitted" mark, so _encode accepts rows
+    if labels is not None:
+        template._encode_labels(labels.classes)
+        template.n_classes_ = len(template.classes_)
+    return template
+
+
+def _parts_deal(template, rows):
+    """(trees, seed) per part: the trees in proportion to the parts' rows (largest
+    remainders), one seed each from the forest's random_state."""
+    rows = np.asarray(rows, dtype=float)
+    exact = template.n_estimators * rows / rows.sum()
+    shares = np.floor(exact).astype(int)
+    for i in np.argsort(-(exact - shares))[:template.n_estimators - shares.sum()]:
+        shares[i] += 1
+    rng = check_random_state(template.random_state)
+    return [(int(share), seed_from(rng)) for share in shares]
+
+
+def _parts_grow(X, y, w, template, count, seed):
+    """`count` trees on a part's rows, by the forest's own builder."""
+    if w is not None:
+        raise TypeError("forests take no sample_weight")
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("a forest grown on parts takes numeric columns only (the parts must "
+                        "share one encoding); encode the text / categorical columns as "
+                        "numbers first") from None
+    forest = copy.deepcopy(template)
+    forest.n_estimators, forest.random_state = count, seed
+    Xe = forest._encode(X)
+    if hasattr(template, "classes_"):
+        forest._fit_forest(Xe, label_codes(forest.classes_, y).astype(np.int32),
+                           forest.n_classes_)
+    else:
+        forest._fit_forest(Xe, np.ascontiguousarray(regression_targets(y)), 1)
+    return forest.estimators_
+
+
+def _parts_finish(estimator, template, members, schema):
+    template.estimators_ = members
+    adopt(estimator, template)
 
 
 _FOREST_DOC = """
