@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 import numpy as np
 
 from .exceptions import ConvergenceWarning, NotFittedError, not_fitted_error  # noqa: F401
+from ._router import route
 from ._validation import check_target
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -127,8 +128,7 @@ class BaseEstimator:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        from ._dask import route_collections   # dask is imported only for dask input
-        route_collections(cls)
+        route(cls)      # a backend's collection (a dask array, say) goes to the backend
 
     @classmethod
     def _get_param_names(cls):

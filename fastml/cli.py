@@ -406,7 +406,8 @@ class _HashedChunks:
     def chunks(self):
         from ._tabular_io import missing_mask
         names, target = self.model.feature_names_, self.model.target
-        for table in self.reader.raw_chunks(names + [target], self.chunk_rows):
+        from ._readers import read_ahead
+        for table in read_ahead(self.reader.batches(names + [target], self.chunk_rows)):
             frame = table.to_pandas()
             y = frame[target].to_numpy()
             keep = ~missing_mask(y)          # rows without a label teach nothing
@@ -417,9 +418,9 @@ class _HashedChunks:
 
 
 def _hashed_stream(args, estimator):
-    from .stream import _reader_for
+    from ._readers import open_source
     from ._tabular_io import HashedModel
-    reader = _reader_for(args.data)
+    reader = open_source(args.data)
     names = reader.column_names()
     if args.target not in names:
         raise CLIError(f"the data has no column {args.target!r}; its columns are {names}")
@@ -439,9 +440,9 @@ def run_predict_stream(args):
     """predict --chunk-rows: read, predict and write one chunk at a time."""
     import csv
     import numpy as np
-    from .stream import _reader_for
+    from ._readers import open_source, read_ahead
     model = load_model(args.model)
-    reader = _reader_for(args.data, model_text_columns(model))
+    reader = open_source(args.data, model_text_columns(model))
     model, _ = model_input(model, {n: None for n in reader.column_names()})
     stream = open(args.out, "w", newline="") if args.out else sys.stdout
     n = 0
@@ -449,7 +450,7 @@ def run_predict_stream(args):
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow([f"P({c})" for c in model.classes_.tolist()] if args.proba
                         else ["prediction"])
-        for table in reader.raw_chunks(model.feature_names_, args.chunk_rows):
+        for table in read_ahead(reader.batches(model.feature_names_, args.chunk_rows)):
             frame = table.to_pandas()
             cols = {name: frame[name].to_numpy() for name in model.feature_names_}
             rows = np.flatnonzero(complete_rows(model, cols))   # the others stay empty

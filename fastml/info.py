@@ -26,6 +26,8 @@ from typing import Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 import numpy as np
 
+from ._plans import Statistics
+from ._router import backend_for
 from ._tabular import missing_mask, refuse_missing_labels
 from ._validation import check_param
 
@@ -420,10 +422,9 @@ def information_gain_table(X: MatrixLike, y: VectorLike, *,
     >>> [(row["name"], row["gain"]) for row in table.rows]
     [('x', 1.0), ('c', 0.0)]
     """
-    if hasattr(X, "__dask_graph__"):     # dask input: count reductions on the workers
-        from ._dask import information_gain_table as on_dask
-        return on_dask(X, y, feature_names=feature_names,
-                       categorical_features=categorical_features)
+    backend = backend_for(X)
+    if backend is not None:     # a dask collection, say: count reductions where its parts are
+        return backend.summarize(_table_plan(feature_names, categorical_features), X, y)
     from ._tabular import TabularEncoder
     enc = TabularEncoder(categorical_features=categorical_features)
     codes = enc.fit_transform(X)
@@ -456,3 +457,87 @@ def information_gain_table(X: MatrixLike, y: VectorLike, *,
         rows.append({"name": str(name), "kind": kind, "values": values, "distribution": dist,
                      "gain": float(gain)})
     return InformationGainTable(classes, rows, len(y))
+
+
+# ---- the table part by part (a Statistics plan of fastml/_plans.py, run by a backend): each
+# part counts its (value, class) pairs per column, the counts add up, and the lectures' IG
+# (categorical) and IG* sweep over the sorted distinct values (real) run on the sums: equal to
+# the table of all rows.
+
+def _table_plan(feature_names, categorical_features):
+    import functools
+    return Statistics(start=lambda estimator, labels: categorical_features, part=_pair_counts,
+                      merge=_add_counts, frames=True,
+                      finish=functools.partial(_table_of_counts, feature_names))
+
+
+def _pair_counts(X, y, w, categorical_features):
+    """A part's (rows, [Counter of (value, label) per column, missing values left out] +
+    [Counter of labels], the columns' kinds and names by TabularEncoder's rules)."""
+    from collections import Counter
+    from ._tabular import TabularEncoder, column
+    encoder = TabularEncoder(categorical_features=categorical_features).fit(
+        X.iloc[:2] if hasattr(X, "iloc") else np.asarray(X)[:2])
+    labels = _as_class_labels(y, "y").tolist()
+    out = []
+    for j in range(X.shape[1]):
+        values = np.asarray(column(X, j).to_numpy(dtype=object) if hasattr(X, "iloc")
+                            else np.asarray(X)[:, j])
+        keep = ~missing_mask(values)
+        out.append(Counter(zip(values[keep].tolist(),
+                               np.asarray(labels, dtype=object)[keep].tolist())))
+    out.append(Counter(labels))
+    return len(labels), out, tuple(encoder.categorical_mask_), tuple(encoder.feature_names_)
+
+
+def _add_counts(a, b):
+    if a[2:] != b[2:]:
+        raise ValueError("the parts' columns differ in kind (categorical / real) or names; "
+                         "give every column one type")
+    return a[0] + b[0], [x + y for x, y in zip(a[1], b[1])], a[2], a[3]
+
+
+def _table_of_counts(feature_names, estimator, counted, schema):
+    n_records, columns, mask, names = counted
+    classes = np.unique(np.asarray(list(columns[-1])))      # the labels' Counter
+    names = feature_names if feature_names is not None else names
+    rows = [_table_row(str(name), counts, classes, mask[j])
+            for j, (name, counts) in enumerate(zip(names, columns[:-1]))]
+    return InformationGainTable(classes, rows, n_records)
+
+
+def _table_row(name, counts, classes, categorical):
+    """One row of the table from a column's (value, class) counts (the formulas above)."""
+    from ._tabular import sorted_levels
+    if not counts:
+        raise ValueError(f"column {name!r} has no values (every entry is missing): it has no "
+                         f"information gain; drop it or fill it in")
+    index = {c: k for k, c in enumerate(classes.tolist())}
+    values = sorted_levels(np.array(list({v for v, _ in counts}), dtype=object)) \
+        if categorical else np.unique(np.array([float(v) for v, _ in counts]))
+    position = {v: i for i, v in enumerate(values.tolist())}
+    table = np.zeros((len(values), len(classes)))
+    for (value, label), c in counts.items():
+        table[position[value if categorical else float(value)], index[label]] += c
+    totals = table.sum(axis=0)
+    n = totals.sum()
+    h = _n_log2_n(n) - _n_log2_n(totals).sum()         # n H(Y) in bits
+    if categorical:
+        per_value = table.sum(axis=1)
+        h_given = (_n_log2_n(per_value) - _n_log2_n(table).sum(axis=1)).sum()
+        return {"name": name, "kind": "categorical", "values": [str(v) for v in values],
+                "distribution": table.astype(int).tolist(), "gain": float((h - h_given) / n)}
+    if len(values) < 2:
+        return {"name": name, "kind": "real", "values": ["(constant)"],
+                "distribution": [totals.astype(int).tolist()], "gain": 0.0}
+    left = np.cumsum(table, axis=0)[:-1]
+    n_left = left.sum(axis=1)
+    h_given = (_n_log2_n(n_left) + _n_log2_n(n - n_left)
+               - (_n_log2_n(left) + _n_log2_n(totals - left)).sum(axis=1))
+    gains = (h - h_given) / n
+    i = int(np.flatnonzero(gains >= gains.max() - GAIN_TIE)[0])
+    t = split_point(values[i], values[i + 1])
+    return {"name": name, "kind": "real", "values": [f"< {t:g}", f">= {t:g}"],
+            "distribution": [left[i].astype(int).tolist(),
+                             (totals - left[i]).astype(int).tolist()],
+            "gain": float(gains[i])}
