@@ -2,26 +2,21 @@
 plan over the partitions, and every fitted estimator's predict / predict_proba /
 decision_function / transform returns a lazy dask collection.
 
-This module knows no estimator: each plan (fastml/_plans.py, built by the estimator's family;
-docs/developers/architecture.rst) says what a partition contributes:
-- Statistics: each partition's statistics, merged pairwise in a tree on the workers, one graph
-  (naive Bayes, least squares; information-gain tables). Exact;
-- Objective: the partitions prepared once and persisted on the workers; each evaluation of
-  the solver's objective is one task per partition carrying the parameters (a few KB) and
-  returning its sums, added on the client (LogisticRegression lbfgs / gd). Exact;
-- Passes: iterative parameter mixing (the SGD family): each round every partition runs one
-  local pass of partial_fit from the mixed model (its own seed from random_state, round and
-  partition), and the models are mixed by the family's rule, weighted by the partitions'
-  weights; up to max_iter rounds, stopping on tol as fit does. Deterministic for a seed and
-  a partitioning; not the single-machine path;
-- Ensemble: each partition grows its share of the members on its own rows (forests);
-- Columns: fitted from the collection's columns (PolynomialFeatures).
-A fit runs on a working copy, so one that fails leaves the estimator as it was; a data error
-names the partition and its first row. A lost worker is Dask's business: its tasks are
-retried on another worker (the same inputs give the same model).
-
-With a dask.distributed Client the work runs on its cluster; without one, on dask's local
-scheduler. This module is imported only when a dask collection is met.
+This module knows no estimator; each plan (fastml/_plans.py, docs/developers/architecture.rst)
+says what a partition contributes:
+- Statistics: merged pairwise in a tree on the workers, one graph. Exact;
+- Objective: the partitions prepared once and persisted on the workers; each evaluation of the
+  solver's objective is one task per partition carrying the parameters, its sums added on the
+  client. Exact;
+- Passes: iterative parameter mixing: each round every partition runs one local pass from the
+  mixed model (its own seed from random_state, round and partition), mixed by the family's
+  rule, weighted by the partitions' weights; up to max_iter rounds, stopping on tol as fit
+  does. Deterministic for a seed and a partitioning; not the single-machine path;
+- Ensemble: each partition grows its share of the members on its own rows;
+- Columns: fitted from the collection's columns.
+A fit runs on a working copy (one that fails leaves the estimator as it was); a data error
+names the partition and its first row. A lost worker's tasks are retried by Dask elsewhere.
+With a dask.distributed Client the work runs on its cluster, else on dask's local scheduler.
 """
 import functools
 import re
@@ -68,11 +63,7 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
 def summarize(plan, X, y):
     """A Statistics plan's finished result over the partitions of X, y (not an estimator's:
     fastml.info's tables)."""
-    parts = _Partitions(X, y, None)
-    try:
-        total = parts.map_reduce(plan.part, plan.merge, plan.start(None, None))
-    finally:
-        parts.release()
+    total = _Partitions(X, y, None).map_reduce(plan.part, plan.merge, plan.start(None, None))
     if total is None:
         raise ValueError("y is empty")
     return plan.finish(None, total, _schema(X))
@@ -128,18 +119,12 @@ def _local_pass(X, y, w, index, local, context, model, epoch, totals, seed):
 
 def _run_ensemble(estimator, plan, parts, schema):
     """Each partition grows its share of the members."""
-    labels = _labels(parts, plan.classes) if plan.needs_labels else None
-    template = plan.start(estimator, labels, schema)
-    rows = [0 if r is None else r for r in parts.map(_row_count)]
-    if not sum(rows):
-        raise ValueError("X has 0 samples")
+    labels, each = _labels(parts, plan.classes, each=True)
+    template = plan.start(estimator, labels if plan.needs_labels else None, schema)
+    rows = [0 if s is None else s.rows for s in each]
     grown = parts.map(_grow, plan.grow, template, plan.deal(template, rows), indexed=True)
     plan.finish(estimator, template, [m for members in grown if members for m in members],
                 schema)
-
-
-def _row_count(X, y, w):
-    return _rows(X)
 
 
 def _grow(X, y, w, index, grow, template, deals):
@@ -151,15 +136,16 @@ _RUNNERS = {"statistics": _run_statistics, "objective": _run_objective,
             "passes": _run_passes, "ensemble": _run_ensemble}
 
 
-def _labels(parts, with_classes):
-    """The LabelSummary of all partitions (weights checked as fit checks them)."""
-    found = [s for s in parts.map(label_summary, with_classes) if s is not None]
-    if not found:
+def _labels(parts, with_classes, each=False):
+    """The LabelSummary of all partitions (weights checked as fit checks them); with each,
+    also every partition's (None for one without rows)."""
+    found = parts.map(label_summary, with_classes)
+    if not any(s is not None for s in found):
         raise ValueError("X has 0 samples")
-    summary = functools.reduce(merge_summaries, found)
+    summary = functools.reduce(merge_summaries, [s for s in found if s is not None])
     if summary.weight == 0:
         raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
-    return summary
+    return (summary, found) if each else summary
 
 
 def _schema(X):
@@ -182,64 +168,55 @@ class _Partitions:
     workers, and how to run a function on each (never on a partition without rows). They are
     persisted on the workers (or in this process without a client) the first time `map` or
     `derive` runs over them; a single map_reduce runs as one graph instead, the partitions
-    computed by the tasks that use them (one round trip to the scheduler, not two)."""
+    computed by the tasks that use them (one round trip to the scheduler, not two). Small
+    arguments (the parameters of an evaluation) travel inside the tasks: a lost worker's
+    tasks are then simply rerun elsewhere."""
 
     def __init__(self, X, y, sample_weight):
         self.parts, self.starts = _partition_triples(X, y, sample_weight)
-        self.client, self.raw = _client(), True
-        self.n = len(self.parts)
-        self._futures = None
+        self.client, self.raw, self._futures = _client(), True, None
 
     @property
     def futures(self):
         """The partitions persisted where they are computed (once)."""
         if self._futures is None:
-            import dask
-            self._futures = self.client.compute(self.parts) if self.client is not None \
-                else list(dask.persist(*self.parts))
+            self._futures = self._compute(self.parts, keep=True)
         return self._futures
 
-    def _tasks(self, func, args, indexed):
-        return [functools.partial(_apply, where=(i, self.starts[i]), fn=func, extra=args,
-                                  raw=self.raw, indexed=indexed) for i in range(self.n)]
+    def _tasks(self, func, args, indexed=False, parts=None):
+        import dask
+        parts = self.futures if parts is None else parts
+        return [dask.delayed(_apply, pure=False)(p, (i, start), func, args, self.raw, indexed)
+                for i, (p, start) in enumerate(zip(parts, self.starts))]
+
+    def _compute(self, tasks, keep=False):
+        import dask
+        if self.client is not None:
+            futures = self.client.compute(tasks)
+            return futures if keep else self.client.gather(futures)
+        return list(dask.persist(*tasks) if keep else dask.compute(*tasks, scheduler="sync"))
 
     def map(self, func, *args, indexed=False):
         """[func(X_i, y_i, w_i, *args) for each partition i] (with indexed=True,
         func(X_i, y_i, w_i, i, *args); derived partitions: func(value_i, *args)), computed
         where the data are; None for a partition without rows."""
-        tasks = self._tasks(func, args, indexed)
-        if self.client is not None:
-            # small arguments (the weights: K x d floats) travel inside the tasks rather than
-            # by scatter(broadcast=True): a lost worker's tasks are then simply rerun, where
-            # a broadcast replica stalls the scheduler while it retries the dead address
-            futures = self.client.map(_run, tasks, self.futures, pure=False)
-            return self.client.gather(futures)
-        import dask
-        return list(dask.compute(*[dask.delayed(_run)(t, p) for t, p in
-                                   zip(tasks, self.futures)], scheduler="sync"))
+        return self._compute(self._tasks(func, args, indexed))
 
     def derive(self, func, *args):
         """New partitions func(X_i, y_i, w_i, *args), kept on the workers."""
-        tasks = self._tasks(func, args, False)
+        futures = self._compute(self._tasks(func, args), keep=True)
         if self.client is not None:
-            futures = self.client.map(_run, tasks, self.futures, pure=False)
             _raise_first_error(futures)    # validation errors surface here
-        else:
-            import dask
-            futures = list(dask.persist(*[dask.delayed(_run)(t, p)
-                                          for t, p in zip(tasks, self.futures)]))
         derived = object.__new__(_Partitions)
-        derived.client, derived.parts, derived.n, derived.raw = self.client, None, self.n, False
-        derived.starts, derived._futures = self.starts, futures
+        derived.client, derived.parts, derived.starts = self.client, None, self.starts
+        derived.raw, derived._futures = False, futures
         return derived
 
     def map_reduce(self, func, merge, *args):
         """func on every partition, then `merge` pairwise in a tree on the workers: one graph
         (on the persisted partitions if they are, else on the partitions' own tasks)."""
         import dask
-        values = [dask.delayed(_run)(t, p) for t, p in zip(
-            self._tasks(func, args, False),
-            self.parts if self._futures is None else self._futures)]
+        values = self._tasks(func, args, parts=self._futures or self.parts)
         while len(values) > 1:
             paired = [dask.delayed(_merge_or_keep)(merge, a, b)
                       for a, b in zip(values[::2], values[1::2])]
@@ -265,18 +242,12 @@ class _Partitions:
             self.client.cancel(self._futures)
 
 
-def _run(task, part):
-    return task(part)
-
-
 def _apply(part, where, fn, extra, raw, indexed):
     """fn on one partition (None for one without rows); a data error names the partition
     (and its first row, when known)."""
-    if part is None:
+    if part is None or (raw and _rows(part[0]) == 0):
         return None
     args = part if raw else (part,)
-    if raw and _rows(part[0]) == 0:
-        return None
     try:
         return fn(*args, where[0], *extra) if indexed else fn(*args, *extra)
     except ValueError as error:
@@ -289,8 +260,7 @@ def _rows_of(part):
 
 def _raise_first_error(futures):
     """Wait for futures whose results stay on the workers, and raise the first task's error
-    in partition order. Gathering them to see errors would copy every partition to the client
-    (at 4M x 50 most of a fit's time)."""
+    in partition order (gathering them would copy every partition to the client)."""
     from distributed import wait
     wait(futures)
     for future in futures:
@@ -299,11 +269,7 @@ def _raise_first_error(futures):
 
 
 def _merge_or_keep(merge, a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return merge(a, b)
+    return b if a is None else a if b is None else merge(a, b)
 
 
 def _client():
@@ -355,25 +321,20 @@ def _aligned(v, X, lengths, name):
         raise TypeError(f"X is a dask DataFrame and {name} a dask array: give {name} as a "
                         f"column (Series) of the same DataFrame")
     if np.isnan(X.shape[0]) or np.isnan(v.shape[0]):
-        return _blocks_of_unknown_size(v, X, name)
-    if v.shape[0] != X.shape[0]:
+        # unknown sizes (a DataFrame's to_dask_array(), which compared as "different numbers
+        # of samples: nan and nan"): the blocks are paired as they are, each partition's
+        # rows checked against its y where it is fitted
+        n_x, n_v = X.numblocks[0], v.numblocks[0]
+        if n_x != n_v or v.ndim > 2 or (v.ndim == 2 and v.numblocks[1] > 1):
+            raise ValueError(f"the row blocks of X or {name} have unknown sizes (a "
+                             f"DataFrame's to_dask_array()?) and X has {n_x} of them, {name} "
+                             f"{n_v}: give both from the same DataFrame, or call "
+                             f"to_dask_array(lengths=True)")
+    elif v.shape[0] != X.shape[0]:
         raise ValueError(f"X and {name} have different numbers of samples: {X.shape[0]} "
                          f"and {v.shape[0]}")
-    if v.chunks[0] != lengths:
+    elif v.chunks[0] != lengths:
         v = v.rechunk({0: lengths})
-    blocks = v.to_delayed()
-    return list(blocks if blocks.ndim == 1 else blocks[:, 0])
-
-
-def _blocks_of_unknown_size(v, X, name):
-    """v's row blocks paired with X's as they are, when the sizes of either are unknown (a
-    DataFrame's to_dask_array(): NaN sizes, which compared as "different numbers of samples:
-    nan and nan"). Each partition's rows are checked against its y where it is fitted."""
-    n_x, n_v = X.numblocks[0], v.numblocks[0]
-    if n_x != n_v or v.ndim > 2 or (v.ndim == 2 and v.numblocks[1] > 1):
-        raise ValueError(f"the row blocks of X or {name} have unknown sizes (a DataFrame's "
-                         f"to_dask_array()?) and X has {n_x} of them, {name} {n_v}: give "
-                         f"both from the same DataFrame, or call to_dask_array(lengths=True)")
     blocks = v.to_delayed()
     return list(blocks if blocks.ndim == 1 else blocks[:, 0])
 
@@ -390,62 +351,46 @@ def _rows(X):
 def apply(estimator, name, X, *args, **kwargs):
     """estimator.<name> applied partition by partition: a lazy dask array for a dask array,
     a dask Series / DataFrame for a dask DataFrame (X is never collected)."""
-    method = _unrouted(estimator, name)
+    method = getattr(type(estimator), name)     # without the routing to this backend:
+    method = functools.partial(getattr(method, "__wrapped__", method), estimator)
     sample = _sample_output(method, X, args, kwargs)
+    call = functools.partial(_call, method, sample, args, kwargs)
     if _is_frame(X):
-        return _map_partitions(method, X, sample, args, kwargs)
-    if getattr(X, "ndim", 2) != 2:
-        raise ValueError(f"X is a {X.ndim}-D dask array; expected 2-D (n_samples, n_features)")
+        import pandas as pd
+        meta = pd.Series(np.empty(0, sample.dtype)) if sample.ndim == 1 else \
+            pd.DataFrame(np.empty((0, sample.shape[1]), sample.dtype))
+        return X.map_partitions(_framed, call, meta=meta)
+    _schema(X)      # a 2-D array
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
-    block = functools.partial(_call_block, method, sample, args=args, kwargs=kwargs)
     if sample.ndim == 1:
-        return X.map_blocks(block, dtype=sample.dtype, drop_axis=1,
+        return X.map_blocks(call, dtype=sample.dtype, drop_axis=1,
                             meta=np.empty((0,), dtype=sample.dtype))
-    return X.map_blocks(block, dtype=sample.dtype, chunks=(X.chunks[0], (sample.shape[1],)),
+    return X.map_blocks(call, dtype=sample.dtype, chunks=(X.chunks[0], (sample.shape[1],)),
                         meta=np.empty((0, 0), dtype=sample.dtype))
 
 
-def _unrouted(estimator, name):
-    """The method without the routing to this backend."""
-    method = getattr(type(estimator), name)
-    return functools.partial(getattr(method, "__wrapped__", method), estimator)
-
-
-def _call_block(method, sample, block, args=(), kwargs=None):
-    if block.shape[0] == 0:
+def _call(method, sample, args, kwargs, X):
+    if X.shape[0] == 0:
         return np.empty((0,) + sample.shape[1:], dtype=sample.dtype)
-    return method(block, *args, **(kwargs or {}))
+    return np.asarray(method(X, *args, **kwargs))
+
+
+def _framed(frame, call):
+    import pandas as pd
+    out = call(frame)
+    return pd.Series(out, index=frame.index) if out.ndim == 1 else \
+        pd.DataFrame(out, index=frame.index)
 
 
 def _sample_output(method, X, args, kwargs):
     """The method's output on one row (its dtype and width, for the lazy result's meta): a
     row of X's meta (no data computed), or, when the estimator refuses that made-up row (a
     category it has not seen), X's first row."""
-    row = _sample(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return np.asarray(method(row, *args, **kwargs))
+            return np.asarray(method(_sample(X), *args, **kwargs))
         except (ValueError, TypeError):
             first = X.head(1) if _is_frame(X) else X[:1].compute()
             return np.asarray(method(first, *args, **kwargs))
-
-
-def _map_partitions(method, X, sample, args, kwargs):
-    import pandas as pd
-
-    def on_frame(frame):
-        if len(frame) == 0:
-            out = np.empty((0,) + sample.shape[1:], dtype=sample.dtype)
-        else:
-            out = np.asarray(method(frame, *args, **kwargs))
-        if out.ndim == 1:
-            return pd.Series(out, index=frame.index)
-        return pd.DataFrame(out, index=frame.index)
-
-    if sample.ndim == 1:
-        meta = pd.Series(np.empty(0, dtype=sample.dtype))
-    else:
-        meta = pd.DataFrame(np.empty((0, sample.shape[1]), dtype=sample.dtype))
-    return X.map_partitions(on_frame, meta=meta)

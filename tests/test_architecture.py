@@ -1,5 +1,8 @@
-"""The package's shape (issue 10): no import cycle among fastml's modules, and each family
-folder holds its own kernels while ``_core`` holds only what several families share."""
+"""The package's shape (issues 10 and 29): no import cycle among fastml's modules, counting the
+imports inside functions; each family folder holds its own kernels while ``_core`` holds only
+what several families share; the executors of the plan protocol (fastml/stream.py,
+fastml/_dask.py) know no estimator and take no other module's private names; the base layer
+knows no backend (docs/developers/architecture.rst)."""
 import ast
 import pathlib
 
@@ -51,14 +54,23 @@ def _targets(node, module, is_package, modules):
     return found & set(modules)
 
 
-def import_graph():
+def _all_imports(tree):
+    """Every import statement, those inside functions (run when the function is) included,
+    but not those under ``if TYPE_CHECKING:`` (never run)."""
+    hints = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and
+             _is_type_checking(node) for n in ast.walk(node)}
+    return [node for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in hints]
+
+
+def import_graph(imports=_import_time_imports):
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = {}
     for module, path in files.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         is_package = path.name == "__init__.py"
         graph[module] = set()
-        for node in _import_time_imports(tree):
+        for node in imports(tree):
             graph[module] |= _targets(node, module, is_package, files)
         graph[module].discard(module)
     return graph
@@ -102,6 +114,88 @@ def test_no_import_cycle_among_fastml_modules():
     graph = import_graph()
     assert "fastml.linear_model._logistic" in graph   # the walk found the package
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_no_import_cycle_counting_imports_inside_functions():
+    """A lazy import inside a function closes a cycle as surely as one at the top, once the
+    function runs (the dask router once closed a 17-module cycle through _base.py, _dask.py,
+    stream.py and info.py that way)."""
+    graph = import_graph(_all_imports)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_import_walk_sees_imports_inside_functions():
+    tree = ast.parse("import a\ndef f():\n    from . import b\nif TYPE_CHECKING:\n"
+                     "    import c\n")
+    assert [type(n).__name__ for n in _all_imports(tree)] == ["Import", "ImportFrom"]
+    assert len(list(_import_time_imports(tree))) == 1
+
+
+EXECUTORS = ("stream.py", "_dask.py")
+
+
+def _estimator_names():
+    import fastml
+    names = {name for name, _ in fastml.all_estimators()} | {"FeatureHasher"}
+    return names | {"ClassifierMixin", "RegressorMixin", "TransformerMixin", "BaseForest",
+                    "BaseDecisionTree", "OnlineLinearClassifier", "LeastSquares"}
+
+
+def _code_words(tree):
+    """The identifiers and the string constants of a module, docstrings left out."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                id(node) not in docstrings:
+            yield from node.value.replace("(", " ").replace(".", " ").split()
+
+
+def test_executors_know_no_estimator():
+    """fit_stream and the dask backend run any estimator's plan: no estimator class, family
+    or solver is named in their code (a switch on the estimator's type or name would be)."""
+    estimators = _estimator_names()
+    for executor in EXECUTORS:
+        tree = ast.parse((PACKAGE / executor).read_text(encoding="utf-8"))
+        named = {word.strip("_") for word in _code_words(tree)} & estimators
+        assert not named, (executor, sorted(named))
+        imported = {node.module or "" for node in _all_imports(tree)
+                    if isinstance(node, ast.ImportFrom)}
+        assert not {m for m in imported if m.lstrip(".").split(".")[0] in
+                    ("linear_model", "naive_bayes", "tree", "feature_extraction")}, executor
+
+
+def test_executors_take_no_private_names_of_other_modules():
+    for executor in EXECUTORS:
+        tree = ast.parse((PACKAGE / executor).read_text(encoding="utf-8"))
+        private = [f"{node.module}.{alias.name}" for node in _all_imports(tree)
+                   if isinstance(node, ast.ImportFrom)
+                   for alias in node.names if alias.name.startswith("_")]
+        assert not private, (executor, private)
+
+
+def test_the_executors_stay_small():
+    """The plans do the estimators' work; the executors only run them (issue 29's bounds)."""
+    lines = {name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines())
+             for name in EXECUTORS}
+    assert lines["stream.py"] <= 950 and lines["_dask.py"] <= 400, lines
+
+
+def test_the_base_layer_knows_no_backend():
+    """_base.py reaches a backend only through the router, a leaf that imports no fastml
+    module (the backend module is imported when one of its collections arrives)."""
+    graph = import_graph(_all_imports)
+    assert graph["fastml._router"] == set()
+    assert "fastml._dask" not in graph["fastml._base"]
+    assert not [m for m, targets in graph.items() if "fastml._dask" in targets]
 
 
 def test_cycle_finder_finds_a_cycle():
