@@ -184,17 +184,19 @@ def check_n_jobs_param(n_jobs):
 
 
 def start_partial_fit(estimator, X, y, classes, sample_weight=None, *, state="_engine",
-                      accept_sparse=True):
+                      accept_sparse=True, check_finite=True):
     """Validate one partial_fit call of an online classifier: (X, codes, sw, first call?).
     The first call (no `state` attribute yet: never fitted, or fitted by a solver that has
     no such state) starts from nothing (`forget_fit`), fixes the features and learns
     `classes_` from `classes` (required then); later calls must bring the same features and
     known labels. The estimator's class_weight (a dict; "balanced" is refused) multiplies
-    the sample weights."""
+    the sample weights. check_finite=False: the caller's epoch proves X finite (run_epochs'
+    finite_checked=False), saving a read of X per call (a stream's every chunk and pass)."""
     first = getattr(estimator, state, None) is None
     if first:
         forget_fit(estimator)
-    X, y = check_X_y(X, y, accept_sparse=accept_sparse, estimator=estimator, reset=first)
+    X, y = check_X_y(X, y, accept_sparse=accept_sparse, estimator=estimator, reset=first,
+                     check_finite=check_finite)
     if first:
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")

@@ -295,9 +295,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         [0, 1]
         """
         self._check_params()
-        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
+        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight,
+                                                check_finite=False)
         layout = OutputLayout(len(self.classes_), self.multi_class)
-        self._fit_sgd(X, codes, sw, layout, 1, resume=not first)
+        self._fit_sgd(X, codes, sw, layout, 1, resume=not first, finite_checked=False)
         return self
 
     def _check_params(self):

@@ -115,8 +115,9 @@ class _OnlineLinearClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstima
         [0, 1]
         """
         self._check_params()
-        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight)
-        self._run(X, codes, sw, 1, resume=not first)
+        X, codes, sw, first = start_partial_fit(self, X, y, classes, sample_weight,
+                                                check_finite=False)
+        self._run(X, codes, sw, 1, resume=not first, finite_checked=False)
         return self
 
     def _check_params(self):
