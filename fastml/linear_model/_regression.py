@@ -1396,6 +1396,8 @@ def part_statistics(X, y, w, context):
     if expansion is not None:
         X = np.ascontiguousarray(_expanded(X, *expansion))
     sw = None if w is None else check_sample_weight(w, X.shape[0], whole=False)
+    if sw is not None and not sw.any():
+        return None         # rows that weigh nothing add nothing
     return LinearStats.from_data(X, y.reshape(X.shape[0], -1), sw, n_jobs)
 
 

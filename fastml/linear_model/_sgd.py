@@ -21,7 +21,7 @@ from ._iterate import StopRule, iterate
 from .._plans import Passes, PassTerms, adopt
 from ..exceptions import ConvergenceWarning, DivergenceError
 from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
-                           state_array, state_count)
+                           check_sample_weight, state_array, state_count)
 
 SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
@@ -600,6 +600,9 @@ def _passes_step(X, y, w, context, model, epoch, totals):
         if "sample_weight" not in inspect.signature(model.partial_fit).parameters:
             raise TypeError(f"{type(model).__name__}.partial_fit takes no sample_weight; give "
                             f"no sample weights")
+        w = check_sample_weight(w, len(y), whole=False)
+        if not w.any():         # nothing to learn from (fit's check of the sum is the
+            return model, PassTerms(0.0, 0.0, 0.0, len(y))    # label pass's)
         kwargs["sample_weight"] = w
     model.partial_fit(X, y, **kwargs)
     weight = float(len(y) if w is None else np.sum(np.asarray(w, dtype=np.float64)))
