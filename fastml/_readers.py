@@ -135,6 +135,7 @@ class ParquetReader:
                                      f"first file has {self.schema.names}")
                 yield from file.iter_batches(batch_size=rows, columns=columns,
                                              use_threads=False)
+            pa.default_memory_pool().release_unused()   # the pages: see CSVReader._tables
 
 
 class CSVReader:

@@ -391,7 +391,7 @@ class _Stream:
                 f"iterator; pass a file, or a callable that returns a fresh iterable")
         self.passes += 1
         if self.cache is not None and self.cache.complete:
-            chunks = self.cache.chunks(self.names)
+            chunks = self.cache.chunks(self.names if self.frames else None)
         else:
             chunks = self._built_chunks()
         with progress(self.reader.total_rows(), desc=f"fit_stream {self.desc}", unit="row",
@@ -650,6 +650,9 @@ class _ChunkCache:
         self.written.append((chunk.index, chunk.start, chunk.matrix is not None))
 
     def chunks(self, names):
+        """The chunks written, in order; a numeric chunk's X is its mapped array, or a
+        DataFrame over it with `names` (None: the plan takes arrays; a DataFrame around a
+        mapping may outlive the chunk until the garbage collector finds it)."""
         import pandas as pd
         import pyarrow as pa
         for k, (index, start, numeric) in enumerate(self.written):
@@ -660,8 +663,9 @@ class _ChunkCache:
                 w = table.column(self.W).to_numpy().copy() if self.W in table.column_names \
                     else None
                 if numeric:
-                    matrix = np.load(base + ".npy", mmap_mode="c")
-                    X = pd.DataFrame(matrix, columns=names, copy=False)
+                    matrix = X = np.load(base + ".npy", mmap_mode="c")
+                    if names is not None:
+                        X = pd.DataFrame(matrix, columns=names, copy=False)
                 else:
                     matrix, X = None, table.drop_columns(
                         [c for c in (self.Y, self.W) if c in table.column_names]).to_pandas()
