@@ -23,8 +23,6 @@ import queue
 import re
 import threading
 
-from ._tabular_io import csv_convert_options
-
 CHUNK_BYTES = 16 << 20  # the default chunk: about 16 MB of float64 features
 BLOCK_BYTES = 1 << 22   # a CSV block: column types are inferred from the first
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -53,6 +51,17 @@ def open_source(source, text_columns=(), labels=None, block_bytes=BLOCK_BYTES):
         return IterableReader(lambda: source, repeatable=iter(source) is not source)
     raise TypeError(f"source of type {type(source).__name__} is not a file path, an iterable "
                     f"of chunks or a callable returning one")
+
+
+def csv_convert_options(columns=None, text_columns=()):
+    """pyarrow's CSV conversion as fastml reads every CSV file (in memory, streamed, chunked
+    prediction): an empty cell is missing in any column ("NA" or "null" stay text, as in the
+    reader without pyarrow), and text_columns stay text."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    return pc.ConvertOptions(include_columns=list(columns or []), null_values=[""],
+                             strings_can_be_null=True, quoted_strings_can_be_null=True,
+                             column_types={name: pa.string() for name in text_columns})
 
 
 def default_rows(n_columns):

@@ -19,6 +19,7 @@ import numpy as np
 
 from ._base import BaseEstimator
 from ._extras import require
+from ._readers import csv_convert_options
 from ._tabular import missing_mask, sorted_levels  # noqa: F401  (missing_mask: for the CLI)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -40,17 +41,6 @@ def read_table(path, text_columns=()):
             require("pyarrow", "pandas", "reading Parquet")
         return _read_csv_stdlib(path, text_columns)
     return _read_arrow(path, parquet, text_columns)
-
-
-def csv_convert_options(columns=None, text_columns=()):
-    """pyarrow's CSV conversion as fastml reads every CSV file (in memory, streamed, chunked
-    prediction): an empty cell is missing in any column ("NA" or "null" stay text, as in the
-    reader without pyarrow), and text_columns stay text."""
-    import pyarrow as pa
-    import pyarrow.csv as pc
-    return pc.ConvertOptions(include_columns=list(columns or []), null_values=[""],
-                             strings_can_be_null=True, quoted_strings_can_be_null=True,
-                             column_types={name: pa.string() for name in text_columns})
 
 
 def _read_arrow(path, parquet, text_columns=()):
