@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
 # in "_"): together they are what a fit owns, and all a failed fit or a refit may drop. Any
 # other attribute is not ours (scikit-learn's set_output configuration and metadata requests,
 # the callback context a Pipeline puts on its steps around their fit, a user's own; and
-# `_pass_totals`, which fastml.stream / Dask set around the partial_fit calls of a fit and
-# drop after it: a partial_fit that starts over must keep it). forget_fit drops these too;
+# `_pass_totals`, which the SGD family's passes over parts (linear_model/_sgd.py, run by
+# fastml.stream and the dask backend) set around their partial_fit calls and drop after
+# them: a partial_fit that starts over must keep it). forget_fit drops these too;
 # tests/test_linear_state.py checks that the list names every private attribute fits leave.
 FIT_STATE = (
     "_engine", "_rng", "_epochs_done",          # the SGD state, its row order, its epochs

@@ -49,7 +49,7 @@ from typing import Any, Optional, Sequence, TYPE_CHECKING, Union
 
 import numpy as np
 
-from ._plans import (PassTerms, Schema, add_up, float_dtype, label_summary, located, plan_for,
+from ._plans import (Schema, add_up, float_dtype, label_summary, located, plan_for,
                      record_features, transaction)
 from ._progress import progress
 from ._readers import BLOCK_BYTES, open_source, read_ahead as _read_ahead
@@ -214,10 +214,10 @@ def _run_passes(estimator, plan, stream, epochs):
                 context = plan.start(estimator, summary)
             model, part = _step(plan, model, stream, chunk, epoch, totals, context)
             terms = part if terms is None else terms + part
-        curve_point = terms.means() if terms is not None else PassTerms(0, 0, 0, 0).means()
-        curve.append(curve_point[0])
-        progressive.append(curve_point[1])
-        if stop(*curve_point):
+        loss, progressive_loss = terms.means()
+        curve.append(loss)
+        progressive.append(progressive_loss)
+        if stop(loss, progressive_loss):
             break
         totals = (terms.rows, terms.weight)
     plan.finish(estimator, model, curve, progressive)

@@ -134,8 +134,8 @@ class SGDEngine:
         raw weights, scaling them all by c acted as alpha / c). Unit weights are returned
         as they are (the factor is exactly 1).
 
-        totals: (rows, weight) of one pass over all the data, given by a driver that knows
-        them (fastml.stream's passes over a repeatable source, fastml._dask's epochs): these
+        totals: (rows, weight) of one pass over all the data, given by the passes over parts
+        that know them (sgd_plan below: a stream's passes, the dask rounds): these
         rows are part of that pass, and a pass that reads them again does not add them
         twice, so the totals become exactly those (as a fit's are), not running sums."""
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
@@ -304,8 +304,8 @@ def _divergence_error(epoch_index, order, bad):
 
 
 def mix_into(target, engines, weights):
-    """Parameter mixing, the one definition (threads: SGDEngine.mixed_epoch; Dask:
-    fastml/_dask.py): set `target`'s state (it may be one of `engines`) to the weighted average
+    """Parameter mixing, the one definition (threads: SGDEngine.mixed_epoch; parts on
+    workers: sgd_plan's mix): set `target`'s state (it may be one of `engines`) to the weighted average
     of the engines' states, slot by slot: the weights (scale folded in), intercepts, AdaGrad's
     sums, and the running average's explicit sum S and mass Z (fold_average), so the reported
     average is sum_j p_j S_j / sum_j p_j Z_j (the mean of the engines' averages when their
