@@ -23,6 +23,8 @@ import queue
 import re
 import threading
 
+from ._extras import require
+
 CHUNK_BYTES = 16 << 20  # the default chunk: about 16 MB of float64 features
 BLOCK_BYTES = 1 << 22   # a CSV block: column types are inferred from the first
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -89,15 +91,10 @@ class IterableReader:
 
 def pyarrow():
     """pyarrow with its csv, dataset and parquet modules, or a clear error."""
-    try:
-        import pyarrow
-        import pyarrow.csv  # noqa: F401
-        import pyarrow.dataset  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise ImportError("reading Parquet / CSV files chunk by chunk needs pyarrow: "
-                          "pip install 'fastml[pandas]'") from None
-    return pyarrow
+    purpose = "reading Parquet / CSV files chunk by chunk"
+    for module in ("pyarrow.csv", "pyarrow.dataset", "pyarrow.parquet"):
+        require(module, "pandas", purpose)
+    return require("pyarrow", "pandas", purpose)
 
 
 class ParquetReader:

@@ -4,7 +4,6 @@ bit for bit as it was (its fit, n_iter_, the state of a Generator given as rando
 names the part and its first row; sample weights are checked per part as fit checks them; a
 str names one column; the stream's misleading errors are clear; an estimator without a plan
 gets NotScalable with its reason."""
-import doctest
 import os
 import warnings
 
@@ -357,16 +356,3 @@ def test_every_fitted_estimator_predicts_lazily_on_dask(name, dask_client):
             else:
                 np.testing.assert_array_equal(got, expected)
 
-
-@pytest.mark.parametrize("page", ["user_guide/streaming.rst", "user_guide/dask.rst",
-                                  "developers/architecture.rst"])
-def test_the_guides_examples_run(page, tmp_path, monkeypatch):
-    """The streaming and dask guides and the architecture page show runnable examples."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", page)
-    if not os.path.exists(path):
-        pytest.skip("the docs are not beside these tests")
-    pytest.importorskip("dask.dataframe")
-    monkeypatch.chdir(tmp_path)
-    result = doctest.testfile(path, module_relative=False, verbose=False,
-                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 5, result

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing, label_codes
+from .._extras import install_hint
 from .._plans import Ensemble, adopt
 from .._progress import track
 from .._validation import check_n_jobs, check_param, check_random_state, seed_from
@@ -90,8 +91,8 @@ class BaseForest(EncodedInput, BaseEstimator):
                         finish=_parts_finish, why_not_sequential=(
                             "each tree's split search needs all rows at once; fit it in "
                             "memory (on a sample if need be), or pass a dask array / "
-                            "DataFrame to fit to grow the trees on workers (pip install "
-                            "'fastml[dask]')"))
+                            f"DataFrame to fit to grow the trees on workers "
+                            f"({install_hint('dask')})"))
 
     def _wrap(self, tree):
         """A fitted single-tree estimator around a grown tree (to inspect or export it)."""
