@@ -63,7 +63,7 @@ CHILD = textwrap.dedent("""
         fastml.fit_stream(fastml.GaussianNB(), path, "y")
     elif kind == "vw":
         import vowpalwabbit
-        vowpalwabbit.Workspace(f"--cache_file {path} -c --passes 5 --loss_function logistic "
+        vowpalwabbit.Workspace(f"--cache_file {path} --passes 5 --loss_function logistic "
                                f"--holdout_off --quiet").finish()
     print(json.dumps({"seconds": time.perf_counter() - start,
                       "peak_mb": (peak() - before) / 2**20}))
@@ -132,7 +132,7 @@ def write_files(name, rows, d, seed, csv=True, vw=False):
     if vw:
         write_vw(X, y, base + ".vw")
         import vowpalwabbit
-        vowpalwabbit.Workspace(f"-d {base}.vw --cache_file {base}.vwcache -c --passes 1 "
+        vowpalwabbit.Workspace(f"-d {base}.vw --cache_file {base}.vwcache --passes 1 "
                                f"--loss_function logistic --quiet").finish()
     return base
 

@@ -415,10 +415,7 @@ class _Stream:
             self._split_all(raws)
         if self.cache is not None:
             self.cache.restart()
-        for chunk in chunks:
-            if self.cache is not None:
-                self.cache.write(chunk)
-            yield chunk
+        yield from chunks
         if self.cache is not None:
             self.cache.complete = True
 
@@ -441,7 +438,7 @@ class _Stream:
         """The non-empty chunks of the source's raw chunks, in order."""
         start, buffers = 0, _Buffers()
         for k, raw in enumerate(raws):
-            chunk = self._split(raw, k, start, buffers)
+            chunk = self._build(raw, k, start, buffers)
             del raw     # the Arrow table is copied: do not hold it while the chunk is fitted
             if chunk.n_rows == 0:
                 continue
@@ -461,7 +458,7 @@ class _Stream:
             for k, raw in enumerate(raws):
                 costs.read = time.perf_counter() - clock
                 if not costs.build_in_caller():
-                    raw = costs.timed_build(self._split, raw, k, start, buffers)
+                    raw = costs.timed_build(self._build, raw, k, start, buffers)
                 yield k, start, raw
                 start += raw.num_rows if _is_arrow(raw) else raw.n_rows
                 del raw
@@ -470,7 +467,7 @@ class _Stream:
         rows = 0
         for k, start, item in _read_ahead(read()):
             chunk = item if isinstance(item, _Chunk) else \
-                costs.timed_build(self._split, item, k, start, buffers)
+                costs.timed_build(self._build, item, k, start, buffers)
             del item
             if chunk.n_rows == 0:
                 continue
@@ -527,6 +524,14 @@ class _Stream:
             return None
         extra = [c for c in (self.target, self.weight) if c is not None]
         return list(dict.fromkeys(self.columns + extra))
+
+    def _build(self, raw, k, start, buffers):
+        """The chunk of a raw chunk, written to the cache when there is one (by the thread
+        that builds it: _StageCosts weighs the write with the build)."""
+        chunk = self._split(raw, k, start, buffers)
+        if self.cache is not None and chunk.n_rows:
+            self.cache.write(chunk)
+        return chunk
 
     def _split(self, raw, k, start, buffers=None):
         if isinstance(raw, tuple):
@@ -626,14 +631,15 @@ class _ChunkCache:
 
     def __init__(self, directory):
         self.directory = tempfile.mkdtemp(prefix="fastml-stream-", dir=directory)
-        self.written, self.complete = [], False
+        self.written, self.complete = {}, False
 
     def restart(self):
-        self.written, self.complete = [], False
+        self.written, self.complete = {}, False
 
     def write(self, chunk):
+        """Write a chunk (from either thread of the pass: the files are named by its index)."""
         import pyarrow as pa
-        base = os.path.join(self.directory, str(len(self.written)))
+        base = os.path.join(self.directory, str(chunk.index))
         columns = {self.Y: pa.array(np.asarray(chunk.y))}
         if chunk.weight is not None:
             columns[self.W] = pa.array(np.asarray(chunk.weight, dtype=np.float64))
@@ -647,7 +653,7 @@ class _ChunkCache:
         with pa.OSFile(base + ".arrow", "wb") as sink, \
                 pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        self.written.append((chunk.index, chunk.start, chunk.matrix is not None))
+        self.written[chunk.index] = (chunk.start, chunk.matrix is not None)
 
     def chunks(self, names):
         """The chunks written, in order; a numeric chunk's X is its mapped array, or a
@@ -655,8 +661,9 @@ class _ChunkCache:
         mapping may outlive the chunk until the garbage collector finds it)."""
         import pandas as pd
         import pyarrow as pa
-        for k, (index, start, numeric) in enumerate(self.written):
-            base = os.path.join(self.directory, str(k))
+        for index in sorted(self.written):
+            start, numeric = self.written[index]
+            base = os.path.join(self.directory, str(index))
             with pa.memory_map(base + ".arrow") as source:
                 table = pa.ipc.open_file(source).read_all()
                 y = table.column(self.Y).to_numpy(zero_copy_only=False)
