@@ -356,3 +356,23 @@ def test_every_fitted_estimator_predicts_lazily_on_dask(name, dask_client):
             else:
                 np.testing.assert_array_equal(got, expected)
 
+
+
+def test_routing_keeps_a_conditional_method_conditional():
+    """A routed method that exists only under a condition (available_if) stays so: hasattr
+    tells the truth, and where it exists a dask X goes to the backend."""
+    from fastml._base import available_if
+
+    class Sometimes(fastml.BaseEstimator):
+        def __init__(self, proba=True):
+            self.proba = proba
+
+        @available_if(lambda self: self.proba, "needs proba=True")
+        def predict_proba(self, X):
+            return np.full((len(X), 2), 0.5)
+
+    assert not hasattr(Sometimes(proba=False), "predict_proba")
+    da = pytest.importorskip("dask.array")
+    lazy = Sometimes().predict_proba(da.from_array(X, chunks=(CHUNK, 4)))
+    assert isinstance(lazy, da.Array) and lazy.shape == (N, 2)
+    np.testing.assert_array_equal(lazy.compute(), np.full((N, 2), 0.5))
