@@ -98,11 +98,12 @@ def _run_passes(estimator, plan, parts, schema):
                           f"collection: {plan.why_not_mixed}")
     labels = _labels(parts, plan.classes)
     context, seed = plan.start(estimator, labels), plan.seed(estimator)
+    totals = plan.totals(context, labels)
     n_passes, stop = plan.schedule(estimator, None)
     model, curve, progressive = None, [], []
     for epoch in range(n_passes):
         local = [r for r in parts.map(_local_pass, plan.local, context, model, epoch,
-                                      labels.totals, seed, indexed=True) if r is not None]
+                                      totals, seed, indexed=True) if r is not None]
         terms = [t for _, t in local]
         model = plan.mix([m for m, _ in local], [t.weight for t in terms], model)
         loss, progressive_loss = add_up(terms).means()

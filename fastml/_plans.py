@@ -104,9 +104,13 @@ class Passes(Plan):
     ``schedule(epochs)`` -> (passes, stop): epochs is the number of passes the caller asked
     for (None: the estimator's own, max_iter), stop(loss, progressive) is True once the
     passes should end;
-    ``finish(estimator, model, curve, progressive)`` sets the fitted attributes."""
+    ``finish(estimator, model, curve, progressive)`` sets the fitted attributes;
+    ``totals(context, labels)`` -> (rows, weight) of one whole pass as the steps count it,
+    from the label pass's summary (default: its rows and weight; a family whose steps
+    reweigh the rows, e.g. by class_weight, counts their weight its way)."""
     kind = "passes"
     start = step = local = mix = seed = schedule = finish = None
+    totals = staticmethod(lambda context, labels: labels.totals)
     why_not_mixed = None
 
 
@@ -169,11 +173,13 @@ class PassTerms:
 # ----------------------------------------------------------------------------- labels
 class LabelSummary:
     """What one pass over the labels and weights finds: the sorted distinct labels (None when
-    not asked for), the number of rows and their total weight (None: not known, a one-shot
-    stream's first chunk)."""
+    not asked for) with the summed sample weight of each (`class_totals`, what
+    class_weight="balanced" needs of the whole data), the number of rows and their total
+    weight (None: not known, a one-shot stream's first chunk)."""
 
-    def __init__(self, classes, rows, weight):
+    def __init__(self, classes, rows, weight, class_totals=None):
         self.classes, self.rows, self.weight = classes, rows, weight
+        self.class_totals = class_totals
 
     @property
     def totals(self):
@@ -181,9 +187,16 @@ class LabelSummary:
         return None if self.rows is None else (self.rows, self.weight)
 
     def merge(self, other):
-        classes = self.classes if other.classes is None else other.classes \
-            if self.classes is None else union_labels(self.classes, other.classes)
-        return LabelSummary(classes, self.rows + other.rows, self.weight + other.weight)
+        if self.classes is None or other.classes is None:
+            mine = self if other.classes is None else other
+            return LabelSummary(mine.classes, self.rows + other.rows,
+                                self.weight + other.weight, mine.class_totals)
+        classes = union_labels(self.classes, other.classes)
+        totals = np.zeros(len(classes))
+        for part in (self, other):
+            totals[np.searchsorted(classes, part.classes)] += part.class_totals
+        return LabelSummary(classes, self.rows + other.rows, self.weight + other.weight,
+                            totals)
 
 
 def union_labels(a, b):
@@ -204,13 +217,41 @@ def label_summary(X, y, w, with_classes):
     from ._validation import check_sample_weight, check_target
     y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
     n = len(y)
-    weight = float(n) if w is None else float(np.sum(check_sample_weight(w, n, whole=False)))
-    classes = np.unique(check_target(y)) if with_classes and n else None
-    return LabelSummary(classes, n, weight)
+    w = None if w is None else check_sample_weight(w, n, whole=False)
+    weight = float(n) if w is None else float(np.sum(w))
+    if not (with_classes and n):
+        return LabelSummary(None, n, weight)
+    classes, codes = np.unique(check_target(y), return_inverse=True)
+    return LabelSummary(classes, n, weight,
+                        np.bincount(codes.ravel(), weights=w, minlength=len(classes)))
 
 
 def merge_summaries(a, b):
     return a.merge(b)
+
+
+def class_factors(class_weight, labels):
+    """Each class's weight under `class_weight` (None, "balanced" or a dict: scikit-learn's
+    rule, class_weight_factors), from the whole data's class totals of the label pass, so
+    "balanced" means what it means in fit whatever the parts; None without class weights.
+    A family's plan multiplies its parts' sample weights by them (weigh_rows)."""
+    from ._validation import check_class_weight, class_weight_factors
+    class_weight = check_class_weight(class_weight)
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str) and labels.rows is None:
+        raise ValueError("class_weight='balanced' needs the class counts of all the data, and "
+                         "a one-shot iterator cannot be read twice to count them first: pass "
+                         "a file or a callable returning a fresh iterable, or a dict of class "
+                         "weights")
+    return class_weight_factors(class_weight, labels.classes, labels.class_totals)
+
+
+def weigh_rows(factors, classes, y, w):
+    """A part's sample weights (None: 1 each) times each row's class factor."""
+    from ._base import label_codes
+    by_class = factors[label_codes(classes, y)]
+    return by_class if w is None else np.asarray(w, dtype=np.float64) * by_class
 
 
 # ------------------------------------------------------------------------- the executors

@@ -210,8 +210,8 @@ def _run_passes(estimator, plan, stream, epochs):
         for chunk in stream.chunks():
             if context is None:     # the first chunk is there: so are the labels
                 summary = labels() or _first_chunk_labels(chunk, plan.classes)
-                totals = summary.totals
                 context = plan.start(estimator, summary)
+                totals = plan.totals(context, summary)
             model, part = _step(plan, model, stream, chunk, epoch, totals, context)
             terms = part if terms is None else terms + part
         loss, progressive_loss = terms.means()

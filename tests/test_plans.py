@@ -376,3 +376,80 @@ def test_routing_keeps_a_conditional_method_conditional():
     lazy = Sometimes().predict_proba(da.from_array(X, chunks=(CHUNK, 4)))
     assert isinstance(lazy, da.Array) and lazy.shape == (N, 2)
     np.testing.assert_array_equal(lazy.compute(), np.full((N, 2), 0.5))
+
+
+# ------------------------------------------------------------------ class_weight in parts
+W = RNG.uniform(0.2, 2.0, size=N)
+Y_RARE = (X[:, 0] + 0.5 * RNG.normal(size=N) > 1.0).astype(np.int64)   # ~17% positives
+EXACT_CLASS_WEIGHTED = [
+    ("lbfgs", lambda cw: fastml.LogisticRegression(class_weight=cw, tol=1e-10, max_iter=500)),
+    ("gd", lambda cw: fastml.LogisticRegression(solver="gd", class_weight=cw, tol=1e-10,
+                                                max_iter=3000)),
+]
+ONE_PASS_CLASS_WEIGHTED = [      # shuffle=False: one streamed pass is fit's first epoch
+    ("Perceptron", lambda cw: fastml.Perceptron(class_weight=cw, shuffle=False, tol=None,
+                                                max_iter=1)),
+    ("LinearSVM", lambda cw: fastml.LinearSVM(class_weight=cw, shuffle=False, tol=None,
+                                              max_iter=1)),
+    ("LogisticRegression-sgd", lambda cw: fastml.LogisticRegression(
+        solver="sgd", class_weight=cw, shuffle=False, tol=None, max_iter=1)),
+]
+
+
+@pytest.mark.parametrize("class_weight", [{0: 1.0, 1: 3.0}, "balanced"], ids=["dict", "balanced"])
+@pytest.mark.parametrize("make", [m for _, m in EXACT_CLASS_WEIGHTED + ONE_PASS_CLASS_WEIGHTED],
+                         ids=[i for i, _ in EXACT_CLASS_WEIGHTED + ONE_PASS_CLASS_WEIGHTED])
+def test_class_weight_in_a_stream_is_fits(make, class_weight):
+    # "balanced" weighs by the whole stream's class totals (the label pass), as fit does; the
+    # weights and class weights multiply, as in fit
+    fitted = make(class_weight).fit(X, Y_RARE, sample_weight=W)
+    streamed = fit_stream(make(class_weight), chunks_of(X, Y_RARE, W), epochs=1)
+    # (the solvers stop within their tolerance of the optimum: 1e-7 of coefficients near 3)
+    np.testing.assert_allclose(streamed.coef_, fitted.coef_, rtol=1e-8, atol=1e-7)
+    unweighted = make(None).fit(X, Y_RARE, sample_weight=W)
+    assert np.abs(unweighted.coef_ - fitted.coef_).max() > 1e-3   # the weights matter here
+
+
+@pytest.mark.parametrize("class_weight", [{0: 1.0, 1: 3.0}, "balanced"], ids=["dict", "balanced"])
+@pytest.mark.parametrize("make", [m for _, m in EXACT_CLASS_WEIGHTED],
+                         ids=[i for i, _ in EXACT_CLASS_WEIGHTED])
+def test_class_weight_on_dask_is_fits(make, class_weight, dask_client):
+    da = pytest.importorskip("dask.array")
+    chunks = (200, 300, 100, 250, 150)
+    fitted = make(class_weight).fit(X, Y_RARE, sample_weight=W)
+    distributed = make(class_weight).fit(da.from_array(X, chunks=(chunks, 4)),
+                                         da.from_array(Y_RARE, chunks=chunks),
+                                         sample_weight=da.from_array(W, chunks=chunks))
+    np.testing.assert_allclose(distributed.coef_, fitted.coef_, rtol=1e-8, atol=1e-7)
+
+
+def test_balanced_on_dask_passes_uses_the_whole_datas_class_totals(dask_client):
+    # a partition holding one class must not make that class "balanced" on its own: the
+    # factors come from all partitions' totals (here: the parts' models are mixed, so the
+    # check is that the fit runs and weighs the rare class up, as fit does)
+    da = pytest.importorskip("dask.array")
+    order = np.argsort(Y_RARE, kind="stable")          # partitions of one class each
+    Xs, ys = X[order], Y_RARE[order]
+    model = fastml.LogisticRegression(solver="sgd", class_weight="balanced", random_state=0)
+    model.fit(da.from_array(Xs, chunks=250), da.from_array(ys, chunks=250))
+    plain = fastml.LogisticRegression(solver="sgd", random_state=0)
+    plain.fit(da.from_array(Xs, chunks=250), da.from_array(ys, chunks=250))
+    assert model.predict(X).mean() > plain.predict(X).mean()
+
+
+def test_balanced_needs_a_source_that_can_be_read_twice():
+    one_shot = iter([(X[i:i + CHUNK], Y_RARE[i:i + CHUNK]) for i in range(0, N, CHUNK)])
+    with pytest.raises(ValueError, match="one-shot iterator cannot be read twice"):
+        fit_stream(fastml.Perceptron(class_weight="balanced"), one_shot)
+    with pytest.raises(ValueError, match="one-shot iterator cannot be read twice"):
+        fit_stream(fastml.LogisticRegression(solver="sgd", class_weight="balanced"), one_shot)
+
+
+def test_label_summaries_merge_their_class_totals():
+    from fastml._plans import label_summary
+    a = label_summary(None, np.array(["b", "b", "c"]), np.array([1.0, 2.0, 0.5]), True)
+    b = label_summary(None, np.array(["a", "c"]), None, True)
+    merged = a.merge(b)
+    assert merged.classes.tolist() == ["a", "b", "c"]
+    assert merged.class_totals.tolist() == [1.0, 3.0, 1.5]
+    assert (merged.rows, merged.weight) == (5, 5.5)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, available_if, label_codes
 from ..exceptions import ConvergenceWarning, DivergenceError, NotScalable
-from .._plans import Objective
+from .._plans import Objective, class_factors
 from .._core._posterior import binary_log_posterior, log_posterior
 from .._progress import progress
 from . import _batch_fast as _batch
@@ -744,11 +744,12 @@ def unpack(x, K, d, fit_intercept, dtype):
 # the parts are, then divided by the total weight and regularized once, as _Objective does.
 
 class _SummedTerms:
-    """What every part's terms need: the classes, their layout on the kernel's outputs, the
-    intercept flag and the kernel's threads (small: it travels to workers)."""
+    """What every part's terms need: the classes, their layout on the kernel's outputs, each
+    class's weight (None without class_weight), the intercept flag and the kernel's threads
+    (small: it travels to workers)."""
 
-    def __init__(self, classes, layout, fit_intercept, n_threads):
-        self.classes, self.layout = classes, layout
+    def __init__(self, classes, layout, factors, fit_intercept, n_threads):
+        self.classes, self.layout, self.factors = classes, layout, factors
         self.fit_intercept, self.n_threads = fit_intercept, n_threads
 
 
@@ -756,16 +757,19 @@ def _summed_start(estimator, labels):
     estimator._encode_labels(labels.classes)     # fit's rules: 2 classes, not continuous
     return _SummedTerms(estimator.classes_,
                         OutputLayout(len(estimator.classes_), estimator.multi_class),
+                        class_factors(estimator.class_weight, labels),
                         bool(estimator.fit_intercept), check_n_jobs(estimator.n_jobs))
 
 
 def _summed_prepare(X, y, w, terms):
     """A part as the kernel takes it, validated as fit validates it: (X, kernel codes,
-    weights)."""
+    weights, class weights multiplied in as fit multiplies them)."""
     X, y = check_X_y(X, y, accept_sparse=True)
-    codes = terms.layout.codes(label_codes(terms.classes, y))
+    classes = label_codes(terms.classes, y)
     sw = np.ones(X.shape[0]) if w is None else check_sample_weight(w, X.shape[0], whole=False)
-    return X, codes, sw
+    if terms.factors is not None:
+        sw = sw * terms.factors[classes]
+    return X, terms.layout.codes(classes), sw
 
 
 def _loss_terms(part, terms, x):

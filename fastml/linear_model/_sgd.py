@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _sgd_fast as _sgd
 from ._iterate import StopRule, iterate
-from .._plans import Passes, PassTerms, adopt
+from .._plans import Passes, PassTerms, adopt, class_factors, weigh_rows
 from ..exceptions import ConvergenceWarning, DivergenceError
 from .._validation import (_check_finite, check_n_jobs, check_param, check_random_state,
                            check_sample_weight, state_array, state_count)
@@ -557,18 +557,19 @@ def sgd_plan(estimator, *, classifier, needs_totals, why_not_mixed=None):
     """The Passes plan of an SGD estimator. needs_totals: its first pass differs from fit's
     first epoch without the whole data's totals even unweighted (a ridge penalty per row)."""
     return Passes(needs_labels=classifier or needs_totals, classes=classifier,
-                  start=_passes_start,
+                  start=_passes_start, totals=_passes_totals,
                   step=_passes_step, local=_passes_local,
                   mix=None if why_not_mixed else _passes_mix, why_not_mixed=why_not_mixed,
                   seed=_passes_seed, schedule=_passes_schedule, finish=_passes_finish)
 
 
 class _PassesContext:
-    """What every part's partial_fit needs: an unfitted copy of the estimator and the classes
-    (None for a regressor)."""
+    """What every part's partial_fit needs: an unfitted copy of the estimator, the classes
+    (None for a regressor) and each class's weight (None without class_weight: with it, the
+    steps take the class-weighted sample weights and the copy none of its own)."""
 
-    def __init__(self, template, classes):
-        self.template, self.classes = template, classes
+    def __init__(self, template, classes, factors):
+        self.template, self.classes, self.factors = template, classes, factors
 
 
 def _passes_start(estimator, labels):
@@ -579,7 +580,20 @@ def _passes_start(estimator, labels):
     classes = None if labels is None else labels.classes
     if classes is not None and len(classes) < 2:
         estimator._encode_labels(classes)   # fit's error: at least 2 classes
-    return _PassesContext(template, classes)
+    # class_weight as fit applies it: with the whole data's class totals ("balanced" too,
+    # which a partial_fit alone refuses), multiplied into every part's sample weights
+    factors = None if classes is None else \
+        class_factors(getattr(estimator, "class_weight", None), labels)
+    if factors is not None:
+        template.set_params(class_weight=None)
+    return _PassesContext(template, classes, factors)
+
+
+def _passes_totals(context, labels):
+    """One pass's (rows, weight) as the steps weigh the rows: class-weighted with it."""
+    if labels.totals is None or context.factors is None:
+        return labels.totals
+    return labels.rows, float(np.dot(context.factors, labels.class_totals))
 
 
 def _passes_step(X, y, w, context, model, epoch, totals):
@@ -596,6 +610,9 @@ def _passes_step(X, y, w, context, model, epoch, totals):
     elif "_pass_totals" in vars(model):
         del model._pass_totals
     kwargs = {} if context.classes is None else {"classes": context.classes}
+    if context.factors is not None:
+        w = weigh_rows(context.factors, context.classes, y,
+                       None if w is None else check_sample_weight(w, len(y), whole=False))
     if w is not None:
         if "sample_weight" not in inspect.signature(model.partial_fit).parameters:
             raise TypeError(f"{type(model).__name__}.partial_fit takes no sample_weight; give "
