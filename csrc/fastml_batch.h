@@ -22,6 +22,47 @@
     __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
 #else
 #define FASTML_LOSS_CLONES
+/* The curvature of the logistic loss per row, for Newton's Hessian (_batch_fast.pyx's
+ * `hessian`): the weights of H_kl = sum_i c_i,kl [x_i, 1][x_i, 1]^T for every pair of outputs
+ * (k, l <= k), pair number k (k + 1) / 2 + l, from the margins M (output-major: M[k * n_rows
+ * + i]; for K = 1 simply M[i]):
+ *     c_kk = sw p_k (1 - p_k),   c_kl = -sw p_k p_l  (l < k),
+ * with p the sigmoid of the one output (K = 1 with `reference`) or the softmax over the K
+ * outputs (and the zero margin of the reference class). 1 - p_k is the sum of the other
+ * classes' terms, not a subtraction from 1, so c_kk keeps its digits when p_k is near 1; the
+ * binary form is e / (1 + e)^2 with e = e^-|m|. C is (n_rows, K (K + 1) / 2), row-major; E is
+ * (K) scratch. */
+FASTML_LOSS_CLONES static void fastml_logistic_curvature(ptrdiff_t n_rows, ptrdiff_t K,
+                                                         const double *M, const double *sw,
+                                                         int reference, double *C, double *E) {
+    ptrdiff_t i, j, k, l, pairs = K * (K + 1) / 2;
+    if (K == 1 && reference) {
+        for (i = 0; i < n_rows; i++) {
+            double e = fastml_exp_nonpositive(-fabs(M[i])), inv = 1.0 / (1.0 + e);
+            C[i] = sw[i] * (e * inv) * inv;
+        }
+        return;
+    }
+    for (i = 0; i < n_rows; i++) {
+        double mx = reference ? 0.0 : M[i], ref, total, inv2;
+        double *c = C + i * pairs;
+        for (k = 0; k < K; k++) mx = M[k * n_rows + i] > mx ? M[k * n_rows + i] : mx;
+        ref = reference ? fastml_exp_nonpositive(-mx) : 0.0;
+        total = ref;
+        for (k = 0; k < K; k++) {
+            E[k] = fastml_exp_nonpositive(M[k * n_rows + i] - mx);
+            total += E[k];
+        }
+        inv2 = sw[i] / (total * total);
+        for (k = 0; k < K; k++) {
+            double rest = ref;
+            for (j = 0; j < K; j++) rest += j == k ? 0.0 : E[j];
+            for (l = 0; l < k; l++) c[k * (k + 1) / 2 + l] = -(E[k] * E[l]) * inv2;
+            c[k * (k + 1) / 2 + k] = (E[k] * rest) * inv2;
+        }
+    }
+}
+
 #endif
 
 /* log((1 + s) / (1 - s)) = 2 atanh(s) for 0 <= s <= 1/3 by its series 2 s sum_n s^2n / (2n+1)
@@ -168,6 +209,47 @@ FASTML_LOSS_CLONES static double fastml_softmax_block_cols(
             R[k * n + i] = sw[i] * (E[k * n + i] / S[i] - ((double)k == code[i] ? 1.0 : 0.0));
     for (i = 0; i < n; i++) total += L[i];
     return total;
+}
+
+/* The curvature of the logistic loss per row, for Newton's Hessian (_batch_fast.pyx's
+ * `hessian`): the weights of H_kl = sum_i c_i,kl [x_i, 1][x_i, 1]^T for every pair of outputs
+ * (k, l <= k), pair number k (k + 1) / 2 + l, from the margins M (output-major: M[k * n_rows
+ * + i]; for K = 1 simply M[i]):
+ *     c_kk = sw p_k (1 - p_k),   c_kl = -sw p_k p_l  (l < k),
+ * with p the sigmoid of the one output (K = 1 with `reference`) or the softmax over the K
+ * outputs (and the zero margin of the reference class). 1 - p_k is the sum of the other
+ * classes' terms, not a subtraction from 1, so c_kk keeps its digits when p_k is near 1; the
+ * binary form is e / (1 + e)^2 with e = e^-|m|. C is (n_rows, K (K + 1) / 2), row-major; E is
+ * (K) scratch. */
+FASTML_LOSS_CLONES static void fastml_logistic_curvature(ptrdiff_t n_rows, ptrdiff_t K,
+                                                         const double *M, const double *sw,
+                                                         int reference, double *C, double *E) {
+    ptrdiff_t i, j, k, l, pairs = K * (K + 1) / 2;
+    if (K == 1 && reference) {
+        for (i = 0; i < n_rows; i++) {
+            double e = fastml_exp_nonpositive(-fabs(M[i])), inv = 1.0 / (1.0 + e);
+            C[i] = sw[i] * (e * inv) * inv;
+        }
+        return;
+    }
+    for (i = 0; i < n_rows; i++) {
+        double mx = reference ? 0.0 : M[i], ref, total, inv2;
+        double *c = C + i * pairs;
+        for (k = 0; k < K; k++) mx = M[k * n_rows + i] > mx ? M[k * n_rows + i] : mx;
+        ref = reference ? fastml_exp_nonpositive(-mx) : 0.0;
+        total = ref;
+        for (k = 0; k < K; k++) {
+            E[k] = fastml_exp_nonpositive(M[k * n_rows + i] - mx);
+            total += E[k];
+        }
+        inv2 = sw[i] / (total * total);
+        for (k = 0; k < K; k++) {
+            double rest = ref;
+            for (j = 0; j < K; j++) rest += j == k ? 0.0 : E[j];
+            for (l = 0; l < k; l++) c[k * (k + 1) / 2 + l] = -(E[k] * E[l]) * inv2;
+            c[k * (k + 1) / 2 + k] = (E[k] * rest) * inv2;
+        }
+    }
 }
 
 #endif

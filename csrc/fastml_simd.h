@@ -109,17 +109,19 @@ static FASTML_INLINE double fastml_lanes_total(fastml_v4d lo, fastml_v4d hi) {
  * fastml_lanes_total, and the last d mod 4 products one by one. The margins' four-row loop
  * below adds in exactly this order. NAME##_from finishes the same sum from column j (a
  * multiple of 8) with lo, hi holding columns 0..j-1: AdaGrad's fused step (fastml_adagrad.h)
- * does the first columns itself, between its spans. */
-#define FASTML_DEFINE_DOT(NAME, T, LOAD)                                                      \
-static FASTML_INLINE double NAME##_from(const T *x, const T *w, ptrdiff_t j, ptrdiff_t d,    \
+ * does the first columns itself, between its spans. x and w may differ in type (float32 rows,
+ * float64 weights): every product is of the two values converted to double, so a float32 w
+ * holding the same values gives the same bits. */
+#define FASTML_DEFINE_DOT2(NAME, TX, LOADX, TW, LOADW)                                       \
+static FASTML_INLINE double NAME##_from(const TX *x, const TW *w, ptrdiff_t j, ptrdiff_t d,  \
                                         fastml_v4d lo, fastml_v4d hi) {                       \
     double s;                                                                                 \
     for (; j + 8 <= d; j += 8) {                                                              \
-        lo = fastml_v4_madd(lo, LOAD(x + j), LOAD(w + j));                                    \
-        hi = fastml_v4_madd(hi, LOAD(x + j + 4), LOAD(w + j + 4));                            \
+        lo = fastml_v4_madd(lo, LOADX(x + j), LOADW(w + j));                                  \
+        hi = fastml_v4_madd(hi, LOADX(x + j + 4), LOADW(w + j + 4));                          \
     }                                                                                         \
     if (j + 4 <= d) {                                                                         \
-        lo = fastml_v4_madd(lo, LOAD(x + j), LOAD(w + j));                                    \
+        lo = fastml_v4_madd(lo, LOADX(x + j), LOADW(w + j));                                  \
         j += 4;                                                                               \
     }                                                                                         \
     s = fastml_lanes_total(lo, hi);                                                           \
@@ -127,12 +129,16 @@ static FASTML_INLINE double NAME##_from(const T *x, const T *w, ptrdiff_t j, ptr
     return s;                                                                                 \
 }                                                                                             \
                                                                                               \
-static FASTML_INLINE double NAME(const T *x, const T *w, ptrdiff_t d) {                      \
+static FASTML_INLINE double NAME(const TX *x, const TW *w, ptrdiff_t d) {                    \
     return NAME##_from(x, w, 0, d, fastml_v4_set1(0.0), fastml_v4_set1(0.0));                \
 }
+#define FASTML_DEFINE_DOT(NAME, T, LOAD) FASTML_DEFINE_DOT2(NAME, T, LOAD, T, LOAD)
 
 FASTML_DEFINE_DOT(fastml_dot_f64, double, fastml_load4_f64)
 FASTML_DEFINE_DOT(fastml_dot_f32, float, fastml_load4_f32)
+/* float32 rows against float64 weights (the batch kernel's margins: its weights are float64
+ * whatever the dtype of X, so a solver's iterate is not rounded to float32 at each pass) */
+FASTML_DEFINE_DOT2(fastml_dot_f32_f64, float, fastml_load4_f32, double, fastml_load4_f64)
 
 /* The SGD loop's dense rows (_rows.pxd): per row one call, no BLAS dispatch, which costs more
  * than the arithmetic at n ~ 100. The dot is the one above (the batch margins' sum order),
@@ -221,14 +227,15 @@ static FASTML_INLINE void fastml_cursor_step(fastml_prefetch_cursor *c, int near
 }
 
 /* M[i, k] = X[i] . W[k] + b[k] for a C-contiguous (n_rows, d) block X and weights W (K, d):
- * the margins of the batch kernel, in float64 whatever the dtype of X. Four rows at a time (w
- * loaded once for four); two paced prefetches per 8 columns of the first output. M[i, k] is
- * stored at M[AT(i, k)]: row-major (i * K + k) or output-major (k * n_rows + i). */
+ * the margins of the batch kernel, in float64 whatever the dtype of X (W and b are float64).
+ * Four rows at a time (w loaded once for four); two paced prefetches per 8 columns of the
+ * first output. M[i, k] is stored at M[AT(i, k)]: row-major (i * K + k) or output-major
+ * (k * n_rows + i). */
 #define FASTML_AT_ROWS(i, k) ((i) * K + (k))
 #define FASTML_AT_COLS(i, k) ((k) * n_rows + (i))
 #define FASTML_DEFINE_MARGINS(NAME, DOT, T, LOAD, AT)                                         \
 FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const T *X,       \
-                               const T *W, const T *b, double *M,                            \
+                               const double *W, const double *b, double *M,                  \
                                fastml_prefetch_cursor *cursor) {                              \
     ptrdiff_t i = 0, k, j, r;                                                                 \
     fastml_prefetch_cursor local = *cursor, *c = &local;   /* see fastml_prefetch_cursor */   \
@@ -236,7 +243,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
         const T *x0 = X + i * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;                    \
         fastml_cursor_at(c, x0);                                                              \
         for (k = 0; k < K; k++) {                                                             \
-            const T *w = W + k * d;                                                           \
+            const double *w = W + k * d;                                                      \
             fastml_v4d lo0 = fastml_v4_set1(0.0), hi0 = lo0, lo1 = lo0, hi1 = lo0, lo2 = lo0, \
                        hi2 = lo0, lo3 = lo0, hi3 = lo0, wlo, whi;                             \
             double out[4];                                                                    \
@@ -245,8 +252,8 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
                     fastml_cursor_step(c, FASTML_NEAR_TOO(T));                                \
                     fastml_cursor_step(c, FASTML_NEAR_TOO(T));                                \
                 }                                                                             \
-                wlo = LOAD(w + j);                                                            \
-                whi = LOAD(w + j + 4);                                                        \
+                wlo = fastml_load4_f64(w + j);                                                \
+                whi = fastml_load4_f64(w + j + 4);                                            \
                 lo0 = fastml_v4_madd(lo0, LOAD(x0 + j), wlo);                                 \
                 hi0 = fastml_v4_madd(hi0, LOAD(x0 + j + 4), whi);                             \
                 lo1 = fastml_v4_madd(lo1, LOAD(x1 + j), wlo);                                 \
@@ -257,7 +264,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
                 hi3 = fastml_v4_madd(hi3, LOAD(x3 + j + 4), whi);                             \
             }                                                                                 \
             if (j + 4 <= d) {                                                                 \
-                wlo = LOAD(w + j);                                                            \
+                wlo = fastml_load4_f64(w + j);                                                \
                 lo0 = fastml_v4_madd(lo0, LOAD(x0 + j), wlo);                                 \
                 lo1 = fastml_v4_madd(lo1, LOAD(x1 + j), wlo);                                 \
                 lo2 = fastml_v4_madd(lo2, LOAD(x2 + j), wlo);                                 \
@@ -325,7 +332,7 @@ FASTML_DEFINE_XT_R(fastml_xt_r_f32, float, fastml_load4_f32)
 
 FASTML_DEFINE_MARGINS(fastml_margins_f64, fastml_dot_f64, double, fastml_load4_f64,
                       FASTML_AT_ROWS)
-FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32, float, fastml_load4_f32,
+FASTML_DEFINE_MARGINS(fastml_margins_f32, fastml_dot_f32_f64, float, fastml_load4_f32,
                       FASTML_AT_ROWS)
 
 /* ---- The multinomial batch kernel (K > 1 outputs, issue 13) ----
@@ -413,7 +420,7 @@ FASTML_CLONES static void NAME(ptrdiff_t n_rows, ptrdiff_t d, ptrdiff_t K, const
  * fastml_xt_r_cols_f64 (an AVX-512 copy of each runs where the CPU has it) */
 FASTML_DEFINE_MARGINS(fastml_margins_cols_f64_portable, fastml_dot_f64, double, fastml_load4_f64,
                       FASTML_AT_COLS)
-FASTML_DEFINE_MARGINS(fastml_margins_cols_f32, fastml_dot_f32, float, fastml_load4_f32,
+FASTML_DEFINE_MARGINS(fastml_margins_cols_f32, fastml_dot_f32_f64, float, fastml_load4_f32,
                       FASTML_AT_COLS)
 FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f64, double, fastml_load4_f64)
 FASTML_DEFINE_XT_R_TILE(fastml_xt_r_tile_f32, float, fastml_load4_f32)

@@ -84,3 +84,19 @@ def non_finite_problems(rng, n_trials, max_rows, dtype):
         sw[i] = 0.0 if trial % 2 else sw[i]
         yield (trial, X, np.arange(n) % K, sw,
                "X contains NaN" if np.isnan(bad) else "X contains infinity")
+
+
+def logistic_hessian_blocks(X, codes, sw, W, b, reference):
+    """The blocks sum_i c_i,kl [x_i, 1][x_i, 1]^T of the summed log-loss's Hessian for the pairs
+    of outputs (k, l <= k), pair k (k + 1) / 2 + l: c_kl = sw p_k ([k == l] - p_l)."""
+    M = X @ W.T + b
+    full = np.concatenate([np.zeros((len(X), 1)), M], axis=1) if reference else M
+    P = softmax_rows(full)[:, 1:] if reference else softmax_rows(full)
+    Xt = np.column_stack([X, np.ones(len(X))])
+    K = W.shape[0]
+    blocks = []
+    for k in range(K):
+        for l in range(k + 1):
+            c = sw * P[:, k] * ((k == l) - P[:, l])
+            blocks.append(Xt.T @ (c[:, None] * Xt))
+    return np.array(blocks)

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from fastml.linear_model import _batch_fast as _batch
 from fastml.linear_model._sgd import LOSSES
 
-from _reference import logistic_loss_grad
+from _reference import logistic_hessian_blocks, logistic_loss_grad
 from _robust import run_python
 from test_properties import BUDGET
 
@@ -191,3 +191,116 @@ def test_property_kernel_matches_numpy_and_threads_agree(n, d, n_classes, refere
     assert got[0] == again[0]
     np.testing.assert_array_equal(got[1], again[1])
     np.testing.assert_array_equal(got[2], again[2])
+
+
+# ---- Newton's Hessian in the same pass (the `hessian` option, csrc/fastml_gram.h)
+
+def kernel_with_hessian(X, codes, sw, W, b, reference, threads=1):
+    K, d = W.shape
+    H = np.full((K * (K + 1) // 2, d + 1, d + 1), np.nan)
+    gW, gb = np.full((K, d), np.nan), np.full(K, np.nan)
+    total = _batch.loss_grad(X, codes.astype(np.float64), sw, W, b, gW, gb, LOSSES["log"],
+                             1 if reference else 0, reference, threads, hessian=H)
+    return total, gW, gb, H
+
+
+def assert_hessian_matches(H, expected, rtol=1e-12):
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(H, expected, rtol=rtol, atol=rtol * scale)
+    np.testing.assert_array_equal(H, np.swapaxes(H, 1, 2))
+
+
+# n = 4099: several chunks and Hessian buffers with a partial one at each chunk's end; d = 100
+# (stride 104: the 24-column tiles, a 16- and an 8-column one), 13 (stride 16) and 3 (8).
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False), (4, True), (5, False)])
+@pytest.mark.parametrize("n,d", [(4099, 100), (4099, 13), (1003, 3), (3, 13)])
+def test_hessian_matches_numpy_and_leaves_the_gradient_alone(dtype, n_classes, reference, n, d):
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, dtype, seed=n + d)
+    W, b = W * 0.3, b * 0.3
+    total, gW, gb, H = kernel_with_hessian(X, codes, sw, W, b, reference)
+    plain = kernel(X, codes, sw, W, b, reference)
+    assert total == plain[0]                   # the same bits as without the Hessian
+    np.testing.assert_array_equal(gW, plain[1])
+    np.testing.assert_array_equal(gb, plain[2])
+    assert_hessian_matches(H, logistic_hessian_blocks(X.astype(np.float64), codes, sw,
+                                                      W.astype(np.float64),
+                                                      b.astype(np.float64), reference))
+
+
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False)])
+def test_hessian_has_the_same_bits_for_any_thread_count(n_classes, reference):
+    X, codes, sw, W, b = problem(20011, 30, n_classes, reference, np.float64, seed=5)
+    H1 = kernel_with_hessian(X, codes, sw, W, b, reference, threads=1)[3]
+    for threads in (2, 3, 8):
+        np.testing.assert_array_equal(kernel_with_hessian(X, codes, sw, W, b, reference,
+                                                          threads=threads)[3], H1)
+
+
+def test_hessian_of_saturated_rows_keeps_its_digits():
+    """Margins of +-40: p (1 - p) ~ 4e-18 from e / (1 + e)^2 (binary) and from the other
+    classes' sum (softmax), not 1 - p, which would be 0."""
+    for n_classes, reference in [(2, True), (3, False)]:
+        X, codes, sw, W, b = problem(500, 4, n_classes, reference, np.float64, seed=3)
+        b = b / np.abs(b).max() * 40.0
+        W = W * 1e-3
+        H = kernel_with_hessian(X, codes, sw, W, b, reference)[3]
+        assert_hessian_matches(H, logistic_hessian_blocks(X, codes, sw, W, b, reference),
+                               rtol=1e-11)
+        assert np.all(np.diagonal(H[0]) > 0)
+
+
+def test_hessian_input_errors():
+    X, codes, sw, W, b = problem(50, 4, 2, True, np.float64)
+    with pytest.raises(ValueError, match="shape"):
+        _batch.loss_grad(X, codes.astype(float), sw, W, b, np.empty((1, 4)), np.empty(1),
+                         LOSSES["log"], 1, True, 1, hessian=np.empty((1, 4, 4)))
+    with pytest.raises(ValueError, match="logistic loss on dense X"):
+        _batch.loss_grad(sp.csr_matrix(X), codes.astype(float), sw, W, b, np.empty((1, 4)),
+                         np.empty(1), LOSSES["log"], 1, True, 1, hessian=np.empty((1, 5, 5)))
+    with pytest.raises(ValueError, match="logistic loss on dense X"):
+        _batch.loss_grad(X, codes.astype(float), sw, W, b, np.empty((1, 4)), np.empty(1),
+                         LOSSES["hinge"], 1, False, 1, hessian=np.empty((1, 5, 5)))
+
+
+@settings(BUDGET, max_examples=30)
+@given(rows=st.integers(0, 70), columns=st.integers(1, 5), sign=st.sampled_from([1.0, -1.0]),
+       seed=st.integers(0, 2**16))
+def test_property_gram_copies_match_numpy(rows, columns, sign, seed):
+    """csrc/fastml_gram.h: this CPU's copy (AVX-512 or AVX2 + FMA) and the plain loop give the
+    upper triangle of sign T^T T (8 to 40 columns: tiles of 8, 16 and 24 columns)."""
+    T = np.random.default_rng(seed).normal(size=(rows, 8 * columns))
+    fast, plain = _batch.gram_copy_agrees(T, sign)
+    expected = np.triu(sign * (T.T @ T))
+    np.testing.assert_allclose(fast, expected, rtol=1e-12, atol=1e-12 * max(1, rows))
+    np.testing.assert_allclose(plain, expected, rtol=1e-12, atol=1e-12 * max(1, rows))
+
+
+HESSIAN_COPY = """
+import numpy as np
+from test_batch_kernel import kernel_with_hessian, problem, _batch
+assert _batch.GRAM_COPY == {copy!r}, _batch.GRAM_COPY
+out = {{}}
+for n_classes, reference, n, d in {cases!r}:
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float64, seed=n + n_classes)
+    out[f"{{n_classes}}_{{n}}_{{d}}"] = kernel_with_hessian(X, codes, sw, W, b, reference)[3]
+np.savez({path!r}, **out)
+"""
+
+
+@pytest.mark.skipif(_batch.GRAM_COPY != "avx512", reason="no AVX-512 here: the copy in use "
+                    "is the one the other tests check")
+def test_the_avx2_hessian_copy_matches_numpy(tmp_path):
+    """FASTML_DISABLE_AVX512=1 (read at import, so in a fresh process) runs the AVX2 + FMA
+    copy of the Hessian's loops, the one AVX2 machines run: it matches numpy too."""
+    cases = [(2, True, 4099, 100), (3, False, 1003, 13), (4, True, 2053, 37)]
+    path = str(tmp_path / "avx2.npz")
+    script = HESSIAN_COPY.format(copy="avx2+fma", cases=cases, path=path)
+    done = run_python(["-c", script], timeout=300,
+                      env=dict(os.environ, FASTML_DISABLE_AVX512="1"))
+    assert done.returncode == 0, done.stderr
+    other = np.load(path)
+    for n_classes, reference, n, d in cases:
+        X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float64, seed=n + n_classes)
+        assert_hessian_matches(other[f"{n_classes}_{n}_{d}"],
+                               logistic_hessian_blocks(X, codes, sw, W, b, reference))

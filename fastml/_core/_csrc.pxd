@@ -42,11 +42,11 @@ cdef extern from "fastml_simd.h" nogil:
                             const double *W, const double *b, double *M,
                             fastml_prefetch_cursor *c) noexcept
     void fastml_margins_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
-                            const float *W, const float *b, double *M,
+                            const double *W, const double *b, double *M,
                             fastml_prefetch_cursor *c) noexcept
     # the multinomial kernel's loops: M and R output-major (K, n_rows), the same sums
     void fastml_margins_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
-                                 const float *W, const float *b, double *M,
+                                 const double *W, const double *b, double *M,
                                  fastml_prefetch_cursor *c) noexcept
     void fastml_xt_r_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
                               const double *R, double *G, fastml_prefetch_cursor *c) noexcept
@@ -66,6 +66,14 @@ cdef extern from "fastml_batch_avx512.h" nogil:
     void fastml_xt_r_cols_f64(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const double *X,
                               const double *R, double *G, fastml_prefetch_cursor *c) noexcept
 
+# Newton's Hessian blocks U += sign T^T T without BLAS: AVX-512, AVX2 + FMA or plain loops
+# (csrc/fastml_gram.h).
+cdef extern from "fastml_gram.h" nogil:
+    Py_ssize_t fastml_gram_stride(Py_ssize_t q) noexcept
+    int fastml_gram_copy() noexcept
+    void fastml_gram_upper(const double *T, Py_ssize_t rows, Py_ssize_t s, double sign,
+                           double *U, int copy) noexcept
+
 # Whether this module's AVX-512 copies run (the CPU, FASTML_DISABLE_AVX512; csrc/fastml_avx512.h).
 cdef extern from "fastml_avx512.h" nogil:
     int fastml_cpu_has_avx512() noexcept
@@ -82,6 +90,9 @@ cdef extern from "fastml_batch.h" nogil:
                                      int reference, double *R, double *L, double *E,
                                      double *S, double *code) noexcept
     double fastml_weighted_log1p_sum(Py_ssize_t n, double *e, const double *w) noexcept
+    void fastml_logistic_curvature(Py_ssize_t n_rows, Py_ssize_t K, const double *M,
+                                   const double *sw, int reference, double *C,
+                                   double *E) noexcept
 
 # AdaGrad's per-coordinate step (csrc/fastml_adagrad.h).
 cdef extern from "fastml_adagrad.h" nogil:

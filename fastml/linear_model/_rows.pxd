@@ -18,13 +18,20 @@ ctypedef struct RowSource:
 
 cdef inline int row_source(object X, const floating[:, ::1] like, RowSource *src) except -1:
     """Fill src from X: a dense C-contiguous array or a CSR matrix whose values have the dtype
-    of `like` (the weights, (K, n_features)). O(1) shape checks (the kernels' contract in
-    fastml/_core/__init__.py); the CSR indices' values were validated in Python."""
+    of `like` (the weights, (K, n_features))."""
+    return row_source_of(X, like.shape[1], <floating> 0, src)
+
+
+cdef inline int row_source_of(object X, Py_ssize_t n_features, floating kind,
+                              RowSource *src) except -1:
+    """Fill src from X: a dense C-contiguous array or a CSR matrix of n_features columns whose
+    values have the type of `kind` (only its type matters). O(1) shape checks (the kernels'
+    contract in fastml/_core/__init__.py); the CSR indices' values were validated in Python."""
     cdef const floating[:, ::1] dense
     cdef const floating[::1] values
     cdef const int[::1] indptr, indices
     cdef Py_ssize_t n
-    src.n_features = like.shape[1]
+    src.n_features = n_features
     if hasattr(X, "indptr"):
         values, indptr, indices = X.data, X.indptr, X.indices
         n = indptr.shape[0] - 1
