@@ -705,14 +705,28 @@ def test_solver_docstring_lists_every_solver():
     assert all(f'"{solver}"' in line for solver in SOLVERS), line
 
 
-def test_lbfgs_precision_warning_names_the_datas_dtype():
-    """On float32 X the objective is computed with float32 weights: a tol beyond float32's
-    reach must be blamed on float32, not on float64."""
+@pytest.mark.parametrize("solver", ["lbfgs", "gd", "newton"])
+def test_float32_data_are_solved_in_float64(solver):
+    """The batch kernel's weights are float64 whatever X's dtype: float32 X reaches a tol far
+    below float32's rounding, on the same path (iterations) as float64 X holding the same
+    values, and coef_ is that optimum rounded to float32."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 5)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        single = LogisticRegression(solver=solver, tol=1e-9, max_iter=5000).fit(X, y)
+        double = LogisticRegression(solver=solver, tol=1e-9, max_iter=5000).fit(
+            X.astype(np.float64), y)
+    assert single.n_iter_ == double.n_iter_
+    assert single.coef_.dtype == np.float32
+    np.testing.assert_array_equal(single.coef_, double.coef_.astype(np.float32))
+
+
+def test_lbfgs_precision_warning_names_float64():
     from fastml.exceptions import ConvergenceWarning
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 5))
     y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
-    with pytest.warns(ConvergenceWarning, match="tol is below what float32 arithmetic"):
-        LogisticRegression(tol=1e-9, max_iter=1000).fit(X.astype(np.float32), y)
     with pytest.warns(ConvergenceWarning, match="tol is below what float64 arithmetic"):
         LogisticRegression(tol=1e-14, max_iter=10000).fit(X, y)

@@ -243,7 +243,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         # inf in X makes the batch solvers' first gradient non-finite (_Objective) and stops
         # SGD's first epoch (run_epochs). Not with early stopping's held-out rows (never
         # trained on: SGD would not see them).
-        batch = self.solver in ("lbfgs", "gd")
+        batch = self.solver in ("lbfgs", "gd", "newton")
         first_pass_checks = batch or (self.solver in ("sgd", "minibatch")
                                       and not self._holds_out())
         X, y = check_X_y(X, y, accept_sparse=True, estimator=self, reset=True,
@@ -388,30 +388,37 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
                 import warnings
                 warnings.warn(f"LogisticRegression(solver='lbfgs') stopped with max|gradient| "
                               f"= {gmax:.3g} > tol={tol}: {result.message}; tol is below what "
-                              f"{_precision(objective)} can reach on this problem",
+                              f"float64 arithmetic can reach on this problem",
                               ConvergenceWarning)
         return result.x, int(result.nit), curve
 
     def _run_newton(self, objective, x0, X, codes, sw, layout):
         """Newton-Raphson (001) on the same objective; see _newton.py."""
         from ._newton import NewtonProblem, newton_minimize
-        problem = NewtonProblem(X, codes, sw, layout.n_outputs, layout.label_offset,
-                                layout.reference, self.alpha, self.fit_intercept,
-                                check_n_jobs(self.n_jobs))
+        problem = NewtonProblem(objective, X, codes, sw, layout.n_outputs, layout.label_offset,
+                                layout.reference, self.alpha, self.fit_intercept)
+        tol = self.tol or 0.0
         with progress(self.max_iter, desc="LogisticRegression(newton)", unit="iteration",
                       verbose=self.verbose) as bar:
-            x, n_iter, curve, converged, separated = newton_minimize(
-                objective, problem, x0, max_iter=self.max_iter, tol=self.tol or 0.0,
+            x, n_iter, curve, status, separated = newton_minimize(
+                problem, x0, max_iter=self.max_iter, tol=tol,
                 on_iteration=lambda f, gmax: bar.update(objective=f, max_grad=gmax))
+        import warnings
         if separated:
-            import warnings
             warnings.warn("LogisticRegression(solver='newton', alpha=0): every training row is "
                           "classified correctly, so the data are separable and the maximum-"
                           "likelihood weights are infinite; the reported weights are where "
                           "the iterations stopped. Set alpha > 0 for a finite optimum.",
                           ConvergenceWarning)
-        elif not converged and self.tol:
+        elif status == "max_iter" and tol > 0:
             _warn_max_iter("newton", self.max_iter)
+        elif status == "floor" and tol > 0:
+            _, g = objective(x)
+            warnings.warn(f"LogisticRegression(solver='newton') stopped with max|gradient| = "
+                          f"{np.max(np.abs(g)):.3g} > tol={tol}: neither the objective nor "
+                          f"the gradient can show further progress in float64 arithmetic "
+                          f"on this problem; tol is below what it can reach here",
+                          ConvergenceWarning)
         return x, n_iter, curve
 
     def _run_gd(self, objective, x, X):
@@ -437,9 +444,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         adaptive = self.eta0 is None
         eta_min = 1.0 / objective.lipschitz(X) if adaptive else self.eta0
         curve, tol = [], self.tol or 0.0
-        # a "rise" within the rounding of the data's dtype is noise, not a rise: accepting
-        # it keeps equal problems (dense / CSR, any summation order) on one path
-        noise = 64 * np.finfo(objective.unpack(x)[0].dtype).eps
+        # a "rise" within the objective's rounding (float64: the kernel's weights and sums
+        # are float64 for any X) is noise, not a rise: accepting it keeps equal problems
+        # (dense / CSR, any summation order) on one path
+        noise = 64 * np.finfo(np.float64).eps
         f, g = objective(x)
         if not np.isfinite(f):
             raise DivergenceError("gradient descent diverged; lower eta0")
@@ -706,10 +714,23 @@ class _Objective:
         return unpack(x, self.K, self.d, self.fit_intercept, self.X.dtype)
 
     def __call__(self, x):
-        W, b = self.unpack(x)
+        return self._evaluate(x, None)
+
+    def with_hessian_blocks(self, x):
+        """(f, g, blocks): also the Hessian blocks of the summed log-loss in the same pass
+        (dense X; _batch_fast.loss_grad's `hessian`: (K (K + 1) / 2, d + 1, d + 1), pair (k,
+        l <= k) at k (k + 1) / 2 + l; divided by the total weight they are the mean's)."""
+        blocks = np.empty((self.K * (self.K + 1) // 2, self.d + 1, self.d + 1))
+        f, g = self._evaluate(x, blocks)
+        return f, g, blocks
+
+    def _evaluate(self, x, hessian):
+        # the kernel takes the weights in float64 whatever X's dtype: never rounded
+        W = x[:self.K * self.d].reshape(self.K, self.d)
+        b = x[self.K * self.d:] if self.fit_intercept else np.zeros(self.K)
         loss = _batch.loss_grad(self.X, self.y, self.sw, W, b, self.grad_W, self.grad_b,
                                 LOSSES["log"], self.layout.label_offset,
-                                self.layout.reference, self.n_threads)
+                                self.layout.reference, self.n_threads, hessian=hessian)
         scale = 1.0 / self.weight_total
         f = loss * scale + 0.5 * self.alpha * float(np.dot(x[:self.K * self.d],
                                                            x[:self.K * self.d]))
@@ -834,19 +855,6 @@ def step_bound(weighted_sq_norms, weight, fit_intercept, n_classes, alpha):
     trace = (weighted_sq_norms + (weight if fit_intercept else 0.0)) / weight
     bound = 0.25 if n_classes == 2 else 0.5
     return max(bound * trace + alpha, np.finfo(np.float64).tiny)  # X = 0: any step will do
-
-
-def _precision(objective):
-    """What limits how far the objective can fall, for the lbfgs warning: the kernel runs in
-    the data's dtype (the weights are rounded to it), so float32 X stops near float32's
-    rounding, not float64's. (The streamed and distributed objectives carry a dtype too.)"""
-    dtype = getattr(objective, "dtype", None)
-    if dtype is None and getattr(objective, "X", None) is not None:
-        dtype = objective.X.dtype
-    if dtype is not None and np.dtype(dtype) == np.float32:
-        return ("float32 arithmetic (X is float32: the weights are rounded to float32 in "
-                "each pass; give float64 X for a smaller tol)")
-    return "float64 arithmetic"
 
 
 def _max_iter_message(solver, max_iter):
