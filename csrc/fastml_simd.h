@@ -151,6 +151,13 @@ FASTML_CLONES static double fastml_row_dot_f32(const float *x, const float *w, p
     return fastml_dot_f32(x, w, n);
 }
 
+/* x . a for a float64 vector a (the averaged SGD's A: the deployed model's margin of
+ * progressive validation, _sgd_fast.pyx) */
+FASTML_CLONES static double fastml_row_dot_f32_f64(const float *x, const double *a,
+                                                   ptrdiff_t n) {
+    return fastml_dot_f32_f64(x, a, n);
+}
+
 /* w += c x over n values: each w[j] += (T)(c * x[j]), the rounding of the CSR rows' loop
  * (_rows.pxd's row_axpy), so a dense row and the same row in CSR take the same step. */
 #define FASTML_DEFINE_AXPY(NAME, T)                                                          \

@@ -84,7 +84,7 @@ def engine_epoch(X, codes, K, reference, order, **kw):
     engine = SGDEngine(K, X.shape[1], X.dtype, loss="log", label_offset=1 if reference else 0,
                        reference=reference, **kw)
     Y = codes.astype(np.float64).reshape(-1, 1)
-    loss_sum, _, _ = engine.epoch(X, Y, np.ones(X.shape[0]), order.astype(np.intp), 0)
+    loss_sum = engine.epoch(X, Y, np.ones(X.shape[0]), order.astype(np.intp), 0).loss
     return engine, loss_sum
 
 

@@ -135,10 +135,13 @@ def test_shards_cut_inside_a_block_take_the_serial_shards_steps(n, k, shuffle, l
     for j, rows in enumerate(_shards(order, k)):
         serial = copy.deepcopy(engine)
         got = serial.epoch(X, Y, sw, rows, 1)
-        loss_sum, updates, bad, step_weight, weight_sum = results[j]
-        assert (updates, bad) == (got[1], -1)      # the sums: the head's and the rest's added
-        np.testing.assert_allclose([loss_sum, step_weight, weight_sum],
-                                   [got[0], got[2], sw[rows].sum()], rtol=1e-13)
+        loss_sum, updates, bad, step_weight, deployed_loss, deployed_mistakes, weight_sum = \
+            results[j]
+        assert (updates, bad) == (got.updates, -1)  # the sums: the head's and the rest's added
+        np.testing.assert_allclose(
+            [loss_sum, step_weight, deployed_loss, deployed_mistakes, weight_sum],
+            [got.loss, got.step_weight, got.deployed_loss, got.deployed_mistakes,
+             sw[rows].sum()], rtol=1e-13)
         for name, values in zip(names, stacked):
             np.testing.assert_array_equal(values[j], getattr(serial, name), err_msg=name)
 

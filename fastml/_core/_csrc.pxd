@@ -52,6 +52,7 @@ cdef extern from "fastml_simd.h" nogil:
                               const double *R, double *G, fastml_prefetch_cursor *c) noexcept
     double fastml_row_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
     double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
+    double fastml_row_dot_f32_f64(const float *x, const double *a, Py_ssize_t n) noexcept
     void fastml_axpy_f64(double c, const double *x, double *w, Py_ssize_t n) noexcept
     void fastml_axpy_f32(double c, const float *x, float *w, Py_ssize_t n) noexcept
     void fastml_axpy_acc_f64(double c, const double *x, double *a, Py_ssize_t n) noexcept

@@ -150,8 +150,10 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         The objective per iteration (batch) or the mean log-loss per epoch (SGD).
     progressive_loss_ : list of float
         SGD only: per epoch (and per `partial_fit` call) the weighted mean log-loss of each
-        row at the weights before the step that uses it (progressive validation, as Vowpal
-        Wabbit reports it); the L2 term is not included.
+        row under the model `predict_proba` would use before the step that uses it
+        (progressive validation, as Vowpal Wabbit reports it): with averaging, the running
+        average once it has started (one more dot product per row), else the iterate. The L2
+        term is not included.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input.

@@ -239,8 +239,10 @@ class Perceptron(_OnlineLinearClassifier):
         Mean perceptron loss per epoch.
     progressive_loss_ : list of float
         Per epoch (and per `partial_fit` call): the weighted fraction of rows on which the
-        perceptron made a mistake, y (w.x) <= 0 for some class, judged by w before that row's
-        update (progressive validation; with unit weights, mistakes / rows of the epoch).
+        perceptron made a mistake, y (w.x) <= 0 for some class, judged before that row's
+        update by the w `predict` would use: the running average once averaging has started,
+        else the iterate (progressive validation; with unit weights and no averaging,
+        mistakes / rows of the epoch).
     n_features_in_ : int
 
     Examples

@@ -4,6 +4,7 @@
 # of nnz = n_features values.
 from cython cimport floating
 from .._core._csrc cimport (fastml_check_index, fastml_row_dot_f64, fastml_row_dot_f32,
+                            fastml_row_dot_f32_f64,
                             fastml_axpy_f64, fastml_axpy_f32, fastml_axpy_acc_f64,
                             fastml_axpy_acc_f32)
 
@@ -84,6 +85,21 @@ cdef inline double row_dot(const floating *x, const int *idx, Py_ssize_t nnz,
             return fastml_row_dot_f32(x, w, nnz)
     for j in range(nnz):
         s += x[j] * w[idx[j]]
+    return s
+
+
+cdef inline double row_dot_double(const floating *x, const int *idx, Py_ssize_t nnz,
+                                  const double *a) noexcept nogil:
+    """x . a for a float64 vector a (row_dot's loops, products in float64)."""
+    cdef Py_ssize_t j
+    cdef double s = 0.0
+    if idx == NULL:
+        if floating is double:
+            return fastml_row_dot_f64(x, a, nnz)
+        else:
+            return fastml_row_dot_f32_f64(x, a, nnz)
+    for j in range(nnz):
+        s += x[j] * a[idx[j]]
     return s
 
 

@@ -13,6 +13,7 @@ import copy
 import inspect
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +28,15 @@ SCHEDULES = tuple(_sgd.SCHEDULES)
 LOSSES = _sgd.LOSSES            # loss name -> the kernels' code (_loss.pxd)
 _SCALE, _STEPS, _AVERAGE_B, _N_AVERAGED, _AVERAGE_C = (
     _sgd.STATE_SLOTS[name] for name in ("scale", "steps", "average_b", "n_averaged", "average_c"))
+
+
+class EpochSums(NamedTuple):
+    """What an SGD epoch sums over its rows (SGDEngine.epoch)."""
+    loss: float                 # sw_i * loss_i at the iterate before each row's step
+    updates: int                # rows that moved w
+    step_weight: float          # their sw_i (the perceptron's mistakes)
+    deployed_loss: float        # sw_i * loss_i at the model coef() reports before the step
+    deployed_mistakes: float    # sw_i over the rows that model gets wrong
 
 
 class SGDEngine:
@@ -149,25 +159,28 @@ class SGDEngine:
         return sample_weight if factor == 1.0 else sample_weight * factor
 
     def epoch(self, X, Y, sample_weight, order, epoch_index, step_log=None):
-        """One pass over the rows `order`; returns (weighted loss sum, rows that moved w, their
-        weight sum). Each row's loss is taken at the weights before the step that uses it.
-        step_log (len(order), n_outputs) int8, if given, records which outputs stepped on each
-        row (the voted perceptron's mistakes).
+        """One pass over the rows `order`; returns its EpochSums: the weighted loss sum, the
+        rows that moved w and their weight sum, each row's loss taken at the weights before the
+        step that uses it; and the same loss and mistakes (rows some output's loss derivative
+        is nonzero on) of the model coef() would report before each step: the running average
+        once averaging has started (progressive validation of the deployed model). step_log
+        (len(order), n_outputs) int8, if given, records which outputs stepped on each row (the
+        voted perceptron's mistakes).
 
         A step that makes a margin, a weight or the loss infinite or NaN raises
         DivergenceError (a ValueError and a FloatingPointError) naming the epoch and row, and
         leaves the state as it was before this epoch (its last finite state)."""
         self.config["epoch"] = int(epoch_index)
         saved = self._arrays()
-        loss_sum, updates, bad, step_weight = _sgd.sgd_epoch(
-            X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A, self.Ab,
-            self.state, self.config, step_log)
+        loss_sum, updates, bad, step_weight, deployed_loss, deployed_mistakes = \
+            _sgd.sgd_epoch(X, Y, sample_weight, order, self.W, self.b, self.G, self.Gb, self.A,
+                           self.Ab, self.state, self.config, step_log)
         if _diverged(loss_sum, bad, self.W, self.b):
             for name, value in saved.items():
                 getattr(self, name)[...] = value
             raise _divergence_error(epoch_index, order, bad)
         self.n_updates += updates
-        return loss_sum, updates, step_weight
+        return EpochSums(loss_sum, updates, step_weight, deployed_loss, deployed_mistakes)
 
     def mixed_epoch(self, X, Y, sample_weight, order, epoch_index, n_shards):
         """One epoch by parameter mixing on `n_shards` threads; returns what `epoch` returns,
@@ -194,17 +207,18 @@ class SGDEngine:
                    for name in _STATE_ARRAYS}
         results = _sgd.sgd_shards_epoch(X, Y, sample_weight, order, bounds,
                                         *(stacked[name] for name in _STATE_ARRAYS), self.config)
-        for j, (loss_sum, _, bad, _, _) in enumerate(results):
+        for j, (loss_sum, _, bad, *_) in enumerate(results):
             if _diverged(loss_sum, bad, stacked["W"][j], stacked["b"][j]):
                 raise _divergence_error(epoch_index, order[bounds[j]:bounds[j + 1]], bad)
         shards = [self._with_state({name: stacked[name][j] for name in _STATE_ARRAYS})
                   for j in range(n_shards)]
         steps = self.n_steps + sum(shard.n_steps - self.n_steps for shard in shards)
-        loss_sum, updates, _, step_weight, _ = (sum(column) for column in zip(*results))
+        loss_sum, updates, _, step_weight, deployed_loss, deployed_mistakes, _ = (
+            sum(column) for column in zip(*results))
         mix_into(self, shards, [weight for *_, weight in results])
         self.state[_STEPS] = steps
         self.n_updates += updates
-        return loss_sum, updates, step_weight
+        return EpochSums(loss_sum, updates, step_weight, deployed_loss, deployed_mistakes)
 
     def _with_state(self, arrays):
         """A shallow copy of this engine holding the state `arrays` (name -> array)."""
@@ -430,9 +444,10 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
     mistakes).
 
     The progressive loss of an epoch (Vowpal Wabbit's progressive validation) is the weighted
-    mean over its rows of each row's loss at the weights before the step that uses it:
-    progressive="loss" takes the engine's loss (so it equals the mean training loss),
-    "mistakes" the 0/1 loss of the rows that moved w (the perceptron's mistakes).
+    mean over its rows of each row's loss at the weights the model would predict with before
+    the step that uses it: the running average once averaging has started, else the iterate
+    (whose progressive loss equals the mean training loss). progressive="loss" takes the
+    engine's loss, "mistakes" the 0/1 loss (the perceptron's: some output with t m <= 0).
     n_jobs (`check_n_jobs`: None = 1) > 1 runs each epoch by parameter mixing over that many
     threads (SGDEngine.mixed_epoch) and draws the next epoch's row order meanwhile
     (_EpochOrders: the same orders); 1 is the serial loop.
@@ -462,25 +477,25 @@ def run_epochs(engine, X, Y, sample_weight, *, max_iter, tol, n_iter_no_change, 
         nonlocal finite_checked
         order = orders.take()
         try:
-            loss_sum, updates, step_weight = run_epoch(order, epoch)
+            sums = run_epoch(order, epoch)
         except DivergenceError:
             if not finite_checked:
                 _check_finite(X_given, "X", allow_nan=False)    # raises, naming NaN or inf
             raise
         finite_checked = True
-        mean_loss = loss_sum / weight_total
+        mean_loss = sums.loss / weight_total
         curve.append(mean_loss)
-        progressive_curve.append(step_weight / weight_total if progressive == "mistakes"
-                                 else mean_loss)
+        progressive_curve.append((sums.deployed_mistakes if progressive == "mistakes"
+                                  else sums.deployed_loss) / weight_total)
         watched = (validation(engine) if validation is not None
                    else progressive_curve[-1] if watch_progressive else mean_loss)
         shown = {"loss": mean_loss, "|w|": float(np.linalg.norm(engine.coef())),
-                 "updates": updates}
+                 "updates": sums.updates}
         if validation is not None:
             shown["validation"] = watched
         elif watch_progressive:
             shown["progressive"] = watched
-        return watched, shown, stop_without_updates and updates == 0
+        return watched, shown, stop_without_updates and sums.updates == 0
 
     warn = (tol is not None and tol > 0 and validation is None and max_iter > 1)
     with orders:

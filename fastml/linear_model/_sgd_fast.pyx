@@ -24,6 +24,13 @@
 #   rescaling of Bottou's ASGD). c is folded into A and B before 1/c can overflow.
 # Loop invariant (between batches): w_k = scale * W[k], and, when averaging,
 # c * (A[k] + B * W[k]) = the r-weighted sum of the weight vectors after each averaged step.
+#
+# Progressive validation (Vowpal Wabbit's): each row's loss at the weights before the step that
+# uses it, summed over the epoch. Of the model one would deploy at that moment, the one coef()
+# reports: with averaging (once it has started) that is the average, whose margin is
+# c (x.A + B x.W) / Z + Ab / Z, one more dot product per row and output (only then); the loss
+# and the mistake rule (some output's loss derivative nonzero: the perceptron's t m <= 0) are
+# _loss.pxd's, at those margins.
 from libc.math cimport sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
@@ -32,7 +39,8 @@ from cython cimport floating
 from ._loss cimport (LOSS_LOG, LOSS_HINGE, LOSS_PERCEPTRON, LOSS_SQUARED, loss_and_dloss,
                      binary_target)
 from .._core._typedefs cimport index_t
-from ._rows cimport RowSource, row_source, get_row, row_dot, row_axpy, row_axpy_double
+from ._rows cimport (RowSource, row_source, get_row, row_dot, row_dot_double, row_axpy,
+                    row_axpy_double)
 from .._core._csrc cimport (fastml_prefetch_range, fastml_adagrad_f64, fastml_adagrad_f32,
                             fastml_adagrad_grad_f64, fastml_adagrad_grad_f32,
                             fastml_adagrad_dot_f64, fastml_adagrad_dot_f32,
@@ -127,6 +135,9 @@ ctypedef struct Model:
 
 ctypedef struct Scratch:
     double *margins       # (K,)
+    double *dots          # (K,) x . W[k] of the row (its margins before the scale and bias)
+    double *deployed_m    # (K,) the deployed (averaged) model's margins, when averaging
+    double *deployed_dl   # (K,) and its loss derivatives there
     double *next_dots     # (K,) x . w_k of the next row, computed by the step before it ...
     bint have_next_dots   # ... when this is set (adagrad_dense_row_ahead)
     double *dloss         # (batch_size, K): sw_i * dloss / |batch| per row of the batch
@@ -146,6 +157,8 @@ ctypedef struct Scratch:
     Py_ssize_t n_deferred
     Py_ssize_t updates    # this epoch: rows with a nonzero gradient
     double step_weight    # this epoch: sum of sw_i over those rows (the perceptron's mistakes)
+    double deployed_loss  # averaging, this epoch: sum of sw_i * loss_i at the deployed model
+    double deployed_mistakes  # ... and of sw_i over the rows it gets wrong (see the header)
 
 
 cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_t n_targets,
@@ -158,12 +171,15 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
     cdef Py_ssize_t r
     memset(s, 0, sizeof(Scratch))
     s.margins = <double *> malloc(K * sizeof(double))
+    s.dots = <double *> malloc(3 * K * sizeof(double))
+    s.deployed_m = s.dots + K if s.dots != NULL else NULL
+    s.deployed_dl = s.dots + 2 * K if s.dots != NULL else NULL
     s.next_dots = <double *> malloc(K * sizeof(double))
     s.dloss = <double *> malloc(cfg.batch_size * K * sizeof(double))
     s.deferred_e = <double *> malloc(DEFERRED_ROWS * sizeof(double))
     s.deferred_sw = <double *> malloc(DEFERRED_ROWS * sizeof(double))
-    if (s.margins == NULL or s.next_dots == NULL or s.dloss == NULL or s.deferred_e == NULL
-            or s.deferred_sw == NULL):
+    if (s.margins == NULL or s.dots == NULL or s.next_dots == NULL or s.dloss == NULL
+            or s.deferred_e == NULL or s.deferred_sw == NULL):
         return -1
     if adagrad:
         s.grad = <double *> calloc(K * n_features, sizeof(double))
@@ -185,10 +201,11 @@ cdef int scratch_init(Scratch *s, Py_ssize_t K, Py_ssize_t n_features, Py_ssize_
 
 
 cdef void scratch_free(Scratch *s) noexcept nogil:
-    free(s.margins); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
+    free(s.margins); free(s.dots); free(s.dloss); free(s.grad); free(s.touched); free(s.mark)
     free(s.rows_buf); free(s.local); free(s.y_buf); free(s.sw_buf)
     free(s.deferred_e); free(s.deferred_sw); free(s.next_dots)
-    s.margins = s.next_dots = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
+    s.margins = s.dots = s.next_dots = s.dloss = s.grad = s.y_buf = s.sw_buf = NULL
+    s.deployed_m = s.deployed_dl = NULL
     s.deferred_e = s.deferred_sw = NULL
     s.touched = NULL
     s.mark = NULL
@@ -438,10 +455,13 @@ cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_s
     for k in range(K):
         bias = b[k] if cfg.fit_intercept else 0.0
         dot = s.next_dots[k] if s.have_next_dots else row_dot(x, idx, nnz, W + k * m.d)
+        s.dots[k] = dot
         margins[k] = m.state[STATE_SCALE] * dot + bias
         if not isfinite(margins[k]):
             return -1
     s.have_next_dots = False
+    if cfg.average:
+        deployed_row_loss(x, idx, nnz, i, tg, m, cfg, s)
     if cfg.loss == LOSS_LOG and K == 1 and cfg.reference:
         add_binary_log_loss(margins[0], tg.Y[i * tg.n_targets], tg.sw[i], cfg, s, dl)
     else:
@@ -460,6 +480,31 @@ cdef inline int row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_s
         s.updates += 1
         s.step_weight += tg.sw[i]
     return step
+
+
+cdef void deployed_row_loss(const floating *x, const int *idx, Py_ssize_t nnz, Py_ssize_t i,
+                           const Targets *tg, Model *m, const SGDConfig *cfg,
+                           Scratch *s) noexcept nogil:
+    """Progressive validation of the deployed model (see the header): the row's loss and
+    mistake at the averaged weights once averaging has started (their margins from x . A and
+    the row's x . W in s.dots), else at the iterate's margins s.margins."""
+    cdef Py_ssize_t k
+    cdef double Z = m.state[STATE_N_AVG], c, B
+    cdef double *margins = s.margins
+    cdef double loss
+    if Z > 0.0:
+        c, B = m.state[STATE_C] / Z, m.state[STATE_B]
+        for k in range(m.K):
+            s.deployed_m[k] = (c * (row_dot_double(x, idx, nnz, m.A + k * m.d) + B * s.dots[k])
+                               + m.Ab[k] / Z)
+        margins = s.deployed_m
+    loss = loss_and_dloss(cfg.loss, cfg.label_offset, cfg.reference, margins,
+                          tg.Y + i * tg.n_targets, m.K, s.deployed_dl)
+    s.deployed_loss += tg.sw[i] * loss
+    for k in range(m.K):
+        if s.deployed_dl[k] != 0.0:
+            s.deployed_mistakes += tg.sw[i]
+            break
 
 
 cdef Py_ssize_t run_batch(const RowSource *src, const Py_ssize_t *rows, const Py_ssize_t *ids,
@@ -687,6 +732,8 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
     s.have_next_dots = False
     s.updates = 0
     s.step_weight = 0.0
+    s.deployed_loss = 0.0
+    s.deployed_mistakes = 0.0
     ahead.rows, ahead.n = NULL, 0               # in order: the hardware prefetcher suffices
     while c0 < n_order and bad < 0:
         c1 = min(c0 + chunk, n_order)
@@ -708,6 +755,8 @@ cdef Py_ssize_t run_epoch(const RowSource *src, const Targets *tg, const Py_ssiz
             bad += c0
         c0 = c1
     flush_deferred_loss(s)
+    if not cfg.average:                     # the iterate is the deployed model
+        s.deployed_loss, s.deployed_mistakes = s.loss_sum, s.step_weight
     return bad
 
 
@@ -744,7 +793,9 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     """One epoch over `order` (rows of X, dense C-contiguous or CSR) updating W, b, G, A and
     `state` in place. Returns (sum of sw_i * loss_i before each step, rows with a nonzero
     gradient, -1 or the position in `order` of the row whose margin was not finite: the epoch
-    stopped there, sum of sw_i over the rows with a nonzero gradient). G/Gb are used by
+    stopped there, sum of sw_i over the rows with a nonzero gradient, and the last two's
+    progressive-validation counterparts at the deployed model: sum of sw_i * loss_i and sum of
+    sw_i over the rows it gets wrong, the iterate's own sums without averaging). G/Gb are used by
     adagrad, A/Ab by averaging (else shape 0). step_log, if given (len(order), K), receives 1
     where output k took a step on the r-th row of `order` and 0 elsewhere."""
     cdef RowSource src
@@ -790,11 +841,11 @@ def sgd_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     s.log_pos = 0
     try:
         if order.shape[0] == 0:
-            return 0.0, 0, -1, 0.0
+            return 0.0, 0, -1, 0.0, 0.0, 0.0
         with nogil:
             bad = run_epoch(&src, &tg, &order[0], order.shape[0], &W[0, 0], &b[0], &m, &cfg,
                             &s)
-        return s.loss_sum, s.updates, bad, s.step_weight
+        return s.loss_sum, s.updates, bad, s.step_weight, s.deployed_loss, s.deployed_mistakes
     finally:
         scratch_free(&s)
 
@@ -812,6 +863,8 @@ ctypedef struct ShardOutcome:
     Py_ssize_t updates
     Py_ssize_t bad        # -1, or the position in the shard of the row whose margin broke
     double step_weight
+    double deployed_loss
+    double deployed_mistakes
     double weight_sum     # ... and its rows' sample-weight sum: the shard's share in the mix
     int status            # 0; -1 out of memory; -2 a row outside X
 
@@ -844,6 +897,8 @@ cdef Py_ssize_t run_piece(const RowSource *src, const Targets *tg, const Py_ssiz
     out.loss_sum += s.loss_sum
     out.updates += s.updates
     out.step_weight += s.step_weight
+    out.deployed_loss += s.deployed_loss
+    out.deployed_mistakes += s.deployed_mistakes
     return bad
 
 
@@ -942,7 +997,8 @@ def sgd_shards_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
     axis), every shard on its own OpenMP thread. Returns, per shard, (sum of sw_i * loss_i
     before each step, rows with a nonzero gradient, -1 or the position in the shard of the row
     whose margin was not finite: that shard stopped there, sum of sw_i over the rows with a
-    nonzero gradient, sum of sw_i over the shard's rows)."""
+    nonzero gradient, the progressive sums of sgd_epoch at the shard's deployed model, sum of
+    sw_i over the shard's rows)."""
     cdef Py_ssize_t S = bounds.shape[0] - 1, K = W.shape[1], d = W.shape[2], j
     cdef bint adagrad = cfg.schedule == ETA_ADAGRAD
     cdef RowSource src
@@ -988,7 +1044,8 @@ def sgd_shards_epoch(X, const double[:, ::1] Y, const double[::1] sample_weight,
             if outs[j].status == -2:
                 raise ValueError("sgd_shards_epoch: `order` names a row outside X")
         return [(outs[j].loss_sum, outs[j].updates, outs[j].bad, outs[j].step_weight,
-                 outs[j].weight_sum) for j in range(S)]
+                 outs[j].deployed_loss, outs[j].deployed_mistakes, outs[j].weight_sum)
+                for j in range(S)]
     finally:
         free(models)
         free(outs)

@@ -73,9 +73,9 @@ class LinearSVM(_OnlineLinearClassifier):
     n_iter_no_change : int, default 5
     early_stopping : False or "progressive", default False
         "sgd": "progressive" stops on `progressive_loss_` (the epoch's mean hinge loss, each
-        row's taken before its update: the same numbers the default rule watches) by `tol`
-        and `n_iter_no_change`, with no rows held out; it is what `fastml.fit_stream` stops
-        its passes on.
+        row's taken before its update; without averaging, the numbers the default rule
+        watches) by `tol` and `n_iter_no_change`, with no rows held out; it is what
+        `fastml.fit_stream` stops its passes on.
     average : bool or int, default False
         "sgd": report the average of the iterates (an int starts it after that many steps).
     average_halflife : float or None, default None
@@ -119,7 +119,9 @@ class LinearSVM(_OnlineLinearClassifier):
         The objective per step ("subgradient"), the mean hinge loss per epoch ("sgd").
     progressive_loss_ : list of float
         "sgd": per epoch (and per `partial_fit` call) the weighted mean hinge loss of each row
-        at the weights before its update (summed over the classes' one-vs-rest outputs).
+        (summed over the classes' one-vs-rest outputs) under the model `predict` would use
+        before its update: the running average once averaging has started, else the
+        iterate.
     n_features_in_ : int
 
     Examples
