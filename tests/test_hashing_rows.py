@@ -67,9 +67,11 @@ def in_order_sums(pairs, n_features, dtype):
     return out
 
 
-@pytest.mark.parametrize("length", [5, 40])
+@pytest.mark.parametrize("length", [5, 16])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_duplicates_are_summed_in_input_order(length, dtype):
+def test_duplicates_of_short_rows_are_summed_in_input_order(length, dtype):
+    """Up to 16 entries std::sort is an insertion sort (stable): input order. Longer rows
+    follow std::sort's moves (test_feature_hasher.py checks them against scikit-learn)."""
     rng = np.random.default_rng(7)
     pairs = [(f"k{int(i)}", float(v)) for i, v in zip(rng.integers(0, 6, length),
                                                       rng.normal(size=length) * 1e3)]

@@ -31,8 +31,16 @@ class FeatureHasher(TransformerMixin, BaseEstimator):
     The output equals ``sklearn.feature_extraction.FeatureHasher`` with the same parameters on
     the same input, entry for entry: the signed 32-bit MurmurHash3 (seed 0) of each name's
     UTF-8 bytes picks the column, a string value ``v`` of feature ``f`` is the token ``"f=v"``
-    with value 1, values of 0 are dropped, and entries that land in one column are summed.
-    The hashing runs in C without a Python object per token.
+    with value 1, values of 0 are dropped, and entries that land in one column are summed
+    (in the output dtype) in the order scikit-learn sums them: scipy sorts each row with
+    C++'s ``std::sort`` (unless every row of the call is in order already), which is not
+    stable past 16 entries, and fastml makes the same moves as GCC's ``std::sort``. So the
+    values are identical bit for bit wherever scipy's sort is GCC's (its Linux wheels). On
+    other platforms scipy's C++ library may order three or more colliding non-integer values
+    of a row longer than 16 entries differently; such an entry, the sum of m values v_i, is
+    then within (m - 1) eps sum |v_i| of scikit-learn's (eps of the output dtype), as any
+    order of the sum is of the exact one. The hashing runs in C without a Python object per
+    token.
 
     Parameters
     ----------

@@ -9,16 +9,20 @@
 # UTF-8 bytes of an ASCII str read in place), hashes each name (or "name=value" for a string
 # value) in C and appends (column, value) to growable buffers: no Python object is made per
 # token. At the end of each row the row is made canonical while it is still in cache: sorted
-# by column (stably, so entries that share a column keep their input order) and those entries
-# summed in the output precision, in place. The buffers then are the CSR arrays; numpy wraps
-# them without a copy. Invariant: after sample i, entries indptr[i]..indptr[i+1] are sample
-# i's distinct columns, ascending, each with the sum of its values in input order.
+# by column and the entries that share a column summed in the output precision, in place. The
+# buffers then are the CSR arrays; numpy wraps them without a copy. Invariant: after sample i,
+# entries indptr[i]..indptr[i+1] are sample i's distinct columns, ascending, each with the sum
+# of its values in scikit-learn's order (below), except the rows left for `settle_rows`.
 #
-# Why this order of summation is scikit-learn's: it stores each value in the output dtype and
-# then sums duplicates after std::sort, which for rows of up to 16 entries is an insertion
-# sort (stable). Longer rows are partitioned first; there the order of three or more entries
-# of one column can differ, which changes a sum only for non-integer values that collide
-# three times in one row.
+# The order of the sums is scikit-learn's, so the matrix is its matrix bit for bit: it stores
+# each value in the output dtype, then scipy's sum_duplicates sorts every row by column with
+# std::sort (csr_sort_indices) unless all rows of the call are already in order, and adds the
+# entries of a column left to right. std::sort is not stable past 16 entries: csrc/
+# fastml_stdsort.h makes the same moves as GCC's (scipy's Linux wheels; other C++ libraries
+# sort, and so sum three or more colliding non-integer values, in another order). A row out
+# of order is sorted so at once (the call will sort). A row already in order is the same
+# either way unless it has more than 16 entries and three or more in one column: such rows
+# wait, unsummed, until the call's end says whether scipy would have sorted them.
 from cpython.bytes cimport PyBytes_AsStringAndSize
 from cpython.dict cimport PyDict_Next
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
@@ -28,8 +32,8 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cython.view cimport array as cvarray
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memmove
 
 import numpy as np
 
@@ -37,6 +41,9 @@ from .._core._csrc cimport fastml_check_index
 
 cdef extern from "fastml_murmur.h" nogil:
     uint32_t fastml_murmur3_32(const char *key, size_t length, uint32_t seed) noexcept
+
+cdef extern from "fastml_stdsort.h" nogil:
+    void fastml_std_sort(int32_t *c, double *v, ptrdiff_t n) noexcept
 
 # The compact-ASCII layout of a str (CPython's common case: the characters are their own UTF-8
 # bytes, stored right after the object header), read without a function call.
@@ -55,7 +62,8 @@ cdef enum:
     MODE_PAIR = 1
     MODE_STRING = 2
     FIRST_CAPACITY = 4096   # entries (and rows); the buffers double from there
-    INSERTION_MAX = 32      # rows up to this long sort by insertion (no call overhead)
+    STABLE_MAX = 16         # std::sort is an insertion sort (stable) up to this many entries
+    GUESS_MAX = 64          # rows up to this long try a stable insertion sort first
 
 MODES = {"dict": MODE_DICT, "pair": MODE_PAIR, "string": MODE_STRING}
 
@@ -135,9 +143,11 @@ ctypedef struct Rows:
     int64_t n_rows, row_capacity
     char *text            # scratch for "name=value"
     Py_ssize_t text_capacity
-    uint64_t *keys        # scratch of a long row's sort (qsort path)
-    double *spare         # its values while they are gathered back
-    Py_ssize_t keys_capacity
+    bint any_out_of_order # a row's columns came out of order: scipy sorts every row
+    int32_t saved_column[GUESS_MAX]   # a row as it came, while a stable sort is tried
+    double saved_value[GUESS_MAX]
+    int64_t *waiting      # rows left unsummed until the end (see the header)
+    int64_t n_waiting, waiting_capacity
     int64_t n_features
     bint alternate_sign
     bint single           # float32 output: values are rounded to float32 before summing
@@ -145,9 +155,9 @@ ctypedef struct Rows:
 
 cdef int rows_init(Rows *r, int64_t n_features, bint alternate_sign, bint single) except -1:
     r.size, r.capacity, r.n_rows, r.row_capacity = 0, FIRST_CAPACITY, 0, FIRST_CAPACITY
-    r.text_capacity, r.keys_capacity = 256, 0
+    r.text_capacity = 256
     r.n_features, r.alternate_sign, r.single = n_features, alternate_sign, single
-    r.keys, r.spare = NULL, NULL
+    r.any_out_of_order, r.waiting, r.n_waiting, r.waiting_capacity = False, NULL, 0, 0
     r.column = <int32_t *> malloc(r.capacity * sizeof(int32_t))
     r.value = <double *> malloc(r.capacity * sizeof(double))
     r.indptr = <int64_t *> malloc((r.row_capacity + 1) * sizeof(int64_t))
@@ -164,9 +174,8 @@ cdef void rows_free(Rows *r) noexcept:
     free(r.value)
     free(r.indptr)
     free(r.text)
-    free(r.keys)
-    free(r.spare)
-    r.column, r.value, r.indptr, r.text, r.keys, r.spare = NULL, NULL, NULL, NULL, NULL, NULL
+    free(r.waiting)
+    r.column, r.value, r.indptr, r.text, r.waiting = NULL, NULL, NULL, NULL, NULL
 
 
 cdef int reserve(Rows *r, int64_t extra) except -1:
@@ -219,38 +228,43 @@ cdef void insertion_sort(int32_t *column, double *value, Py_ssize_t n) noexcept 
         value[j + 1] = v
 
 
-# A long row's sort key is (column << 32) | position: ordering by it orders by column and keeps
-# the input order among entries of one column, with one integer comparison.
-cdef int key_less(const void *a, const void *b) noexcept nogil:
-    cdef uint64_t x = (<const uint64_t *> a)[0], y = (<const uint64_t *> b)[0]
-    return -1 if x < y else (1 if x > y else 0)
+cdef void sort_as_scipy(Rows *r, int32_t *column, double *value, Py_ssize_t n) noexcept nogil:
+    """The row in std::sort's order (csrc/fastml_stdsort.h), or in an order whose sums are the
+    same: up to STABLE_MAX entries std::sort is a stable insertion sort; past that only the
+    order of three or more entries of one column can change a sum, so a short row is first
+    sorted stably, and sorted again from its input order by std::sort's moves only when it
+    has such a column (rare with many columns: the moves cost ~1.3x the insertion sort)."""
+    if n <= GUESS_MAX:
+        if n > STABLE_MAX:
+            memcpy(r.saved_column, column, n * sizeof(int32_t))
+            memcpy(r.saved_value, value, n * sizeof(double))
+        insertion_sort(column, value, n)
+        if not order_matters(column, n):
+            return
+        memcpy(column, r.saved_column, n * sizeof(int32_t))
+        memcpy(value, r.saved_value, n * sizeof(double))
+    fastml_std_sort(column, value, n)
 
 
-cdef int key_sort(Rows *r, int32_t *column, double *value, Py_ssize_t n) except -1:
-    """The stable sort of a row longer than INSERTION_MAX: qsort of keys, then a gather."""
+cdef bint in_order(const int32_t *column, Py_ssize_t n) noexcept nogil:
+    """Columns non-decreasing (scipy's has_sorted_indices, for one row)."""
     cdef Py_ssize_t p
-    cdef uint64_t *keys
-    cdef double *spare
-    if n > 4294967295:
-        raise ValueError("FeatureHasher: a sample has more than 2**32 - 1 entries")
-    if n > r.keys_capacity:
-        keys = <uint64_t *> realloc(r.keys, n * sizeof(uint64_t))
-        if keys == NULL:
-            raise MemoryError()
-        r.keys = keys
-        spare = <double *> realloc(r.spare, n * sizeof(double))
-        if spare == NULL:
-            raise MemoryError()
-        r.spare, r.keys_capacity = spare, n
-    for p in range(n):
-        r.keys[p] = ((<uint64_t> <uint32_t> column[p]) << 32) | <uint64_t> p
-    memcpy(r.spare, value, n * sizeof(double))
-    qsort(r.keys, n, sizeof(uint64_t), key_less)
-    for p in range(n):
-        fastml_check_index(<Py_ssize_t> (r.keys[p] & 0xFFFFFFFFu), n)
-        column[p] = <int32_t> (r.keys[p] >> 32)
-        value[p] = r.spare[r.keys[p] & 0xFFFFFFFFu]
-    return 0
+    for p in range(1, n):
+        if column[p] < column[p - 1]:
+            return False
+    return True
+
+
+cdef bint order_matters(const int32_t *column, Py_ssize_t n) noexcept nogil:
+    """For a row in order: could std::sort change its sums? Only past STABLE_MAX entries,
+    and only where three or more share a column (two add the same either way round)."""
+    cdef Py_ssize_t p
+    if n <= STABLE_MAX:
+        return False
+    for p in range(2, n):
+        if column[p] == column[p - 2]:
+            return True
+    return False
 
 
 cdef Py_ssize_t sum_duplicates(const int32_t *column, const double *value, Py_ssize_t n,
@@ -285,24 +299,61 @@ cdef Py_ssize_t sum_duplicates(const int32_t *column, const double *value, Py_ss
 
 
 cdef int end_row(Rows *r) except -1:
-    """Make the row just appended canonical (sorted, duplicates summed) and record its end."""
+    """Make the row just appended canonical (sorted, duplicates summed; or waiting, see the
+    header) and record its end."""
     cdef int64_t start = r.indptr[r.n_rows]
     cdef Py_ssize_t n = r.size - start
-    cdef int64_t *indptr
-    if n > INSERTION_MAX:
-        key_sort(r, r.column + start, r.value + start, n)
-    else:
-        insertion_sort(r.column + start, r.value + start, n)
-    r.size = start + sum_duplicates(r.column + start, r.value + start, n, r.column + start,
-                                    r.value + start, r.single)
+    cdef int64_t *grown
+    if not in_order(r.column + start, n):
+        r.any_out_of_order = True
+        sort_as_scipy(r, r.column + start, r.value + start, n)
+    elif order_matters(r.column + start, n):
+        if r.n_waiting == r.waiting_capacity:
+            r.waiting_capacity = 2 * r.waiting_capacity + 16
+            grown = <int64_t *> realloc(r.waiting, r.waiting_capacity * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            r.waiting = grown
+        r.waiting[r.n_waiting] = r.n_rows
+        r.n_waiting += 1
+        n = -1                              # summed by settle_rows
+    if n >= 0:
+        r.size = start + sum_duplicates(r.column + start, r.value + start, n,
+                                        r.column + start, r.value + start, r.single)
     if r.n_rows == r.row_capacity:
-        indptr = <int64_t *> realloc(r.indptr, (2 * r.row_capacity + 1) * sizeof(int64_t))
-        if indptr == NULL:
+        grown = <int64_t *> realloc(r.indptr, (2 * r.row_capacity + 1) * sizeof(int64_t))
+        if grown == NULL:
             raise MemoryError()
-        r.indptr, r.row_capacity = indptr, 2 * r.row_capacity
+        r.indptr, r.row_capacity = grown, 2 * r.row_capacity
     r.n_rows += 1
     r.indptr[r.n_rows] = r.size
     return 0
+
+
+cdef void settle_rows(Rows *r) noexcept nogil:
+    """Sum the waiting rows, sorted first when some row of the call was out of order (as
+    scipy then sorts them all), and close the gaps they leave: every row from the first
+    waiting one moves down to its place."""
+    cdef int64_t i, k = 0, start, n, written
+    if r.n_waiting == 0:
+        return
+    written = r.indptr[r.waiting[0]]
+    for i in range(r.waiting[0], r.n_rows):
+        start, n = r.indptr[i], r.indptr[i + 1] - r.indptr[i]
+        if k < r.n_waiting and r.waiting[k] == i:
+            k += 1
+            if r.any_out_of_order:
+                fastml_std_sort(r.column + start, r.value + start, n)
+            n = sum_duplicates(r.column + start, r.value + start, n, r.column + written,
+                               r.value + written, r.single)
+        else:
+            memmove(r.column + written, r.column + start, n * sizeof(int32_t))
+            memmove(r.value + written, r.value + start, n * sizeof(double))
+        r.indptr[i] = written
+        written += n
+    r.indptr[r.n_rows] = written
+    r.size = written
+    r.n_waiting = 0
 
 
 # ------------------------------------------------------------------ reading Python input
@@ -467,6 +518,7 @@ def hash_samples(raw_X, str input_type, int64_t n_features, bint alternate_sign,
         else:
             for sample in raw_X:
                 add_sample(&r, sample, mode)
+        settle_rows(&r)
         columns = owned_array(<void **> &r.column, r.size, sizeof(int32_t), "i", np.int32)
         values = owned_array(<void **> &r.value, r.size, sizeof(double), "d", np.float64)
         indptr = owned_array(<void **> &r.indptr, r.n_rows + 1, sizeof(int64_t), "q",
@@ -479,30 +531,43 @@ def hash_samples(raw_X, str input_type, int64_t n_features, bint alternate_sign,
 # ------------------------------------------------------------------ rows built elsewhere
 def finish_rows(const int64_t[::1] indptr, int32_t[::1] columns, double[::1] values,
                 bint single=False):
-    """Make rows appended in input order canonical, in place, as hash_samples does row by
-    row (the DataFrame path builds its rows with numpy). Returns (indptr, nnz): the new row
+    """Make rows appended in input order canonical, in place, as hash_samples does (the
+    DataFrame path builds its rows with numpy): every row sorted with std::sort when some row
+    is out of order, then each column's entries summed. Returns (indptr, nnz): the new row
     starts and the number of entries kept at the front of columns and values."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
     cdef int64_t written = 0, start, n
+    cdef bint sort = False
     cdef Rows r
     if columns.shape[0] != values.shape[0] or (n_rows >= 0 and indptr[n_rows] != columns.shape[0]):
         raise ValueError("finish_rows: inconsistent buffer shapes")
     out = np.empty(n_rows + 1, dtype=np.int64)
     cdef int64_t[::1] out_indptr = out
-    rows_init(&r, 1, False, single)
-    try:
-        out_indptr[0] = 0
-        for i in range(n_rows):
-            start = indptr[i]
-            n = indptr[i + 1] - start
-            if n > INSERTION_MAX:
-                key_sort(&r, &columns[start], &values[start], n)
-            elif n > 1:
-                insertion_sort(&columns[start], &values[start], n)
-            if n:
-                written += sum_duplicates(&columns[start], &values[start], n,
-                                          &columns[written], &values[written], single)
-            out_indptr[i + 1] = written
-    finally:
-        rows_free(&r)
+    out_indptr[0] = 0
+    for i in range(n_rows):
+        if indptr[i + 1] - indptr[i] > 1 and not in_order(&columns[indptr[i]],
+                                                          indptr[i + 1] - indptr[i]):
+            sort = True
+    for i in range(n_rows):
+        start = indptr[i]
+        n = indptr[i + 1] - start
+        if sort and n > 1:
+            sort_as_scipy(&r, &columns[start], &values[start], n)
+        if n:
+            written += sum_duplicates(&columns[start], &values[start], n, &columns[written],
+                                      &values[written], single)
+        out_indptr[i + 1] = written
     return out, written
+
+
+def std_sort_permutation(const int32_t[::1] columns):
+    """The order std::sort (csrc/fastml_stdsort.h) leaves the positions of `columns` in: the
+    tests compare it with scipy's sort_indices."""
+    cdef Py_ssize_t n = columns.shape[0]
+    keys = np.array(columns, dtype=np.int32)
+    order = np.arange(n, dtype=np.float64)
+    cdef int32_t[::1] c = keys
+    cdef double[::1] v = order
+    if n:
+        fastml_std_sort(&c[0], &v[0], n)
+    return keys, order.astype(np.intp)
