@@ -258,18 +258,27 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
 # X is copied panel by panel into a small row-major scratch (PANEL columns of one block, in
 # cache) and takes the same passes, so its moments are bit-identical to the row-major ones.
 cdef extern from "fastml_nb.h" nogil:
-    void fastml_nb_sums_f64(Py_ssize_t n, Py_ssize_t width, const double *X, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
-                            double *sum) noexcept
-    void fastml_nb_sums_f32(Py_ssize_t n, Py_ssize_t width, const float *X, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
-                            double *sum) noexcept
-    void fastml_nb_devs_f64(Py_ssize_t n, Py_ssize_t width, const double *X, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d,
-                            const double *center, double *d1, double *d2) noexcept
-    void fastml_nb_devs_f32(Py_ssize_t n, Py_ssize_t width, const float *X, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d,
-                            const double *center, double *d1, double *d2) noexcept
+    ctypedef struct fastml_nb_cursor:
+        const char *next
+        const char *end
+    void fastml_nb_sums_f64(Py_ssize_t n_groups, const index_t *klass, const Py_ssize_t *first,
+                            const Py_ssize_t *rows, Py_ssize_t width, const double *X,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum, fastml_nb_cursor *pf) noexcept
+    void fastml_nb_sums_f32(Py_ssize_t n_groups, const index_t *klass, const Py_ssize_t *first,
+                            const Py_ssize_t *rows, Py_ssize_t width, const float *X,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum, fastml_nb_cursor *pf) noexcept
+    void fastml_nb_devs_f64(Py_ssize_t n_groups, const index_t *klass, const Py_ssize_t *first,
+                            const Py_ssize_t *rows, Py_ssize_t width, const double *X,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2,
+                            fastml_nb_cursor *pf) noexcept
+    void fastml_nb_devs_f32(Py_ssize_t n_groups, const index_t *klass, const Py_ssize_t *first,
+                            const Py_ssize_t *rows, Py_ssize_t width, const float *X,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2,
+                            fastml_nb_cursor *pf) noexcept
     void fastml_nb_transpose_f64(Py_ssize_t n, Py_ssize_t width, const double *src,
                                  Py_ssize_t lds, double *dst, Py_ssize_t ldd) noexcept
     void fastml_nb_transpose_f32(Py_ssize_t n, Py_ssize_t width, const float *src,
@@ -282,22 +291,69 @@ cdef enum:
     PANEL = 64
 
 
-cdef inline void block_sums(const floating *X, Py_ssize_t n, Py_ssize_t width, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d, double *cnt,
-                            double *sum) noexcept nogil:
-    if floating is double:
-        fastml_nb_sums_f64(n, width, X, ldx, y, w, d, cnt, sum)
-    else:
-        fastml_nb_sums_f32(n, width, X, ldx, y, w, d, cnt, sum)
+ctypedef struct Groups:
+    # A block's rows grouped by class (csrc/fastml_nb.h): group g is class klass[g], its rows
+    # (offsets in the block, in order) rows[first[g]..first[g + 1]); slot[k] is class k's
+    # group, -1 for the classes not in the block.
+    Py_ssize_t n
+    index_t *klass        # (BLOCK,)
+    Py_ssize_t *first     # (BLOCK + 1,)
+    Py_ssize_t *rows      # (BLOCK,)
+    Py_ssize_t *slot      # (K,)
 
 
-cdef inline void block_devs(const floating *X, Py_ssize_t n, Py_ssize_t width, Py_ssize_t ldx,
-                            const index_t *y, const double *w, Py_ssize_t d,
-                            const double *center, double *d1, double *d2) noexcept nogil:
+cdef void group_rows(const index_t *y, Py_ssize_t m, Py_ssize_t K,
+                     Py_ssize_t d, Groups *g, double *bn, double *center, double *d1,
+                     double *d2) noexcept nogil:
+    """Group the block's m rows by class (a counting sort, classes in order of first
+    appearance) and zero the block tables of its classes."""
+    cdef Py_ssize_t i, k, j, base
+    g.n = 0
+    for i in range(m):
+        k = y[i]
+        fastml_check_index(k, K)              # the C passes index the K x d tables by y
+        if g.slot[k] < 0:
+            g.slot[k] = g.n
+            g.klass[g.n] = k
+            g.first[g.n + 1] = 0
+            g.n += 1
+            base = k * d
+            memset(bn + base, 0, d * sizeof(double))
+            memset(center + base, 0, d * sizeof(double))
+            memset(d1 + base, 0, d * sizeof(double))
+            memset(d2 + base, 0, d * sizeof(double))
+        g.first[g.slot[k] + 1] += 1
+    g.first[0] = 0
+    for j in range(g.n):
+        g.first[j + 1] += g.first[j]
+    for i in range(m):                        # rows[first[slot] ...] in row order
+        j = g.slot[y[i]]
+        g.rows[g.first[j]] = i
+        g.first[j] += 1
+    for j in range(g.n, 0, -1):               # first[] moved to each group's end: back one
+        g.first[j] = g.first[j - 1]
+    g.first[0] = 0
+
+
+cdef inline void block_sums(const floating *X, const Groups *g, Py_ssize_t width,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d, double *cnt,
+                            double *sum, fastml_nb_cursor *pf) noexcept nogil:
     if floating is double:
-        fastml_nb_devs_f64(n, width, X, ldx, y, w, d, center, d1, d2)
+        fastml_nb_sums_f64(g.n, g.klass, g.first, g.rows, width, X, ldx, w, d, cnt, sum, pf)
     else:
-        fastml_nb_devs_f32(n, width, X, ldx, y, w, d, center, d1, d2)
+        fastml_nb_sums_f32(g.n, g.klass, g.first, g.rows, width, X, ldx, w, d, cnt, sum, pf)
+
+
+cdef inline void block_devs(const floating *X, const Groups *g, Py_ssize_t width,
+                            Py_ssize_t ldx, const double *w, Py_ssize_t d,
+                            const double *center, double *d1, double *d2,
+                            fastml_nb_cursor *pf) noexcept nogil:
+    if floating is double:
+        fastml_nb_devs_f64(g.n, g.klass, g.first, g.rows, width, X, ldx, w, d, center, d1, d2,
+                           pf)
+    else:
+        fastml_nb_devs_f32(g.n, g.klass, g.first, g.rows, width, X, ldx, w, d, center, d1, d2,
+                           pf)
 
 
 cdef inline void transpose(const floating *src, Py_ssize_t n, Py_ssize_t width,
@@ -308,33 +364,33 @@ cdef inline void transpose(const floating *src, Py_ssize_t n, Py_ssize_t width,
         fastml_nb_transpose_f32(n, width, src, lds, dst, PANEL)
 
 
-cdef inline void block_centers(Py_ssize_t K, Py_ssize_t width, Py_ssize_t d,
-                               const unsigned char *seen, const double *cnt,
-                               double *center) noexcept nogil:
+cdef inline void block_centers(const Groups *g, Py_ssize_t width, Py_ssize_t d,
+                               const double *cnt, double *center) noexcept nogil:
     """center = sum / count where count > 0, for the classes of the block: the block means,
     rounded (pass 2 centers on them)."""
-    cdef Py_ssize_t k, j
-    for k in range(K):
-        if seen[k]:
-            for j in range(width):
-                if cnt[k * d + j] > 0:
-                    center[k * d + j] /= cnt[k * d + j]
+    cdef Py_ssize_t q, j, base
+    for q in range(g.n):
+        base = g.klass[q] * d
+        for j in range(width):
+            if cnt[base + j] > 0:
+                center[base + j] /= cnt[base + j]
 
 
 cdef void moments_range(const floating *X, Py_ssize_t N, Py_ssize_t d, bint fortran,
                         const index_t *y, const double *sw, Py_ssize_t lo, Py_ssize_t hi,
-                        Py_ssize_t K, double *acc, double *blk, unsigned char *seen,
+                        Py_ssize_t K, double *acc, double *blk, Groups *g,
                         floating *panel) noexcept nogil:
     """Merge rows lo..hi of X (N x d; row-major, or column-major when `fortran`, through the
     scratch `panel` of BLOCK x PANEL values) into acc = (n, shift, mean, m2) (4 arrays of
-    K x d) block by block; blk = (n, center, d1, d2) is the block's scratch (4 arrays of K x d).
+    K x d) block by block; blk = (n, center, d1, d2) is the block's scratch (4 arrays of K x d),
+    g the block's grouping of its rows by class.
 
     A block is summed (pass 1), centered on its rounded mean c, and summed again while in
     cache (pass 2: d1 = sum w (x - c), d2 = sum w (x - c)^2); the corrected two-pass formula
     M2 = d2 - d1^2 / n then holds to rounding, and the block's mean relative to the running
     shift is (c - shift) + d1 / n. Each (class, attribute) sees its rows in order whatever the
     layout, so both layouts give the same bits."""
-    cdef Py_ssize_t kd = K * d, start, stop, m, i, j, j0, width, k, base, idx
+    cdef Py_ssize_t kd = K * d, start, stop, m, j, j0, width, k, q, base, idx
     cdef double nb
     cdef double *n = acc
     cdef double *shift = acc + kd
@@ -344,80 +400,90 @@ cdef void moments_range(const floating *X, Py_ssize_t N, Py_ssize_t d, bint fort
     cdef double *center = blk + kd
     cdef double *d1 = blk + 2 * kd
     cdef double *d2 = blk + 3 * kd
+    cdef fastml_nb_cursor ahead
     start = lo
     while start < hi:
         stop = min(start + BLOCK, hi)
         m = stop - start
-        for i in range(start, stop):          # the block's classes start from zero tables
-            k = y[i]
-            fastml_check_index(k, K)          # the C passes index the K x d tables by y
-            if not seen[k]:
-                seen[k] = 1
-                base = k * d
-                memset(bn + base, 0, d * sizeof(double))
-                memset(center + base, 0, d * sizeof(double))
-                memset(d1 + base, 0, d * sizeof(double))
-                memset(d2 + base, 0, d * sizeof(double))
+        # the next block's rows, requested while this one is summed (csrc/fastml_nb.h)
+        ahead.next = <const char *> (X + stop * d)
+        ahead.end = <const char *> (X + min(stop + BLOCK, hi) * d)
+        group_rows(y + start, m, K, d, g, bn, center, d1, d2)
         if fortran:                           # panel by panel: copy, sum, center, deviate
             j0 = 0
             while j0 < d:
                 width = min(<Py_ssize_t> PANEL, d - j0)
                 transpose(X + j0 * N + start, m, width, N, panel)
-                block_sums(panel, m, width, PANEL, y + start, sw + start, d, bn + j0,
-                           center + j0)
-                block_centers(K, width, d, seen, bn + j0, center + j0)
-                block_devs(panel, m, width, PANEL, y + start, sw + start, d, center + j0,
-                           d1 + j0, d2 + j0)
+                block_sums(panel, g, width, PANEL, sw + start, d, bn + j0, center + j0, NULL)
+                block_centers(g, width, d, bn + j0, center + j0)
+                block_devs(panel, g, width, PANEL, sw + start, d, center + j0, d1 + j0,
+                           d2 + j0, NULL)
                 j0 += PANEL
         else:
-            block_sums(X + start * d, m, d, d, y + start, sw + start, d, bn, center)
-            block_centers(K, d, d, seen, bn, center)
-            block_devs(X + start * d, m, d, d, y + start, sw + start, d, center, d1, d2)
-        for k in range(K):
-            if seen[k]:
-                seen[k] = 0
-                base = k * d
-                for j in range(d):
-                    idx = base + j
-                    nb = bn[idx]
-                    if nb <= 0:
-                        continue
-                    if n[idx] <= 0:
-                        shift[idx] = center[idx]
-                    chan_merge(n + idx, shift + idx, mean + idx, m2 + idx, nb, shift[idx],
-                               (center[idx] - shift[idx]) + d1[idx] / nb,
-                               d2[idx] - d1[idx] * d1[idx] / nb)
+            block_sums(X + start * d, g, d, d, sw + start, d, bn, center, &ahead)
+            block_centers(g, d, d, bn, center)
+            block_devs(X + start * d, g, d, d, sw + start, d, center, d1, d2, &ahead)
+        for q in range(g.n):
+            k = g.klass[q]
+            g.slot[k] = -1
+            base = k * d
+            for j in range(d):
+                idx = base + j
+                nb = bn[idx]
+                if nb <= 0:
+                    continue
+                if n[idx] <= 0:
+                    shift[idx] = center[idx]
+                chan_merge(n + idx, shift + idx, mean + idx, m2 + idx, nb, shift[idx],
+                           (center[idx] - shift[idx]) + d1[idx] / nb,
+                           d2[idx] - d1[idx] * d1[idx] / nb)
         start = stop
 
 
 cdef struct MomentScratch:
     # per thread: the accumulators (n, shift, mean, m2: 4 K d doubles), then the block's
-    # scratch (n, center, d1, d2: 4 K d), K flags "class seen in this block", and a
-    # BLOCK x PANEL panel for column-major X
+    # scratch (n, center, d1, d2: 4 K d), the block's Groups, and a BLOCK x PANEL panel for
+    # column-major X
     double *buf
-    unsigned char *seen
+    Py_ssize_t *group_buf   # per thread: first (BLOCK + 1), rows (BLOCK), slot (K)
+    index_t *klass          # per thread: (BLOCK,)
     char *panels
     Py_ssize_t kd       # K * d: the length of one table
+    Py_ssize_t K
     int n_threads
 
 
 cdef int moment_scratch_init(MomentScratch *s, int n_threads, Py_ssize_t K,
                              Py_ssize_t d, bint fortran) except -1:
-    s.n_threads, s.kd = n_threads, K * d
+    cdef Py_ssize_t i
+    s.n_threads, s.kd, s.K = n_threads, K * d, K
     s.buf = <double *> calloc(n_threads * 8 * s.kd, sizeof(double))
-    s.seen = <unsigned char *> calloc(n_threads * K, 1)
+    s.group_buf = <Py_ssize_t *> malloc(n_threads * (2 * BLOCK + 1 + K) * sizeof(Py_ssize_t))
+    s.klass = <index_t *> malloc(n_threads * BLOCK * sizeof(index_t))
     s.panels = <char *> calloc(n_threads * BLOCK * PANEL if fortran else 1, sizeof(double))
-    if s.buf == NULL or s.seen == NULL or s.panels == NULL:
+    if s.buf == NULL or s.group_buf == NULL or s.klass == NULL or s.panels == NULL:
         moment_scratch_free(s)
         raise MemoryError()
+    for i in range(n_threads * (2 * BLOCK + 1 + K)):
+        s.group_buf[i] = -1
     return 0
+
+
+cdef Groups moment_groups(MomentScratch *s, int t) noexcept nogil:
+    """Thread t's Groups in the scratch (its slots all -1: no class in the block yet)."""
+    cdef Groups g
+    cdef Py_ssize_t *base = s.group_buf + t * (2 * BLOCK + 1 + s.K)
+    g.n, g.first, g.rows, g.slot = 0, base, base + BLOCK + 1, base + 2 * BLOCK + 1
+    g.klass = s.klass + t * BLOCK
+    return g
 
 
 cdef void moment_scratch_free(MomentScratch *s) noexcept:
     free(s.buf)
-    free(s.seen)
+    free(s.group_buf)
+    free(s.klass)
     free(s.panels)
-    s.buf, s.seen, s.panels = NULL, NULL, NULL
+    s.buf, s.group_buf, s.klass, s.panels = NULL, NULL, NULL, NULL
 
 
 def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[::1] sw,
@@ -442,6 +508,7 @@ def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[
     check_shape("mean", mean.shape[0], mean.shape[1], K, d)
     check_shape("m2", m2.shape[0], m2.shape[1], K, d)
     cdef MomentScratch s
+    cdef Groups g
     cdef int t, T
     cdef double *p
     cdef double *q
@@ -455,8 +522,9 @@ def gaussian_moments(const floating[:, :] X, const index_t[::1] y, const double[
     with nogil:
         for t in prange(T, num_threads=T, schedule="static"):
             p = s.buf + t * 8 * kd
+            g = moment_groups(&s, t)
             moments_range(data, N, d, fortran, &y[0], &sw[0], split(N, T, t),
-                          split(N, T, t + 1), K, p, p + 4 * kd, s.seen + t * K,
+                          split(N, T, t + 1), K, p, p + 4 * kd, &g,
                           <floating *> (s.panels + t * BLOCK * PANEL * sizeof(double)))
         p = s.buf                             # thread 0's moments absorb the others, in order
         for t in range(1, T):
