@@ -33,7 +33,7 @@ import numpy as np
 
 from .._core._csrc cimport fastml_check_index
 from .._core._encode cimport UNSEEN_CODE, distance, int_t
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from .._core._moments cimport chan_merge
 from .._core._typedefs cimport index_t
 
@@ -197,6 +197,41 @@ cdef extern from "fastml_nb.h" nogil:
                                       const index_t *y, const double *w, const int64_t *lo,
                                       const int64_t *width, const int64_t *start, Py_ssize_t W,
                                       double *table, int64_t *mn, int64_t *mx) noexcept
+    int64_t fastml_nb_count_range_unit_i64(Py_ssize_t n, Py_ssize_t d, const int64_t *X,
+                                           const index_t *y, const double *w,
+                                           const int64_t *lo, const int64_t *width,
+                                           const int64_t *start, Py_ssize_t W,
+                                           uint32_t *table, int64_t *mn, int64_t *mx) noexcept
+    int64_t fastml_nb_count_range_unit_i32(Py_ssize_t n, Py_ssize_t d, const int32_t *X,
+                                           const index_t *y, const double *w,
+                                           const int64_t *lo, const int64_t *width,
+                                           const int64_t *start, Py_ssize_t W,
+                                           uint32_t *table, int64_t *mn, int64_t *mx) noexcept
+
+
+cdef bint unit_weights(const double[::1] sw) noexcept nogil:
+    """Every weight 1 (fit without sample_weight): count_int_range then counts in integers."""
+    cdef Py_ssize_t i
+    for i in range(sw.shape[0]):
+        if sw[i] != 1.0:
+            return False
+    return True
+
+
+cdef inline int64_t count_unit(const int_t[:, ::1] X, Py_ssize_t first, Py_ssize_t stop,
+                               const index_t[::1] y, const double[::1] sw,
+                               const int64_t[::1] lo, const int64_t[::1] width,
+                               const int64_t[::1] start, Py_ssize_t W, uint32_t *counts,
+                               int64_t *low, int64_t *high) noexcept nogil:
+    """count_int_range's pass over rows first..stop of weight 1, in integer counts."""
+    if int_t is int64_t:
+        return fastml_nb_count_range_unit_i64(
+            stop - first, X.shape[1], &X[first, 0], &y[first], &sw[first], &lo[0], &width[0],
+            &start[0], W, counts, low, high)
+    else:
+        return fastml_nb_count_range_unit_i32(
+            stop - first, X.shape[1], &X[first, 0], &y[first], &sw[first], &lo[0], &width[0],
+            &start[0], W, counts, low, high)
 
 
 def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::1] sw,
@@ -228,10 +263,14 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
         start[j] = W
         W += width[j]
     cdef int T = fit_threads(n, n_threads), t
+    # rows of weight 1 are counted in uint32 cells (csrc/fastml_nb.h), exact below 2^32 rows
+    cdef bint unit = n < 4294967295 and unit_weights(sw)
     tables_array = np.zeros((T, n_classes, W))
+    counts_array = np.zeros((T if unit else 0, n_classes, W), dtype=np.uint32)
     low_array = np.full((T, d), np.iinfo(np.int64).max, dtype=np.int64)
     high_array = np.full((T, d), np.iinfo(np.int64).min, dtype=np.int64)
     cdef double[:, :, ::1] tables = tables_array
+    cdef uint32_t[:, :, ::1] counts = counts_array    # (0, K, W) unless unit
     cdef int64_t[:, ::1] low = low_array, high = high_array
     cdef int64_t[::1] outside = np.zeros(T, dtype=np.int64)
     cdef Py_ssize_t first, stop
@@ -240,7 +279,11 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
             for t in prange(T, num_threads=T, schedule="static"):
                 first = split(n, T, t)        # fit_threads leaves every thread some rows
                 stop = split(n, T, t + 1)
-                if int_t is int64_t:
+                if unit:
+                    outside[t] = count_unit(X, first, stop, y, sw, lo, width, start, W,
+                                            &counts[t, 0, 0] if W > 0 else NULL,
+                                            &low[t, 0], &high[t, 0])
+                elif int_t is int64_t:
                     outside[t] = fastml_nb_count_range_i64(
                         stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
                         &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
@@ -250,6 +293,8 @@ def count_int_range(const int_t[:, ::1] X, const index_t[::1] y, const double[::
                         stop - first, d, &X[first, 0], &y[first], &sw[first], &lo[0],
                         &width[0], &start[0], W, &tables[t, 0, 0] if W > 0 else NULL,
                         &low[t, 0], &high[t, 0])
+    if unit:
+        tables_array[...] = counts_array
     return tables_array, int(np.sum(outside)), low_array.min(axis=0), high_array.max(axis=0)
 
 
