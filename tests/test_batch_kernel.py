@@ -304,3 +304,25 @@ def test_the_avx2_hessian_copy_matches_numpy(tmp_path):
         X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float64, seed=n + n_classes)
         assert_hessian_matches(other[f"{n_classes}_{n}_{d}"],
                                logistic_hessian_blocks(X, codes, sw, W, b, reference))
+
+
+@pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False), (5, False), (4, True)])
+@pytest.mark.parametrize("n,d", [(4099, 100), (1003, 13), (5, 3)])
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_float32_data_give_the_bits_of_float64_data(n_classes, reference, n, d, loss):
+    """A float32 block is widened to float64 once and takes the float64 loops (the same
+    blocks, products and order): float32 X gives exactly what float64 X holding the same
+    values gives, Hessian included."""
+    if loss == "hinge":
+        reference = False
+    X, codes, sw, W, b = problem(n, d, n_classes, reference, np.float32, seed=n + d)
+    wide = X.astype(np.float64)
+    if loss == "log":
+        single = kernel_with_hessian(X, codes, sw, W, b, reference, threads=2)
+        double = kernel_with_hessian(wide, codes, sw, W, b, reference, threads=2)
+    else:
+        single = kernel(X, codes, sw, W, b, reference, loss=loss)
+        double = kernel(wide, codes, sw, W, b, reference, loss=loss)
+    assert single[0] == double[0]
+    for a, c in zip(single[1:], double[1:]):
+        np.testing.assert_array_equal(a, c)

@@ -50,6 +50,8 @@ cdef extern from "fastml_simd.h" nogil:
                                  fastml_prefetch_cursor *c) noexcept
     void fastml_xt_r_cols_f32(Py_ssize_t n_rows, Py_ssize_t d, Py_ssize_t K, const float *X,
                               const double *R, double *G, fastml_prefetch_cursor *c) noexcept
+    void fastml_widen_f32(Py_ssize_t n, const float *X, double *out,
+                          fastml_prefetch_cursor *c) noexcept
     double fastml_row_dot_f64(const double *x, const double *w, Py_ssize_t n) noexcept
     double fastml_row_dot_f32(const float *x, const float *w, Py_ssize_t n) noexcept
     double fastml_row_dot_f32_f64(const float *x, const double *a, Py_ssize_t n) noexcept

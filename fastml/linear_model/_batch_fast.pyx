@@ -46,7 +46,7 @@ from .._core._csrc cimport (fastml_max_threads, fastml_margins_f64, fastml_margi
                               fastml_xt_r_cols_f64, fastml_xt_r_cols_f32,
                               fastml_softmax_block_cols, fastml_cpu_has_avx512,
                               fastml_logistic_curvature, fastml_gram_stride,
-                              fastml_gram_upper, fastml_gram_copy)
+                              fastml_gram_upper, fastml_gram_copy, fastml_widen_f32)
 from ._loss cimport loss_and_dloss, LOSS_LOG
 from ._rows cimport RowSource, row_source_of, get_row, row_axpy_double
 
@@ -57,8 +57,9 @@ AVX512_COPY = bool(fastml_cpu_has_avx512())
 GRAM_COPY = ("plain", "avx2+fma", "avx512")[fastml_gram_copy()]
 
 cdef enum:
-    # A dense block is at most BLOCK_BYTES of X (8 rows of 100 float64 features, at most
-    # MAX_BLOCK_ROWS rows): the block, the FASTML_PREFETCH_AHEAD (16 KB) of rows requested
+    # A dense block is at most BLOCK_BYTES of X in float64 (8 rows of 100 features, at most
+    # MAX_BLOCK_ROWS rows; float32 X is cut the same way and widened, see dense_block): the
+    # block, the FASTML_PREFETCH_AHEAD (16 KB) of rows requested
     # ahead of it (csrc/fastml_simd.h), the weights and the gradient fit together in the 32 KB
     # L1 data cache, so G += R^T X_blk rereads the block from L1. Larger blocks (256 rows, in
     # L2, as before) were slower: the loss and R^T X then run long stretches without reading
@@ -95,6 +96,7 @@ ctypedef struct ThreadScratch:
     double *S             # softmax: the row maxima, then the sums of exponentials
     double *code          # softmax, output-major: the rows' label outputs
     double *dl            # (K,) one row's loss derivatives (generic losses, CSR rows)
+    double *wide          # (block_rows, d) a float32 block widened to float64 (else unused)
 
 
 ctypedef struct HessianScratch:
@@ -127,22 +129,29 @@ cdef Py_ssize_t chunk_rows(Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
     return max(<Py_ssize_t> 4, rows + (-rows) % 4)
 
 
-cdef double *scratch_alloc(int n_threads, Py_ssize_t B, Py_ssize_t K) noexcept nogil:
-    """One block of every thread's ThreadScratch buffers (NULL when out of memory)."""
-    return <double *> malloc(n_threads * (3 * B * K + 3 * B + K) * sizeof(double))
+cdef inline Py_ssize_t scratch_size(Py_ssize_t B, Py_ssize_t K, Py_ssize_t wide) noexcept nogil:
+    return 3 * B * K + 3 * B + K + B * wide
+
+
+cdef double *scratch_alloc(int n_threads, Py_ssize_t B, Py_ssize_t K,
+                           Py_ssize_t wide) noexcept nogil:
+    """One block of every thread's ThreadScratch buffers, with B x `wide` doubles for the
+    widened float32 block (0 for float64 X) (NULL when out of memory)."""
+    return <double *> malloc(n_threads * scratch_size(B, K, wide) * sizeof(double))
 
 
 cdef inline ThreadScratch thread_scratch(double *base, int t, Py_ssize_t B,
-                                         Py_ssize_t K) noexcept nogil:
+                                         Py_ssize_t K, Py_ssize_t wide) noexcept nogil:
     """Thread t's slice of scratch_alloc's block."""
     cdef ThreadScratch ts
-    ts.M = base + t * (3 * B * K + 3 * B + K)
+    ts.M = base + t * scratch_size(B, K, wide)
     ts.R = ts.M + B * K
     ts.E = ts.R + B * K
     ts.L = ts.E + B * K
     ts.S = ts.L + B
     ts.code = ts.S + B
     ts.dl = ts.code + B
+    ts.wide = ts.dl + K
     return ts
 
 
@@ -232,9 +241,17 @@ cdef double dense_block(const floating *X, Py_ssize_t n_rows, const double *y,
                         double *grad, double *grad_b, HessianScratch *hs) noexcept nogil:
     """Loss of one dense block (in L1); adds its gradient to grad (K, d) and grad_b (K), and
     its rows to the Hessian buffer when one is given (hs.Z). The margins and R^T X loops
-    request the rows ahead through `cursor` as they go."""
+    request the rows ahead through `cursor` as they go. A float32 block is widened to
+    float64 once (ts.wide, requesting the rows ahead meanwhile) and takes the float64 loops:
+    the same products in the same order, so the bits of float64 X holding the same values."""
     cdef Py_ssize_t i, k, K = ls.K, d = ls.d
     cdef double loss
+    cdef fastml_prefetch_cursor none
+    if floating is float:
+        fastml_widen_f32(n_rows * d, X, ts.wide, cursor)
+        none.next = none.limit = none.end = <const char *> ts.wide    # requests nothing
+        return dense_block[double](ts.wide, n_rows, y, sw, W, b, ls, ts, &none, grad, grad_b,
+                                   hs)
     if ls.kind == LOSS_LOG and K > 1:
         return softmax_block(X, n_rows, y, sw, W, b, ls, ts, cursor, grad, grad_b, hs)
     if floating is double:
@@ -381,7 +398,7 @@ cdef double run_pass(const RowSource *src, const floating *values, Py_ssize_t n,
     """The pass over the rows (see loss_grad); hessian: NULL, or the zeroed (pairs, s, s)
     output of the Hessian's blocks' upper triangles (s = fastml_gram_stride(d + 1))."""
     cdef Py_ssize_t K = ls.K, d = ls.d, q = d + 1, pairs = K * (K + 1) // 2
-    cdef Py_ssize_t stride = 1 + K + K * d, B = block_rows(d, sizeof(floating))
+    cdef Py_ssize_t stride = 1 + K + K * d, B = block_rows(d, sizeof(double))
     cdef Py_ssize_t C, n_chunks, n_groups, per_group, c, g, j, first
     cdef Py_ssize_t h_size = pairs * fastml_gram_stride(q) * fastml_gram_stride(q)
     cdef int T, t
@@ -403,7 +420,7 @@ cdef double run_pass(const RowSource *src, const floating *values, Py_ssize_t n,
     no_hessian.Z = NULL
     try:
         partials = <double *> calloc(n_chunks * stride, sizeof(double))
-        scratch = scratch_alloc(T, B, K)
+        scratch = scratch_alloc(T, B, K, d if floating is float else 0)
         if partials == NULL or scratch == NULL:
             raise MemoryError()
         if hessian != NULL:
@@ -413,7 +430,7 @@ cdef double run_pass(const RowSource *src, const floating *values, Py_ssize_t n,
                 raise MemoryError()
         for g in prange(n_groups, nogil=True, num_threads=T, schedule="static"):
             t = threadid()
-            ts = thread_scratch(scratch, t, B, K)
+            ts = thread_scratch(scratch, t, B, K, d if floating is float else 0)
             if hessian != NULL:
                 hs[t].H = h_partials + g * h_size
             for c in range(g * per_group, min(n_chunks, (g + 1) * per_group)):
