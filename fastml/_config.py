@@ -52,7 +52,15 @@ def _kernels() -> dict[str, Any]:
         "simd_clones": clones,
         "cpu_simd": _buildinfo.cpu_simd(),
         "avx512_copy_runs": _buildinfo.avx512_copy_runs(),
+        "newton_hessian_copy": _newton_hessian_copy(),
     }
+
+
+def _newton_hessian_copy() -> str:
+    """The copy of Newton's Hessian loops this CPU runs (csrc/fastml_gram.h): "avx512",
+    "avx2+fma" or "plain"."""
+    from .linear_model import _batch_fast
+    return _batch_fast.GRAM_COPY
 
 
 def _thread_pools() -> list[dict[str, Any]]:
@@ -109,6 +117,7 @@ def _format(info: dict[str, Any]) -> list[str]:
     lines.append(f"  this cpu runs: {k['cpu_simd']} (where clones exist); the AVX-512 copies "
                  f"(kernel perceptron predict, the multinomial batch pass): "
                  f"{'yes' if k['avx512_copy_runs'] else 'no (FASTML_DISABLE_AVX512 or the CPU)'}")
+    lines.append(f"  newton hessian: the {k['newton_hessian_copy']} copy (csrc/fastml_gram.h)")
     lines.append("thread pools (threadpoolctl):")
     for pool in info["thread_pools"] or [{"user_api": "none found"}]:
         detail = ", ".join(f"{key} {pool[key]}" for key in

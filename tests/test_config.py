@@ -61,6 +61,9 @@ def test_simd_clones_follow_the_headers():
     from fastml.linear_model import _kernel_perceptron_fast as kpf
     assert kernels["avx512_copy_runs"] == kpf.WIDE_DECIDE
     assert kernels["avx512_copy_runs"] <= (kernels["cpu_simd"] == "avx512f")
+    assert kernels["newton_hessian_copy"] == ("avx512" if kernels["avx512_copy_runs"] else
+                                              "avx2+fma" if kernels["cpu_simd"] != "default"
+                                              else "plain")
 
 
 @pytest.mark.kernel

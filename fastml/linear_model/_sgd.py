@@ -87,7 +87,7 @@ class SGDEngine:
     >>> Y = np.array([[1.0], [0.0]])                  # class codes, output 0 = code 1
     >>> engine = SGDEngine(1, 2, np.float64, loss="perceptron", learning_rate="constant",
     ...                    eta0=1.0, alpha=0.0, label_offset=1)
-    >>> engine.epoch(X, Y, np.ones(2), np.arange(2), 0)
+    >>> engine.epoch(X, Y, np.ones(2), np.arange(2), 0)[:3]       # loss, updates, weight
     (1.0, 2, 2.0)
     >>> engine.coef().tolist(), engine.intercept().tolist()
     ([[1.0, -1.0]], [0.0])
