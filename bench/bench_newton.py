@@ -1,9 +1,10 @@
 """Newton-Raphson logistic regression (issue 14 part 1) on 1M x 20 (FASTML_BENCH_ROWS
 overrides the rows) next to fastml's L-BFGS and scikit-learn's newton-cholesky, all to the
-same tight optimum (alpha = 1e-4 on the mean loss = scikit-learn's C = 1 / (alpha n)). The
-quality columns give the objective reached and the passes over X each solver made (an
-objective/gradient evaluation, a margins pass and a Hessian block are one pass each; for
-two classes Newton's loss, gradient and Hessian come from one pass)."""
+same tight optimum (alpha = 1e-4 on the mean loss = scikit-learn's C = 1 / (alpha n)); and on
+W1 (bench/workloads.py, 800k x 100) at the default tol, one thread and n_jobs=2 (issue 33:
+<= 1.0 s on one thread, >= 1.6x with two). The quality columns give the objective reached
+and the passes over X each solver made (a pass of the batch kernel, with or without the
+Hessian, is one; so are a probabilities pass and a weighted Gram product of the CSR path)."""
 import os
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from conftest import record
 from fastml import LogisticRegression
 from fastml.linear_model import _newton
+from workloads import w1
 
 N_ROWS = int(os.environ.get("FASTML_BENCH_ROWS", 1_000_000))
 ALPHA = 1e-4
@@ -39,11 +41,10 @@ class PassCounter:
     blocks (Newton)."""
 
     def __init__(self, monkeypatch):
-        from fastml.linear_model import _logistic, _newton_fast
+        from fastml.linear_model import _logistic
         self.passes = 0
         for owner, name in ((_logistic._batch, "loss_grad"), (_newton, "weighted_gram"),
-                            (_newton.NewtonProblem, "probabilities"),
-                            (_newton_fast, "irls_pass")):
+                            (_newton.NewtonProblem, "probabilities")):
             original = getattr(owner, name)
             monkeypatch.setattr(owner, name, self._counted(original))
 
@@ -72,4 +73,34 @@ def test_sklearn_newton_cholesky(benchmark, data, single_thread):
                                  max_iter=1000)
     benchmark.pedantic(model.fit, args=(X, y), rounds=ROUNDS, iterations=1)
     record(benchmark, GROUP, "scikit-learn newton-cholesky", objective=objective(model, X, y),
+           iterations=int(np.max(model.n_iter_)))
+
+
+W1_GROUP = "logistic regression on W1 (800k x 100), default tol"
+
+
+@pytest.fixture(scope="module")
+def w1_data():
+    return w1()
+
+
+@pytest.mark.parametrize("solver, n_jobs", [("newton", 1), ("newton", 2), ("lbfgs", 1)])
+def test_w1_fastml(benchmark, w1_data, solver, n_jobs, monkeypatch):
+    from threadpoolctl import threadpool_limits
+    X, y = w1_data
+    counter = PassCounter(monkeypatch)
+    model = LogisticRegression(solver=solver, n_jobs=n_jobs)
+    with threadpool_limits(limits=1, user_api="blas"):
+        benchmark.pedantic(model.fit, args=(X, y), rounds=ROUNDS, iterations=1)
+    who = "fastml" if (solver, n_jobs) == ("newton", 1) else f"fastml {solver} n_jobs={n_jobs}"
+    record(benchmark, W1_GROUP, who, passes_over_X=counter.passes / ROUNDS,
+           iterations=model.n_iter_)
+
+
+def test_w1_sklearn_newton_cholesky(benchmark, w1_data, single_thread):
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+    X, y = w1_data
+    model = SkLogisticRegression(solver="newton-cholesky", C=1.0 / (ALPHA * len(y)))
+    benchmark.pedantic(model.fit, args=(X, y), rounds=ROUNDS, iterations=1)
+    record(benchmark, W1_GROUP, "scikit-learn newton-cholesky",
            iterations=int(np.max(model.n_iter_)))
