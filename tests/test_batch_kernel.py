@@ -212,6 +212,7 @@ def assert_hessian_matches(H, expected, rtol=1e-12):
 
 # n = 4099: several chunks and Hessian buffers with a partial one at each chunk's end; d = 100
 # (stride 104: the 24-column tiles, a 16- and an 8-column one), 13 (stride 16) and 3 (8).
+@pytest.mark.kernel
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False), (4, True), (5, False)])
 @pytest.mark.parametrize("n,d", [(4099, 100), (4099, 13), (1003, 3), (3, 13)])
@@ -228,6 +229,7 @@ def test_hessian_matches_numpy_and_leaves_the_gradient_alone(dtype, n_classes, r
                                                       b.astype(np.float64), reference))
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False)])
 def test_hessian_has_the_same_bits_for_any_thread_count(n_classes, reference):
     X, codes, sw, W, b = problem(20011, 30, n_classes, reference, np.float64, seed=5)
@@ -237,6 +239,7 @@ def test_hessian_has_the_same_bits_for_any_thread_count(n_classes, reference):
                                                           threads=threads)[3], H1)
 
 
+@pytest.mark.kernel
 def test_hessian_of_saturated_rows_keeps_its_digits():
     """Margins of +-40: p (1 - p) ~ 4e-18 from e / (1 + e)^2 (binary) and from the other
     classes' sum (softmax), not 1 - p, which would be 0."""
@@ -306,6 +309,7 @@ def test_the_avx2_hessian_copy_matches_numpy(tmp_path):
                                logistic_hessian_blocks(X, codes, sw, W, b, reference))
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("n_classes,reference", [(2, True), (3, False), (5, False), (4, True)])
 @pytest.mark.parametrize("n,d", [(4099, 100), (1003, 13), (5, 3)])
 @pytest.mark.parametrize("loss", ["log", "hinge"])
