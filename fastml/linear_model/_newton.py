@@ -267,6 +267,10 @@ def newton_minimize(problem, x, *, max_iter, tol, on_iteration=None):
     """Newton's method with a backtracking line search that knows the objective's rounding
     (see the module's docstring), from x; stops when max|g| <= tol.
 
+    `problem` is a NewtonProblem or any object with its protocol (a summed objective over
+    chunks or partitions can provide one): evaluate(x, with_hessian) -> (f, g, H or None),
+    direction(x, g, H) -> the step, `alpha` and separated(x).
+
     Returns (x, iterations, objective per iteration, status, separated): status is
     "converged", "max_iter" or "floor" (floating point stopped the run with max|g| > tol);
     `separated` when alpha = 0 and every row is classified correctly (the
