@@ -54,7 +54,7 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         Hessian of the regularized mean log-loss (IRLS for two classes; Newton-CG with
         Hessian-vector products when K d is large) and a backtracking line search that
         knows the objective's rounding: few iterations, each one pass over X on dense X
-        (loss, gradient and Hessian), and a tol down to 1e-12 on any well-posed problem. "sgd" updates
+        (loss, gradient and Hessian), and a tol down to 1e-12 on well-posed problems. "sgd" updates
         on one row at a time, "minibatch" on `batch_size` rows (004: 512 or 1024), both
         through the shared SGD loop; their sample weights count relative to their mean
         (over the rows given so far, for partial_fit), so they minimize the same objective
