@@ -15,9 +15,10 @@ between one process's threads, and a two-thread fit cannot gain. The load averag
 before and after. FASTML_BENCH_ROUNDS (default 5) sets the rounds.
 
 The data sets: W1-like rows (bench/workloads.py: Gaussian features, labels from a logistic
-model) of 200,000 x 100 for the linear models, 1,000,000 x 100 for GaussianNB, 1,000,000 x
-20 integer codes for CategoricalNB, W3 (bench/bench_hist.py's shape, 100,000 x 20, 3
-classes) for the trees and forests."""
+model) of 200,000 x 100 for the linear models (5,000 x 10 for the kernel perceptron),
+1,000,000 x 100 for GaussianNB, 1,000,000 x 20 integer codes for CategoricalNB, W3
+(bench/bench_hist.py's shape, 100,000 x 20, 3 classes; a regression target for the
+regressors) for the trees, forests and NaiveBayes, 200,000 x 5 for the polynomial rows."""
 import os
 import sys
 import time
@@ -59,42 +60,69 @@ def _data():
     codes = rng.integers(0, 10, size=(1_000_000, 20))
     from sklearn.datasets import make_classification
     Xt, yt = make_classification(100_000, 20, n_informative=10, n_classes=3, random_state=0)
+    xp = rng.uniform(-1, 1, size=(200_000, 5))
     return dict(w1=(X, y), w1_5=(X5, y5), gauss=(Xg, yg), codes=(codes, yg), w3=(Xt, yt),
-                w1_reg=(X, X @ rng.normal(size=100) + rng.normal(size=len(X))))
+                w3_reg=(Xt, Xt[:, 0] * 2 + Xt[:, 1] ** 2 + rng.normal(size=len(Xt))),
+                w1_reg=(X, X @ rng.normal(size=100) + rng.normal(size=len(X))),
+                poly=(xp, xp @ rng.normal(size=5) + xp[:, 0] ** 3), kernel=(X[:5000, :10],
+                                                                           y[:5000]))
+
+
+class _Transform:
+    """PolynomialFeatures as a row of the table: fit and transform."""
+
+    def __init__(self, n_jobs):
+        import fastml
+        self.model = fastml.PolynomialFeatures(degree=3, n_jobs=n_jobs)
+
+    def fit(self, X, y):
+        self.model.fit(X).transform(X)
+        return self
 
 
 def _rows():
-    """(name, data key, make(n_jobs), what to time: "fit" or "fit+predict")."""
+    """(name, data key, make(n_jobs), what to time: "fit" or "fit+predict"): every estimator
+    that takes n_jobs, and each solver or splitter whose threads differ."""
     import fastml
     L = fastml.LogisticRegression
-    rows = [
+    sgd = dict(max_iter=3, tol=None, random_state=0)
+    return [
         ("LogisticRegression lbfgs", "w1", lambda j: L(n_jobs=j), "fit"),
         ("LogisticRegression gd", "w1", lambda j: L(solver="gd", n_jobs=j), "fit"),
         ("LogisticRegression newton", "w1", lambda j: L(solver="newton", n_jobs=j), "fit"),
         ("LogisticRegression lbfgs 5 classes", "w1_5", lambda j: L(n_jobs=j), "fit"),
         ("LogisticRegression newton 5 classes", "w1_5", lambda j: L(solver="newton", n_jobs=j),
          "fit"),
-        ("LogisticRegression sgd", "w1", lambda j: L(solver="sgd", max_iter=3, tol=None,
-                                                     random_state=0, n_jobs=j), "fit"),
-        ("Perceptron", "w1", lambda j: fastml.Perceptron(max_iter=3, tol=None, random_state=0,
-                                                         n_jobs=j), "fit"),
-        ("LinearSVM sgd", "w1", lambda j: fastml.LinearSVM(max_iter=3, tol=None,
-                                                           random_state=0, n_jobs=j), "fit"),
+        ("LogisticRegression sgd", "w1", lambda j: L(solver="sgd", n_jobs=j, **sgd), "fit"),
+        ("Perceptron", "w1", lambda j: fastml.Perceptron(n_jobs=j, **sgd), "fit"),
+        ("LinearSVM sgd", "w1", lambda j: fastml.LinearSVM(n_jobs=j, **sgd), "fit"),
         ("LinearSVM subgradient", "w1", lambda j: fastml.LinearSVM(
             solver="subgradient", max_iter=10, tol=None, n_jobs=j), "fit"),
         ("LinearRegression normal", "w1_reg", lambda j: fastml.LinearRegression(n_jobs=j),
-         "fit"),
+         "fit+predict"),
+        ("LinearRegression sgd", "w1_reg", lambda j: fastml.LinearRegression(
+            solver="sgd", n_jobs=j, **sgd), "fit"),
         ("Ridge normal", "w1_reg", lambda j: fastml.Ridge(n_jobs=j), "fit"),
+        ("PolynomialRegression degree 3", "poly", lambda j: fastml.PolynomialRegression(
+            degree=3, n_jobs=j), "fit+predict"),
+        ("PolynomialFeatures degree 3", "poly", _Transform, "fit"),
         ("GaussianNB", "gauss", lambda j: fastml.GaussianNB(n_jobs=j), "fit+predict"),
         ("CategoricalNB", "codes", lambda j: fastml.CategoricalNB(n_jobs=j), "fit+predict"),
+        ("NaiveBayes (Gaussian columns)", "w3", lambda j: fastml.NaiveBayes(n_jobs=j),
+         "fit+predict"),
+        ("KernelPerceptron rbf", "kernel", lambda j: fastml.KernelPerceptron(
+            max_iter=1, random_state=0, n_jobs=j), "fit+predict"),
         ("DecisionTreeClassifier best", "w3", lambda j: fastml.DecisionTreeClassifier(
             n_jobs=j), "fit"),
         ("DecisionTreeClassifier hist", "w3", lambda j: fastml.DecisionTreeClassifier(
             splitter="hist", n_jobs=j), "fit"),
+        ("DecisionTreeRegressor best", "w3_reg", lambda j: fastml.DecisionTreeRegressor(
+            max_depth=12, n_jobs=j), "fit"),
         ("RandomForestClassifier hist 10 trees", "w3", lambda j: fastml.RandomForestClassifier(
             10, splitter="hist", random_state=0, n_jobs=j), "fit+predict"),
+        ("RandomForestRegressor 10 trees", "w3_reg", lambda j: fastml.RandomForestRegressor(
+            10, max_depth=12, random_state=0, n_jobs=j), "fit+predict"),
     ]
-    return rows
 
 
 def _run(make, X, y, what):
