@@ -276,3 +276,17 @@ def test_the_softmax_takes_no_more_steps_than_the_reference_form():
                                                  multi_class=form).fit(X, y).n_iter_
                  for form in ("multinomial", "reference")}
         assert steps["multinomial"] <= steps["reference"] + 1, (seed, steps)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_same_model_for_any_n_jobs(n_classes):
+    """The loss, gradient and Hessian of a pass have the same bits for any thread count (the
+    batch kernel's fixed sum order), so the Newton iterates and the model do too."""
+    X, y = random_problem(11, n_classes, 6, True, False)
+    X, y = np.tile(X, (20, 1)), np.tile(y, 20)         # many chunks: 2,048-row minimum
+    fits = [fastml.LogisticRegression(solver="newton", tol=1e-10, n_jobs=j).fit(X, y)
+            for j in (1, 2, 3)]
+    for fit in fits[1:]:
+        np.testing.assert_array_equal(fit.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(fit.intercept_, fits[0].intercept_)
+        assert fit.n_iter_ == fits[0].n_iter_
