@@ -10,7 +10,7 @@
 #   - the frontier of nodes waiting to be split and the growth loop over it (grow_frontier:
 #     depth-first, best-first by gain with max_leaf_nodes).
 # Every function is inline, so each builder compiles to the loops it had with them in place.
-from libc.math cimport NAN, INFINITY
+from libc.math cimport NAN, INFINITY, log2
 from libc.stdlib cimport malloc, free
 
 from .._core._csrc cimport fastml_rng, fastml_rng_below
@@ -28,40 +28,72 @@ cdef enum:
 
 
 # ---------------------------------------------------------------- impurity
+#
+# Class statistics come in two kinds, one compiled copy of the code for each (a fused type):
+# counts (count_t) when every row weighs 1 -- a bootstrap repeat is a row of its own -- and
+# weights (double) when the fit has sample weights. Both compute the same formulas: with
+# integer weights the double copy gives the counts' results bit for bit (x log2 x of an
+# integer-valued double is the table's entry, and sums of integers below 2^53 are exact), so a
+# weighted fit equals the fit on repeated rows.
 
-cdef inline double counts_term(int criterion, int K, const double *nlogn, const count_t *counts,
-                               count_t n) noexcept nogil:
+ctypedef fused weight_t:  # a class count or summed weight
+    count_t
+    double
+
+
+cdef inline double xlog2x(weight_t w, const double *nlogn) noexcept nogil:
+    """w log2 w (0 at 0): the counts' n log2 n table, or computed for a weight (the table's
+    entries are this very expression, i * log2(i), so both give the same bits)."""
+    if weight_t is double:
+        return w * log2(w) if w > 0.0 else 0.0
+    else:
+        return nlogn[w]
+
+
+cdef inline double counts_term(int criterion, int K, const double *nlogn, const weight_t *counts,
+                               weight_t n) noexcept nogil:
     """n * impurity of a child with these class counts (entropy in bits from the n log2 n
     table, or Gini); the entropy needs no log and the Gini no division per class."""
     cdef int c
     cdef double s = 0.0
     if criterion == CRIT_ENTROPY:
-        s = nlogn[n]
+        s = xlog2x(n, nlogn)
         for c in range(K):
-            s -= nlogn[counts[c]]
+            s -= xlog2x(counts[c], nlogn)
         return s
-    if n == 0:
+    if n <= 0:
         return 0.0
     for c in range(K):
         s += <double> counts[c] * counts[c]
     return n - s / n
 
 
-cdef inline double counts_term2(int criterion, int K, const double *nlogn, const count_t *a,
-                                const count_t *extra, count_t n) noexcept nogil:
+cdef inline double counts_term2(int criterion, int K, const double *nlogn, const weight_t *a,
+                                const weight_t *extra, weight_t n) noexcept nogil:
     """counts_term of the counts a + extra (a child that also receives the missing rows)."""
     cdef int c
     cdef double s = 0.0
     if criterion == CRIT_ENTROPY:
-        s = nlogn[n]
+        s = xlog2x(n, nlogn)
         for c in range(K):
-            s -= nlogn[a[c] + extra[c]]
+            s -= xlog2x(a[c] + extra[c], nlogn)
         return s
-    if n == 0:
+    if n <= 0:
         return 0.0
     for c in range(K):
         s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
     return n - s / n
+
+
+cdef inline bint allowed(count_t rows, weight_t w, count_t min_rows,
+                         double min_weight) noexcept nogil:
+    """Whether a child of these rows and weight may be made: min_samples_leaf counts rows
+    (bootstrap repeats included), min_weight_fraction_leaf weighs them. A count build has
+    folded the weight limit into min_rows (its rows are its weight)."""
+    if weight_t is double:
+        return rows >= min_rows and w >= min_weight
+    else:
+        return rows >= min_rows
 
 
 ctypedef fused rows_t:   # a child's size: rows (exact builder) or summed weights (histograms)
@@ -101,8 +133,9 @@ ctypedef struct Split:
     int ordering         # exact builder, binary categorical: the level order of the partition
     int cut              # histogram builder: the last bin of the left child
     int cut_next         # and the first bin of the right one (at this node)
-    count_t *left_counts # exact builder, binary mode's attribute selection: where the sweep
-                         # keeps the class counts of the best split's first child (NULL: not kept)
+    void *left_counts    # exact builder, binary mode's attribute selection: where the sweep
+                         # keeps the class counts (weight_t) of the best split's first child
+                         # (NULL: not kept)
 
 
 cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
@@ -171,14 +204,14 @@ cdef inline int draw_feature(int *features, int i, int d, index_t max_features,
     return features[i]
 
 
-cdef inline int missing_side(int has_missing, int missing_left, count_t n_left,
-                             count_t n_right) noexcept nogil:
+cdef inline int missing_side(int has_missing, int missing_left, double w_left,
+                             double w_right) noexcept nogil:
     """The child of the missing rows at a real split: the learned side where the node saw
-    missing values, else the child of most training rows (the majority path, where a missing
-    value goes at predict time), left on ties."""
+    missing values, else the child of most training weight (the majority path, where a
+    missing value goes at predict time), left on ties."""
     if has_missing:
         return 0 if missing_left else 1
-    return 0 if n_left >= n_right else 1
+    return 0 if w_left >= w_right else 1
 
 
 # ---------------------------------------------------------------- a node waiting to be split
@@ -187,59 +220,70 @@ ctypedef struct Item:
     index_t node
     Py_ssize_t start, end     # its rows: positions [start, end) of the builder's arrays
     count_t n                 # their number, bootstrap repeats included (n_node_samples)
+    double w                  # their weight (weighted_n_node_samples; n without weights)
     index_t depth
-    double gain
-    double priority           # best-first order: n * gain, the total reduction of impurity
+    double gain               # per unit of weight
+    double priority           # best-first order: w * gain, the total reduction of impurity
     Split split
     char *hist                # histogram builder: the node's histograms of every feature
                               # (kept for the subtraction trick), or NULL
 
 
 cdef inline index_t open_node(TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
-                              count_t n, index_t depth) noexcept nogil:
-    """A new leaf for rows [start, end) of total weight n, described in item; its id, or -1
-    when memory runs out."""
-    item.node = buffer_add_leaf(t, depth, n)
+                              count_t n, double w, index_t depth) noexcept nogil:
+    """A new leaf for rows [start, end), n rows of total weight w, described in item; its id,
+    or -1 when memory runs out."""
+    item.node = buffer_add_leaf(t, depth, n, w)
     item.start = start
     item.end = end
     item.n = n
+    item.w = w
     item.depth = depth
     return item.node
 
 
-cdef inline int base_case(int pure, index_t depth, count_t n, index_t max_depth,
-                          index_t min_samples_split, index_t min_samples_leaf) noexcept nogil:
+cdef inline void set_weight(TreeBuffer *t, Item *item, double w) noexcept nogil:
+    """The weight of item's node, once its statistics are known."""
+    item.w = w
+    t.nodes[item.node].weighted_n_node_samples = w
+
+
+cdef inline int base_case(int pure, index_t depth, count_t n, double w, index_t max_depth,
+                          index_t min_samples_split, index_t min_samples_leaf,
+                          double min_weight_leaf) noexcept nogil:
     """Whether the node stays a leaf before any search: its outputs all agree (000's first
-    base case), or a limit forbids splitting it (001)."""
-    return pure or depth >= max_depth or n < min_samples_split or n < 2 * min_samples_leaf
+    base case), or a limit forbids splitting it (001; min_weight_leaf as scikit-learn's)."""
+    return pure or depth >= max_depth or n < min_samples_split or n < 2 * min_samples_leaf \
+        or w < 2.0 * min_weight_leaf
 
 
 cdef inline int set_gain(Item *item, double parent_term) noexcept nogil:
     """After the search: 0 if no split was found (000's second base case: no attribute takes
-    two values here), else 1 with the split's gain per row and its best-first priority."""
+    two values here), else 1 with the split's gain per unit of weight and its best-first
+    priority."""
     if item.split.feature < 0:
         return 0
-    item.gain = (parent_term - item.split.cost) / item.n
+    item.gain = (parent_term - item.split.cost) / item.w
     if item.gain < 0.0:
         item.gain = 0.0  # round-off: a split never increases impurity
-    item.priority = item.gain * item.n
+    item.priority = item.gain * item.w
     return 1
 
 
 cdef inline int class_value(TreeBuffer *t, index_t node, int criterion, int K,
-                            const double *nlogn, const count_t *counts, count_t n,
+                            const double *nlogn, const weight_t *counts, weight_t n,
                             double *parent_term) noexcept nogil:
-    """A classification node's value (its class counts) and impurity; parent_term = its
-    counts_term, which the split's cost is compared with. Returns 1 for a pure node."""
+    """A classification node's value (its class counts or weights) and impurity; parent_term
+    = its counts_term, which the split's cost is compared with. Returns 1 for a pure node
+    (at most one class present)."""
     cdef double *value = t.value + <Py_ssize_t> node * t.n_values
-    cdef int c, pure = 1
+    cdef int c, present = 0
     for c in range(K):
         value[c] = <double> counts[c]
-        if counts[c] != 0 and counts[c] != n:
-            pure = 0
+        present += counts[c] > 0
     parent_term[0] = counts_term(criterion, K, nlogn, counts, n)
     t.nodes[node].impurity = parent_term[0] / n
-    return pure
+    return present <= 1
 
 
 cdef inline index_t open_split(TreeBuffer *t, const Item *item, int categorical,

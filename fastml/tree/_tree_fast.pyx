@@ -30,13 +30,13 @@ cdef index_t FIRST_CHILDREN = 128
 globals().update({name: int(kind) for name, kind in NodeKind.__members__.items()})
 
 NODE_FIELDS = ("kind", "feature", "threshold", "child_start", "n_child", "missing_child",
-               "n_node_samples", "depth", "impurity", "gain")
+               "n_node_samples", "weighted_n_node_samples", "depth", "impurity", "gain")
 cdef Node _probe
 # numpy's view of the Node struct: the offsets are the C compiler's, so the two always agree.
 NODE_DTYPE = np.dtype({
     "names": list(NODE_FIELDS),
     "formats": [np.intc, np.int64, np.float64, np.int64, np.int64, np.int64, np.int64,
-                np.int64, np.float64, np.float64],
+                np.float64, np.int64, np.float64, np.float64],
     "offsets": [<Py_ssize_t> (<char *> &_probe.kind - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.feature - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.threshold - <char *> &_probe),
@@ -44,6 +44,7 @@ NODE_DTYPE = np.dtype({
                 <Py_ssize_t> (<char *> &_probe.n_child - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.missing_child - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.n_node_samples - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.weighted_n_node_samples - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.depth - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.impurity - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.gain - <char *> &_probe)],
@@ -84,9 +85,11 @@ cdef int buffer_reserve(TreeBuffer *t, index_t nodes, index_t children) noexcept
     return -1 if bad else 0
 
 
-cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept nogil:
-    """Append a leaf of n rows (the builder makes it internal if it splits it); its id, or -1
-    when memory runs out. Its value and impurity are the caller's to fill."""
+cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n,
+                             double w) noexcept nogil:
+    """Append a leaf of n rows of total weight w (the builder makes it internal if it splits
+    it); its id, or -1 when memory runs out. Its value and impurity are the caller's to
+    fill."""
     cdef index_t i = t.n_nodes
     cdef Node *node
     if i == t.cap_nodes and buffer_reserve(t, 2 * t.cap_nodes, t.cap_children) < 0:
@@ -99,6 +102,7 @@ cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept n
     node.n_child = 0
     node.missing_child = -1
     node.n_node_samples = n
+    node.weighted_n_node_samples = w
     node.depth = depth
     node.impurity = 0.0
     node.gain = 0.0
@@ -175,7 +179,8 @@ cdef class Tree:
     ----------
     nodes : ndarray of dtype NODE_DTYPE, shape (node_count,)
     value : ndarray of shape (node_count, n_values)
-        Class counts of the training rows at each node (classification) or their mean target.
+        Class counts of the training rows at each node (their summed sample weights when
+        the fit had weights; classification) or their (weighted) mean target.
     children : ndarray of int64
         The children table: node i's entries are ``children[child_start[i]:][:n_child[i]]``.
     seen : ndarray of int32, the same length as ``children``
@@ -230,6 +235,11 @@ cdef class Tree:
             raise ValueError("a Tree's state must be {'arrays': {name: array}}")
         arrays = state["arrays"]
         expected = set(NODE_FIELDS) | {"value", "children", "seen"}
+        if set(arrays) == expected - {"weighted_n_node_samples"} and \
+                isinstance(arrays.get("n_node_samples"), np.ndarray):
+            # saved before sample weights: every row weighed 1, so the weight is the count
+            arrays = dict(arrays, weighted_n_node_samples=arrays["n_node_samples"].astype(
+                np.float64))
         if set(arrays) != expected:
             raise ValueError(f"a Tree's arrays must be exactly {sorted(expected)}")
         n = None
@@ -247,7 +257,8 @@ cdef class Tree:
             raise ValueError("Tree.value must be a 2-D float64 array")
         if not isinstance(children, np.ndarray) or children.dtype != np.int64 or children.ndim != 1:
             raise ValueError("Tree.children must be a 1-D int64 array")
-        if not isinstance(seen, np.ndarray) or seen.dtype != np.int32 or seen.shape != children.shape:
+        if not isinstance(seen, np.ndarray) or seen.dtype != np.int32 or \
+                seen.shape != children.shape:
             raise ValueError("Tree.seen must be an int32 array the length of Tree.children")
         nodes = np.zeros(n, dtype=NODE_DTYPE)
         for name in NODE_FIELDS:
@@ -341,6 +352,9 @@ cdef class Tree:
 
     @property
     def n_node_samples(self): return self.nodes["n_node_samples"]
+
+    @property
+    def weighted_n_node_samples(self): return self.nodes["weighted_n_node_samples"]
 
     @property
     def depth(self): return self.nodes["depth"]
