@@ -59,7 +59,7 @@ import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_check_index, fastml_chi2_logsf
+from .._core._csrc cimport fastml_check_index, fastml_chi2_logsf
 from .._core._typedefs cimport count_t, index_t
 from ._tree_fast cimport TreeBuffer, buffer_init
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
@@ -137,9 +137,9 @@ ctypedef struct Builder:
     int *child_of_level
     int *level_seen
     count_t *child_size       # (max_levels + 2) rows of each child of the split being applied
-    int *features
+    Draw draw                 # the node's candidate features in draw order (_grow.pxd)
     int max_levels
-    fastml_rng rng
+    uint64_t seed             # the root's draw (its children's are hashes of it)
     int failed
 
 
@@ -852,20 +852,20 @@ cdef inline void search_feature(Builder *b, Scratch *s, int i, Py_ssize_t start,
 
 
 cdef void find_split(Builder *b, Py_ssize_t start, Py_ssize_t end, Split *best,
-                     double mean, weight_t tag) noexcept nogil:
+                     double mean, uint64_t seed, weight_t tag) noexcept nogil:
     """The best split over (a random subset of max_features of) the features: the first
     candidate (features in draw order, then thresholds ascending) whose cost is within the tie
     tolerance of the smallest cost. Two passes make that independent of the thread count: each
     feature's smallest cost (in parallel on large nodes), then the first feature that comes
-    within the tolerance of the overall smallest is swept again for its first such candidate."""
+    within the tolerance of the overall smallest is swept again for its first such candidate.
+    seed: the node's draw (_grow.draw_begin)."""
     cdef int i, f, n_cand = 0, pick, nt = b.n_threads
     cdef double limit, tie = cost_tie(b.criterion, TIE, b.node_w, b.node_ss)
-    for i in range(b.d):
-        b.features[i] = i
-    for i in range(b.d):  # the candidates: the first max_features features that vary here
-        if n_cand >= b.max_features:
+    draw_begin(&b.draw, NULL, b.d, b.d, b.max_features, seed)
+    while n_cand < b.max_features:  # the candidates: the first max_features that vary here
+        f = draw_next(&b.draw, NULL)
+        if f < 0:
             break
-        f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if has_any_cut(b, f, start, end):  # constant ones (and no missing rows) do not count
             b.candidates[n_cand] = f
             n_cand += 1
@@ -970,7 +970,7 @@ cdef int make_node(Builder *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_s
     if base_case(pure, depth, end - start, b.node_w, b.max_depth, b.min_samples_split,
                  b.min_samples_leaf, b.min_weight_leaf):
         return 0
-    find_split(b, start, end, &item.split, mean, tag)
+    find_split(b, start, end, &item.split, mean, item.seed, tag)
     return set_gain(item, parent_term)
 
 
@@ -1131,6 +1131,7 @@ cdef int grow_tree(Builder *b, TreeBuffer *t) noexcept nogil:
     cdef Item root
     cdef int status
     root.split.feature = -1
+    root.seed = b.seed
     if b.wr != NULL:
         status = make_node(b, t, &root, 0, b.m, 0, <double> 0)
         return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
@@ -1190,7 +1191,7 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     b.child_of_level = <int *> malloc((b.max_levels + 2) * sizeof(int))
     b.level_seen = <int *> malloc((b.max_levels + 2) * sizeof(int))
     b.child_size = <count_t *> malloc((b.max_levels + 2) * sizeof(count_t))
-    b.features = <int *> malloc(b.d * sizeof(int))
+    b.draw.heap = <KeyedFeature *> malloc(b.d * sizeof(KeyedFeature))
     b.scratch = <Scratch *> calloc(b.n_threads, sizeof(Scratch))
     if b.scratch == NULL or scratch_init(b.scratch, b.n_threads, b.m, b.K, b.max_levels) < 0:
         return -1
@@ -1198,7 +1199,7 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
             b.node_counts == NULL or b.candidates == NULL or b.found == NULL or
             b.found_left == NULL or
             b.child_of_level == NULL or b.level_seen == NULL or b.child_size == NULL or
-            b.features == NULL):
+            b.draw.heap == NULL):
         return -1
     return 0
 
@@ -1207,7 +1208,7 @@ cdef void builder_free(Builder *b) noexcept nogil:
     free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
     free(b.candidates); free(b.found); free(b.found_left); free(b.child_of_level)
     free(b.level_seen)
-    free(b.child_size); free(b.features)
+    free(b.child_size); free(b.draw.heap)
     if b.scratch != NULL:
         scratch_free(b.scratch, b.n_threads)
     free(b.scratch)
@@ -1311,7 +1312,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
             b.max_levels = n_levels[f]
         if is_categorical[f] and categorical_split:
             b.adjusted = 1
-    fastml_rng_seed(&b.rng, seed)
+    b.seed = mix64(seed)
     with nogil:
         if builder_init(&b, n) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1

@@ -5,6 +5,7 @@
 #   - 000's threshold midpoint (split_point);
 #   - the record of a split and the tie rule that makes the tree independent of the search
 #     order and of the thread count (clear_split, takes, first_within);
+#   - the order in which a node draws its candidate features (Draw);
 #   - a node's life: its leaf in the TreeBuffer (open_node), the base cases, its gain, its
 #     class-count value, then the internal node, its children and their table (add_children);
 #   - the frontier of nodes waiting to be split and the growth loop over it (grow_frontier:
@@ -13,7 +14,7 @@
 from libc.math cimport NAN, INFINITY, log2
 from libc.stdlib cimport malloc, free
 
-from .._core._csrc cimport fastml_rng, fastml_rng_below
+from libc.stdint cimport uint64_t
 from .._core._typedefs cimport count_t, index_t
 from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_THRESHOLD, KIND_CATEGORICAL,
                           buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
@@ -190,18 +191,101 @@ cdef inline int first_within(const Split *found, int n_cand, double tol,
     return -1
 
 
-cdef inline int draw_feature(int *features, int i, int d, index_t max_features,
-                             fastml_rng *rng) noexcept nogil:
-    """The node's i-th candidate feature: with max_features < d, features[i] is swapped with a
-    random one of features[i:] (a draw without replacement; features starts as 0..d-1 at each
-    node), so both builders draw the same features in the same sequence."""
-    cdef int j, tmp
-    if max_features < d:
-        j = i + <int> fastml_rng_below(rng, d - i)
-        tmp = features[i]
-        features[i] = features[j]
-        features[j] = tmp
-    return features[i]
+# ---------------------------------------------------------------- the candidate features' draw
+#
+# With max_features < n_features a node tries the first max_features features, in a random
+# order, that vary at the node. The order is a sort of the features by a key, a hash of the
+# node's seed and the feature (draw_key), so the position of any feature in it is known
+# without drawing the others: a node of sparse data can rank just the few features present
+# in its rows (the rest are constant there) and get the order a dense node gets. The seed of
+# a node is a hash of its parent's and its child index (child_seed; the root's comes from the
+# tree's seed), so no node's draw depends on the order the nodes are grown in. The keys make
+# a uniformly random order, as the random permutation they replace did.
+
+ctypedef struct KeyedFeature:
+    uint64_t key
+    int feature
+
+
+ctypedef struct Draw:         # the features of a node in draw order (a heap of their keys)
+    KeyedFeature *heap        # (n_features) room for every feature
+    int n                     # features left in the heap
+    int next                  # all features, in index order (no randomness): the next one
+    int natural               # 1: index order
+
+
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """splitmix64's finalizer: a bijection of 64-bit words that mixes every bit."""
+    z = (z ^ (z >> 30)) * <uint64_t> 0xbf58476d1ce4e5b9
+    z = (z ^ (z >> 27)) * <uint64_t> 0x94d049bb133111eb
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t draw_key(uint64_t seed, int feature) noexcept nogil:
+    return mix64(seed + (<uint64_t> feature + 1) * <uint64_t> 0x9e3779b97f4a7c15)
+
+
+cdef inline uint64_t child_seed(uint64_t seed, int c) noexcept nogil:
+    return mix64(seed ^ mix64((<uint64_t> c + 1) * <uint64_t> 0xd1b54a32d192ed03))
+
+
+cdef inline bint key_before(const KeyedFeature *a, const KeyedFeature *b) noexcept nogil:
+    return a.key < b.key or (a.key == b.key and a.feature < b.feature)
+
+
+cdef inline void sift_down(KeyedFeature *h, int n, int i) noexcept nogil:
+    cdef int child
+    cdef KeyedFeature tmp
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            return
+        if child + 1 < n and key_before(&h[child + 1], &h[child]):
+            child += 1
+        if not key_before(&h[child], &h[i]):
+            return
+        tmp = h[i]
+        h[i] = h[child]
+        h[child] = tmp
+        i = child
+
+
+cdef inline void draw_begin(Draw *dr, const int *features, int n, int n_features,
+                            index_t max_features, uint64_t seed) noexcept nogil:
+    """Start the node's draw over features[0:n] (NULL: all n_features): index order when
+    max_features >= n_features (every feature is tried, no randomness), else the keys' order.
+    O(n) to start, O(log n) per draw."""
+    cdef int i
+    dr.natural = max_features >= n_features
+    dr.next = 0
+    dr.n = n
+    if dr.natural:
+        return
+    for i in range(n):
+        dr.heap[i].feature = features[i] if features != NULL else i
+        dr.heap[i].key = draw_key(seed, dr.heap[i].feature)
+    i = n // 2 - 1
+    while i >= 0:
+        sift_down(dr.heap, n, i)
+        i -= 1
+
+
+cdef inline int draw_next(Draw *dr, const int *features) noexcept nogil:
+    """The next feature of the draw, -1 when every one has been drawn (features: as given to
+    draw_begin, for the index order)."""
+    cdef int f
+    if dr.natural:
+        if dr.next >= dr.n:
+            return -1
+        dr.next += 1
+        return features[dr.next - 1] if features != NULL else dr.next - 1
+    if dr.n == 0:
+        return -1
+    f = dr.heap[0].feature
+    dr.n -= 1
+    dr.heap[0] = dr.heap[dr.n]
+    sift_down(dr.heap, dr.n, 0)
+    return f
 
 
 cdef inline int missing_side(int has_missing, int missing_left, double w_left,
@@ -218,6 +302,7 @@ cdef inline int missing_side(int has_missing, int missing_left, double w_left,
 
 ctypedef struct Item:
     index_t node
+    uint64_t seed             # the node's draw of candidate features (child_seed)
     Py_ssize_t start, end     # its rows: positions [start, end) of the builder's arrays
     count_t n                 # their number, bootstrap repeats included (n_node_samples)
     double w                  # their weight (weighted_n_node_samples; n without weights)
@@ -380,6 +465,7 @@ cdef inline int add_children(void *builder, TreeBuffer *t, const Item *item, Fro
         return -1
     for c in range(k):
         child.split.feature = -1
+        child.seed = child_seed(item.seed, c)
         r = make_child(builder, t, item, c, &lo, &child)
         if r < 0 or (r == 1 and frontier_push(fr, &child) < 0):
             return -1

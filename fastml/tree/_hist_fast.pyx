@@ -48,7 +48,7 @@ import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_check_index
+from .._core._csrc cimport fastml_check_index
 from .._core._typedefs cimport count_t, index_t
 from ._tree_fast cimport TreeBuffer, buffer_init
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
@@ -329,7 +329,7 @@ ctypedef struct HB:
     char *cand_hist
     uint64_t *cand_bits
     int *candidates
-    int *features
+    Draw draw                     # the node's candidate features in draw order (_grow.pxd)
     Split *found
     int *child_of_level
     int *level_seen
@@ -343,7 +343,7 @@ ctypedef struct HB:
     char **all_hists
     char **free_hists
     int n_alloc, n_free, max_alloc
-    fastml_rng rng
+    uint64_t seed                 # the root's draw (its children's are hashes of it)
 
 
 # ---------------------------------------------------------------- a histogram's entries
@@ -828,12 +828,11 @@ cdef void find_split(HB *b, Item *item, double mean, weight_t tag) noexcept nogi
     cdef uint8_t present[SLOTS]
     cdef char *h
     cdef uint64_t *bits
-    for i in range(b.d):
-        b.features[i] = i
-    for i in range(b.d):
-        if n_cand >= b.max_features:
+    draw_begin(&b.draw, NULL, b.d, b.d, b.max_features, item.seed)
+    while n_cand < b.max_features:
+        f = draw_next(&b.draw, NULL)
+        if f < 0:
             break
-        f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if item.hist != NULL:
             h = item.hist + f * b.fstride
             k = present_from_hist(b, f, h, present, tag)
@@ -1275,6 +1274,7 @@ cdef int grow(HB *b, TreeBuffer *t, weight_t tag) noexcept nogil:
         if root_hist != NULL:
             hist_all(b, 0, b.m_rows, root_hist, tag)
     root.split.feature = -1
+    root.seed = b.seed
     status = make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist, tag)
     return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
                          cost_tie(b.criterion, TIE, 1.0, b.node_ss),
@@ -1307,7 +1307,7 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.cand_hist = <char *> calloc(b.max_features, b.fstride)
     b.cand_bits = <uint64_t *> calloc(4 * b.max_features, sizeof(uint64_t))
     b.candidates = <int *> malloc(b.d * sizeof(int))
-    b.features = <int *> malloc(b.d * sizeof(int))
+    b.draw.heap = <KeyedFeature *> malloc(b.d * sizeof(KeyedFeature))
     b.found = <Split *> malloc(b.d * sizeof(Split))
     b.child_of_level = <int *> malloc(n_map * sizeof(int))
     b.level_seen = <int *> malloc(n_map * sizeof(int))
@@ -1321,7 +1321,7 @@ cdef int builder_init(HB *b) noexcept nogil:
             b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or
             b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
             b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
-            b.candidates == NULL or b.features == NULL or b.found == NULL or
+            b.candidates == NULL or b.draw.heap == NULL or b.found == NULL or
             b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
             b.child_n == NULL or
             b.child_rows == NULL or b.child_hist == NULL or b.all_hists == NULL or
@@ -1337,7 +1337,7 @@ cdef void builder_free(HB *b) noexcept nogil:
     free(b.pbins); free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
     free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
-    free(b.cand_bits); free(b.candidates); free(b.features); free(b.found)
+    free(b.cand_bits); free(b.candidates); free(b.draw.heap); free(b.found)
     free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_n)
     free(b.child_rows)
     free(b.child_hist)
@@ -1471,7 +1471,7 @@ def build_hist_tree(Binned binned, const int[::1] counts, const double[::1] weig
             b.max_levels = n_levels[f]
         if is_categorical[f] and n_levels[f] > MISSING:
             raise ValueError(f"column {f} has more than {MISSING} levels")
-    fastml_rng_seed(&b.rng, seed)
+    b.seed = mix64(seed)
     with nogil:
         if builder_init(&b) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
