@@ -213,20 +213,21 @@ def test_bins_are_a_numpy_replica():
     assert b.n_bins.tolist()[3] == 9  # one bin per distinct value
     for f in range(4):
         x, codes = X[:, f], b.bins[f].astype(int)
+        lo, hi = b.ends(f)
         ok = ~np.isnan(x)
         assert codes[ok].max() < b.n_bins[f] <= 32
         for k in range(b.n_bins[f]):  # the bins are ordered intervals with the stored ends
             inside = x[ok][codes[ok] == k]
             assert len(inside) > 0
             if f == 3:  # a bin per value: its ends are that value
-                assert inside.min() == inside.max() == b.lo[f, k] == b.hi[f, k]
+                assert inside.min() == inside.max() == lo[k] == hi[k]
             else:  # quantile bins: [lo, hi) between the edges
-                assert b.lo[f, k] <= inside.min() and inside.max() < b.hi[f, k]
+                assert lo[k] <= inside.min() and inside.max() < hi[k]
             if k:
-                assert b.hi[f, k - 1] <= b.lo[f, k]
+                assert hi[k - 1] <= lo[k]
             # numpy's replica of the binning: bisect_right over the edges
             nb = b.n_bins[f]  # the edges: 000's midpoints between the bins' ends
-            edges = b.hi[f, :nb - 1] + (b.lo[f, 1:nb] - b.hi[f, :nb - 1]) / 2
+            edges = hi[:nb - 1] + (lo[1:nb] - hi[:nb - 1]) / 2
             np.testing.assert_array_equal(np.searchsorted(edges, x[ok], side="right"),
                                           codes[ok])
     # equal-frequency bins; the heavy value takes one bin, the rest are shared out again
@@ -249,9 +250,10 @@ def test_bin_codes_are_bisect_right_of_the_edges(n, max_bins, seed, distinct):
     b = bin_features(X, np.zeros(2, np.uint8), np.zeros(2, np.int32), max_bins=max_bins)
     for f in range(2):
         x, codes, nb = X[:, f], b.bins[f].astype(int), b.n_bins[f]
+        lo, hi = b.ends(f)
         ok = ~np.isnan(x)
         assert (codes[~ok] == 255).all()
-        edges = b.hi[f, :nb - 1] + (b.lo[f, 1:nb] - b.hi[f, :nb - 1]) / 2
+        edges = hi[:nb - 1] + (lo[1:nb] - hi[:nb - 1]) / 2
         np.testing.assert_array_equal(codes[ok], np.searchsorted(edges, x[ok], side="right"))
 
 

@@ -38,12 +38,13 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from ..exceptions import NotScalable
-from .._tabular import TabularEncoder
-from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
-                           check_random_state, check_sample_weight, check_target,
-                           class_sample_weight, seed_from, state_array, state_count)
+from .._tabular import TabularEncoder, is_auto
+from .._validation import (_is_pandas_frame, _is_sparse, check_array, check_n_features,
+                           check_n_jobs, check_param, check_random_state, check_sample_weight,
+                           check_target, class_sample_weight, seed_from, state_array,
+                           state_count)
 from ._builder_fast import CATEGORICAL_SPLITS, CRITERIA, build_tree
-from ._hist_fast import MAX_BINS, bin_features, grow_hist_tree
+from ._hist_fast import MAX_BINS, bin_features, bin_sparse, grow_hist_tree
 from ._prune import chi2_prune
 from ._tree_fast import KIND_LEAF, Tree, forest_sum
 
@@ -237,11 +238,17 @@ def resolve_max_features(max_features, n_features):
 
 
 class EncodedInput:
-    """Parameter checks and the tabular encoding shared by trees and forests."""
+    """Parameter checks and the tabular encoding shared by trees and forests. Sparse X
+    (scipy CSR / CSC, splitter="hist") is kept sparse: a CSR matrix of real columns."""
 
     _accepts_categorical = True   # strings / categories encoded by _tabular
 
     _fitted_attr = "tree_"
+
+    @property
+    def _accepts_sparse(self):
+        """The histogram splitter takes sparse X (the estimator's tags say so)."""
+        return getattr(self, "splitter", None) == "hist"
 
     def _limits(self, n_samples, n_features):
         """The growth limits as the builder takes them. Any integer is accepted (a Python int
@@ -278,6 +285,15 @@ class EncodedInput:
         """The splitter's one-off work on the encoded X (the presort of its columns, or the
         binning) and the function that grows a tree from it: grow(counts, y, **limits)."""
         is_cat, n_levels = self.categorical_mask_.astype(np.uint8), self._n_levels()
+        if _is_sparse(Xe):
+            if self.splitter != "hist":
+                raise ValueError("X is sparse: splitter='best' sorts a dense copy of every "
+                                 "column; use splitter='hist', which bins the nonzeros and "
+                                 "never densifies X (or pass X.toarray() if it fits in "
+                                 "memory)")
+            data = bin_sparse(Xe, int(self.max_bins), n_threads)
+            return lambda counts, y, categorical_split=None, **kw: grow_hist_tree(
+                data, counts, y, is_cat, n_levels, **kw)
         if self.splitter == "hist":  # bins straight from the rows (no transposed copy)
             if self.categorical_split != "multiway" and is_cat.any():
                 raise ValueError("splitter='hist' splits categorical columns multiway (their "
@@ -292,7 +308,10 @@ class EncodedInput:
         return lambda counts, y, **kw: grow_tree(Xf, order, counts, y, is_cat, n_levels, **kw)
 
     def _encode_fit(self, X):
-        """X → float64 matrix (codes for categorical columns), recording the vocabulary."""
+        """X → float64 matrix (codes for categorical columns), recording the vocabulary; a
+        sparse X → a checked CSR matrix (its columns are real)."""
+        if _is_sparse(X):
+            return self._encode_fit_sparse(X)
         self._encoder = TabularEncoder(self.categorical_features)
         Xe = self._encoder.fit_transform(X)
         check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=True)
@@ -300,10 +319,31 @@ class EncodedInput:
         self.categories_ = self._encoder.categories_
         return Xe
 
+    def _encode_fit_sparse(self, X):
+        """A sparse X's checks (canonical float64 CSR, NaN = missing, no infinity) and the
+        encoder of its real columns, which also encodes dense X at predict time."""
+        if not (self.categorical_features is None or is_auto(self.categorical_features)):
+            raise ValueError("X is sparse, and sparse columns are real: categorical_features "
+                             "must be 'auto' or None")
+        Xs = check_array(X, accept_sparse=True, allow_nan=True, dtype=np.float64)
+        check_n_features(self, Xs, reset=True)
+        self._encoder = TabularEncoder(None)
+        self._encoder.fit(np.zeros((1, Xs.shape[1])))
+        self.categorical_mask_ = self._encoder.categorical_mask_
+        self.categories_ = self._encoder.categories_
+        return Xs
+
     def _encode(self, X):
         self._check_is_fitted(self._fitted_attr)
         if X is None:
             raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+        if _is_sparse(X):
+            if self.categorical_mask_.any():
+                raise ValueError("X is sparse, but the model has categorical columns: pass "
+                                 "them as a DataFrame or an array")
+            Xs = check_array(X, accept_sparse=True, allow_nan=True, dtype=np.float64)
+            check_n_features(self, Xs, reset=False)
+            return Xs
         frame = _is_pandas_frame(X)
         if frame:       # the names first: a reordered frame is told so, not that a column of
             check_n_features(self, X, reset=False)   # the wrong kind holds strings

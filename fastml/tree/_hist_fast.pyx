@@ -6,8 +6,8 @@
 # on how a node's rows are stored is _grow.pxd's, shared with the exact builder.
 #
 # What it computes:
-#   1. Binning, once per fit (a forest shares it): each real column becomes uint8 bin codes,
-#      column-major. A column of at most max_bins distinct values gets one bin per value; a
+#   1. Binning, once per fit (a forest shares it; _binning.pyx): each real column becomes uint8
+#      bin codes. A column of at most max_bins distinct values gets one bin per value; a
 #      longer one gets equal-frequency (quantile) bins from a sorted sample. NaN is bin 255.
 #      Categorical columns keep their level codes as bins (so they keep the multiway split).
 #      Each bin has ends lo, hi: its value (a bin per value), or the edges around it.
@@ -35,13 +35,25 @@
 # scratch whose non-empty bins a 256-bit bitmap lists in order, so a node of 5 rows costs
 # O(5), not O(255).
 #
+# Sparse X: the codes are CSR rows holding only the entries off each column's zero bin (the bin
+# of 0.0), and the sample in node order is a list of row ids instead of per-column copies. A
+# node passes over its rows' entries once to learn which features take two bins there (a
+# feature its rows do not list is constant: all zero), ranks just those for the draw
+# (_grow.pxd's keyed draw gives the order the dense node gets), and once more to build the
+# drawn features' histograms; each zero bin is then the node's total minus the feature's
+# other bins (LightGBM's trick). A node costs O(its nonzeros + drawn features x bins used),
+# and the whole tree never holds rows x columns of anything. A split finds each row's code of
+# its feature by a binary search in the row's entries. With count builds the histograms are
+# integers, so the trees are the dense trees bit for bit; with weights or for regression the
+# zero bins are differences of float sums, equal to the dense sums up to round-off.
+#
 # Loop invariant of the threshold sweep: after adding the bins present[0..i] to the left,
 # left[c] + right[c] = the node's non-missing weight of class c, and every cut before
 # present[i + 1] that passed 001's filter has been compared with the best so far.
 from libc.math cimport ceil, log2, isnan, NAN, INFINITY
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memcpy, memset, memmove
-from libc.stdint cimport uint8_t, uint64_t, int32_t
+from libc.stdint cimport uint8_t, uint64_t, int32_t, int64_t
 from libc.limits cimport INT_MAX
 
 import numpy as np
@@ -53,28 +65,17 @@ from .._core._typedefs cimport count_t, index_t
 from ._tree_fast cimport TreeBuffer, buffer_init
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
-cdef extern from "fastml_bin.h" nogil:
-    int FASTML_BIN_MISSING
-    void fastml_bin_column(const double *X, Py_ssize_t stride, Py_ssize_t n,
-                           const double *edges, uint8_t *codes) noexcept
-
 from ..info import GAIN_TIE
 from ._builder_fast import CRITERIA  # the criterion codes, by name (the doctest below)
+from ._binning import MAX_BINS, MISSING_BIN, Binned, bin_features, bin_sparse
 
 cdef enum:
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
     MISSING = 255        # the bin code of NaN (and of a missing categorical level)
-    EDGES = 255          # edges stored per feature (padded with +inf)
     MISSING_OFF = -1     # Split.cut_next of the missing-vs-present cut (threshold +inf)
 
-# The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
-MAX_BINS = 255
-if FASTML_BIN_MISSING != MISSING:  # the C binning writes the missing code the builder reads
-    raise ImportError("csrc/fastml_bin.h's FASTML_BIN_MISSING differs from MISSING")
-# Rows sampled to place the quantile edges of a column of more than max_bins values: ~200
-# sample values per bin at 255 bins (LightGBM samples 200,000; sorting them costs more than
-# the whole tree search on a few hundred thousand rows, for edges a fraction of a bin apart).
-BIN_SAMPLE = 50_000
+if MISSING_BIN != MISSING:  # the binning writes the missing code the builder reads
+    raise ImportError("_binning's missing bin differs from the builder's MISSING")
 
 cdef double TIE = GAIN_TIE
 # A node with at least this many rows keeps the histograms of all its features for its
@@ -86,195 +87,6 @@ cdef Py_ssize_t PARALLEL_MIN_ROWS = 4096
 # The memory the kept node histograms may take (best-first growth can keep many frontier
 # nodes); past it a node searches from its rows, as a small node does.
 cdef Py_ssize_t HIST_BUDGET = 256 << 20
-
-
-# ---------------------------------------------------------------- binning
-
-cdef int distinct_values(const double *col, Py_ssize_t n, Py_ssize_t stride, int max_bins,
-                         double *out) noexcept nogil:
-    """The sorted distinct non-missing values of col into out[0:k]; k, or -1 as soon as there
-    are more than max_bins (a continuous column stops after about max_bins rows)."""
-    cdef Py_ssize_t i
-    cdef int k = 0, a, b, mid
-    cdef double v, last = NAN
-    for i in range(n):
-        v = col[i * stride]
-        if isnan(v) or v == last:  # runs of one value are common in low-cardinality columns
-            continue
-        last = v
-        a = 0
-        b = k
-        while a < b:
-            mid = (a + b) >> 1
-            if out[mid] < v:
-                a = mid + 1
-            else:
-                b = mid
-        if a < k and out[a] == v:
-            continue
-        if k == max_bins:
-            return -1
-        memmove(out + a + 1, out + a, (k - a) * sizeof(double))
-        out[a] = v
-        k += 1
-    return k
-
-
-cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edges) noexcept nogil:
-    """Equal-frequency edges over the sorted sample v[0:s]: each edge falls between two
-    distinct values, the next one a 1/(bins left) share of the rest further on, so a heavy
-    value takes one bin and the others are shared out again. Returns the number of edges."""
-    cdef Py_ssize_t last = 0, pos
-    cdef int n_edges = 0
-    while n_edges < max_bins - 1:
-        pos = last + (s - last) // (max_bins - n_edges)
-        if pos < last + 1:
-            pos = last + 1
-        while pos < s and v[pos - 1] == v[pos]:
-            pos += 1
-        if pos >= s:
-            break
-        edges[n_edges] = split_point(v[pos - 1], v[pos])
-        n_edges += 1
-        last = pos
-    return n_edges
-
-
-cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
-                   const double *edges, const unsigned char *is_cat,
-                   uint8_t *bins) noexcept nogil:
-    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: for a real
-    feature, the number of edges <= x (x < edge <=> bin <= the edge's index; csrc's
-    fastml_bin_column). Feature by feature over a block of rows that stays in cache."""
-    cdef Py_ssize_t i, f
-    cdef double v
-    for f in range(d):
-        if not is_cat[f]:
-            fastml_bin_column(X + i0 * d + f, d, i1 - i0, edges + f * EDGES, bins + f * n + i0)
-            continue
-        for i in range(i0, i1):
-            v = X[i * d + f]
-            # a level code 0..254 (checked by bin_features), or NaN: the missing bin
-            bins[f * n + i] = MISSING if isnan(v) else <uint8_t> v
-
-
-cdef class Binned:
-    """X binned once per fit (a forest's trees share it; read-only).
-
-    Attributes
-    ----------
-    bins : ndarray of uint8, shape (n_features, n_samples)
-        Column-major bin codes (255 = missing).
-    lo, hi : ndarrays of float64, shape (n_features, 256)
-        The ends of each bin of a real column: its value (lo = hi) when every value has a
-        bin, else the edges around it (lo <= x < hi; -inf / +inf at the ends). A cut between
-        bins g < g' gets the threshold split_point(hi[g], lo[g']), which every training value
-        of g lies below and every one of g' at or above.
-    n_bins : ndarray of int32, shape (n_features,)
-        Bins of each column (its levels, for a categorical one).
-    """
-    cdef readonly object bins, lo, hi, n_bins
-
-    def __init__(self, bins, lo, hi, n_bins):
-        self.bins, self.lo, self.hi, self.n_bins = bins, lo, hi, n_bins
-
-
-def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical,
-                 const int[::1] n_levels, int max_bins=MAX_BINS, int n_threads=1):
-    """Bin the columns of X for splitter="hist" (once per fit).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features), float64, C-contiguous
-        The encoded columns (NaN = missing; categorical columns as level codes).
-    is_categorical : ndarray of uint8, shape (n_features,)
-    n_levels : ndarray of int32, shape (n_features,)
-        Levels of each categorical column (at most 255).
-    max_bins : int in [2, 255], default=255
-        Bins of a real column (missing values get a bin of their own besides).
-    n_threads : int, default=1
-        Threads that bin blocks of rows.
-
-    Returns
-    -------
-    Binned
-
-    Examples
-    --------
-    >>> X = np.array([[3.0], [1.0], [np.nan], [1.0], [7.0]])
-    >>> b = bin_features(X, np.zeros(1, np.uint8), np.zeros(1, np.int32))
-    >>> b.bins.tolist(), b.n_bins.tolist(), b.hi[0, :3].tolist()
-    ([[1, 0, 255, 0, 2]], [3], [1.0, 3.0, 7.0])
-    """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], f, blk, n_blocks
-    if is_categorical.shape[0] != d or n_levels.shape[0] != d:
-        raise ValueError("bin_features: the arrays' shapes do not match")
-    if not 2 <= max_bins <= MAX_BINS:
-        raise ValueError(f"max_bins must be an integer in [2, {MAX_BINS}]; got {max_bins}")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
-    for f in range(d):
-        if is_categorical[f] and n_levels[f] > MAX_BINS:
-            raise ValueError(
-                f"splitter='hist' takes categorical columns of at most {MAX_BINS} levels; "
-                f"column {f} has {n_levels[f]} (use splitter='best' for it)")
-    bins_a = np.empty((d, n), dtype=np.uint8)
-    edges_a = np.zeros((d, MAX_BINS), dtype=np.float64)
-    n_edges_a = np.full(d, -1, dtype=np.int32)
-    lo_a = np.full((d, SLOTS), np.nan)
-    hi_a = np.full((d, SLOTS), np.nan)
-    cdef uint8_t[:, ::1] bins = bins_a
-    cdef double[:, ::1] edges = edges_a, lo = lo_a, hi = hi_a
-    cdef int[::1] n_edges = n_edges_a
-    cdef int k
-    if n == 0 or d == 0:
-        raise ValueError("bin_features: X is empty")
-    with nogil:  # columns of at most max_bins values: one bin per value
-        for f in prange(d, num_threads=n_threads, schedule="dynamic"):
-            if not is_categorical[f]:
-                k = distinct_values(&X[0, f], n, d, max_bins, &edges[f, 0])
-                if k >= 0:  # each bin is one value: lo = hi = it
-                    memcpy(&lo[f, 0], &edges[f, 0], k * sizeof(double))
-                    memcpy(&hi[f, 0], &edges[f, 0], k * sizeof(double))
-                    n_edges[f] = quantile_edges(&edges[f, 0], k, k, &edges[f, 0]) \
-                        if k > 1 else 0
-    many = np.flatnonzero((n_edges_a < 0) & (np.asarray(is_categorical) == 0))
-    if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort)
-        rows = np.arange(n) if n <= BIN_SAMPLE else \
-            np.sort(np.random.default_rng(0).choice(n, BIN_SAMPLE, replace=False))
-        sample = np.ascontiguousarray(np.take(np.asarray(X), rows, axis=0)[:, many].T)
-        sample.sort(axis=1)  # NaN last
-        quantiles(sample, many.astype(np.intp), max_bins, edges_a, n_edges_a)
-        for f in many:  # a bin is [lo, hi) between its edges
-            k = n_edges_a[f]
-            lo_a[f, 0], hi_a[f, k] = -np.inf, np.inf
-            lo_a[f, 1:k + 1] = edges_a[f, :k]
-            hi_a[f, :k] = edges_a[f, :k]
-    for f in range(d):  # pad past the last edge: bin_rows' search reads all 255
-        edges_a[f, max(n_edges_a[f], 0):] = np.inf
-    n_blocks = (n + 1023) // 1024
-    with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static"):
-            bin_rows(&X[0, 0], blk * 1024, min(n, blk * 1024 + 1024), d, n, &edges[0, 0],
-                     &is_categorical[0], &bins[0, 0])
-    n_bins = np.where(np.asarray(is_categorical) != 0, np.asarray(n_levels),
-                      np.maximum(n_edges_a, 0) + 1).astype(np.int32)
-    for a in (bins_a, lo_a, hi_a, n_bins):
-        a.flags.writeable = False
-    return Binned(bins_a, lo_a, hi_a, n_bins)
-
-
-cdef void quantiles(const double[:, ::1] sample, const Py_ssize_t[::1] features, int max_bins,
-                    double[:, ::1] edges, int[::1] n_edges) noexcept:
-    """Quantile edges of each listed feature from its sorted sample row (NaN last)."""
-    cdef Py_ssize_t i, s
-    with nogil:
-        for i in range(features.shape[0]):
-            s = sample.shape[1]
-            while s > 0 and isnan(sample[i, s - 1]):
-                s -= 1
-            n_edges[features[i]] = quantile_edges(&sample[i, 0], s, max_bins,
-                                                  &edges[features[i], 0]) if s > 0 else 0
 
 
 # ---------------------------------------------------------------- the builder's state
@@ -291,9 +103,15 @@ ctypedef struct HB:
     # data
     Py_ssize_t n_rows, d, m_rows  # rows of X, features, rows in the sample (weight > 0)
     count_t m                     # the sample's rows, bootstrap repeats included
-    const uint8_t *bins           # (d, n_rows)
-    const double *lo              # (d, SLOTS)
+    const uint8_t *bins           # dense X: (d, n_rows) codes
+    int sparse                    # sparse X: the codes as CSR rows (Binned.indptr ...)
+    const int64_t *row_ptr        # (n_rows + 1)
+    const int32_t *row_feat       # the entries' columns, ascending within a row
+    const uint8_t *row_code       # their codes (never their column's zero bin)
+    const uint8_t *zero_bin       # (d) the bin of the rows a column does not list
+    const double *lo              # the ends of feature f's bins at bin_start[f] + bin
     const double *hi
+    const int64_t *bin_start
     const int *n_bins
     const unsigned char *is_cat
     const int *n_levels
@@ -303,22 +121,29 @@ ctypedef struct HB:
     int K, criterion, n_threads
     int S                         # histogram entries per bin (see above)
     double node_ss                # regression: the node's sum of squared deviations
+    double node_sum               # regression: its weighted sum of the centred targets
     count_t node_n                # the node being searched: its rows
     double node_w                 # and their weight
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
+    int max_cand                  # the most candidates a node can have (max_features, or the
+                                  # columns sparse X lists at all, if fewer)
+    Py_ssize_t nnz                # sparse X: entries of the sampled rows
+    int n_listed                  # sparse X: the columns any row lists (dense: d)
     double min_weight_leaf        # weighted builds (a count build folds it into min_samples_leaf)
     int node_hists                # keep all features' histograms on large nodes
     Py_ssize_t fstride            # bytes of one feature's histogram
     Py_ssize_t hbytes             # bytes of a node's histograms (d features)
     # the sample in node order (each node's rows are one range), partitioned down the tree
-    uint8_t *pbins                # (d, m_rows) bin codes
+    uint8_t *pbins                # dense X: (d, m_rows) bin codes
+    int *prow                     # sparse X: (m_rows) row ids
     int *lab                      # (m_rows) class codes
     int *wgt                      # (m_rows) bootstrap counts (1 each without a bootstrap)
     double *pw                    # (m_rows) weighted builds: count x sample weight
     double *yg                    # (m_rows) targets minus the sample mean (histograms sum them)
     double *yraw                  # (m_rows) targets (node values)
     uint8_t *side                 # (m_rows) child of each position at the split being applied
-    uint8_t *tmp_bytes            # (m_rows) the partitions' scratch
+    uint8_t *tmp_bytes            # dense: (max(n_threads, d), m_rows) the partitions' scratch;
+                                  # sparse: (m_rows) the split feature's codes
     char *tmp_wide                # (m_rows * 8)
     double *nlogn                 # count builds: nlogn[k] = k log2 k, k = 0..m
     void *node_counts             # (K) weight_t: the node's class counts
@@ -344,6 +169,17 @@ ctypedef struct HB:
     char **free_hists
     int n_alloc, n_free, max_alloc
     uint64_t seed                 # the root's draw (its children's are hashes of it)
+    # sparse X: a node's view of its features (d each, zero between nodes)
+    int32_t *occ_rows             # positions whose row lists the feature
+    uint8_t *occ_code             # the first code seen
+    uint8_t *occ_mixed            # 1 if another code was seen
+    int32_t *slot_of              # the drawn feature's candidate slot, -1 otherwise
+    int *occ_list                 # the features listed (occ_rows > 0)
+    int *varying                  # those taking two bins at the node
+    int64_t *bucket_start         # (candidates + 1) each drawn feature's entries at the node,
+    int64_t *bucket_fill          # in bucket_pos / bucket_code (positions and codes)
+    int32_t *bucket_pos
+    uint8_t *bucket_code
 
 
 # ---------------------------------------------------------------- a histogram's entries
@@ -823,11 +659,52 @@ cdef void find_split(HB *b, Item *item, double mean, weight_t tag) noexcept nogi
     (draw order) that take two values here; each one's smallest cost, then the first feature
     within the tie tolerance of the least is searched again for its first such candidate.
     From the node's histograms if it has them, else from scratch histograms of its rows."""
-    cdef int i, f, n_cand = 0, pick, k, cuttable
+    cdef int i, f, n_cand, pick, k
     cdef double limit
     cdef uint8_t present[SLOTS]
     cdef char *h
-    cdef uint64_t *bits
+    if b.sparse:
+        n_cand = sparse_candidates(b, item, mean, tag)
+    else:
+        n_cand = dense_candidates(b, item, mean, tag)
+    pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, item.w, b.node_ss), &limit)
+    clear_split(&item.split, limit, 1)
+    if pick >= 0:
+        f = b.candidates[pick]
+        if b.sparse:    # its histogram again, from its entries
+            h = sparse_histogram(b, item, pick, present, &k, tag)
+        elif item.hist != NULL:
+            h = item.hist + f * b.fstride
+            k = present_from_hist(b, f, h, present, tag)
+        else:
+            h = b.cand_hist + pick * b.fstride
+            k = present_from_bits(b.cand_bits + 4 * pick, present)
+        scan(b, f, h, present, k, mean, &item.split, tag)
+        if b.sparse:
+            clear_scratch(b, h, b.cand_bits)
+        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
+        if b.is_cat[f]:
+            item.split.threshold = NAN
+        elif item.split.cut_next == MISSING_OFF:      # missing vs present
+            item.split.threshold = INFINITY
+        else:
+            item.split.threshold = split_point(b.hi[b.bin_start[f] + item.split.cut],
+                                               b.lo[b.bin_start[f] + item.split.cut_next])
+    for i in range(n_cand):
+        if b.sparse:
+            b.slot_of[b.candidates[i]] = -1
+        elif item.hist == NULL:
+            clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
+
+
+cdef int dense_candidates(HB *b, Item *item, double mean, weight_t tag) noexcept nogil:
+    """find_split's candidates on dense codes: features in draw order, each one's histogram
+    (the node's, or a scratch one built from its rows) telling whether it varies here; the
+    first max_features that do are scanned into found. Returns their number."""
+    cdef int f, n_cand = 0, k, cuttable
+    cdef uint8_t present[SLOTS]
+    cdef char *h
+    cdef uint64_t *bits = NULL
     draw_begin(&b.draw, NULL, b.d, b.d, b.max_features, item.seed)
     while n_cand < b.max_features:
         f = draw_next(&b.draw, NULL)
@@ -849,27 +726,152 @@ cdef void find_split(HB *b, Item *item, double mean, weight_t tag) noexcept nogi
             clear_split(&b.found[n_cand], INFINITY, 0)
             scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand], tag)
             n_cand += 1
-    pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, item.w, b.node_ss), &limit)
-    clear_split(&item.split, limit, 1)
-    if pick >= 0:
-        f = b.candidates[pick]
-        h = node_hist(b, item, pick, f)
-        if item.hist != NULL:
-            k = present_from_hist(b, f, h, present, tag)
+    return n_cand
+
+
+cdef int sparse_candidates(HB *b, Item *item, double mean, weight_t tag) noexcept nogil:
+    """find_split's candidates on sparse codes: one pass over the node's entries finds the
+    features that take two bins here (a listed code differs from another, or from the zero
+    bin of the rows not listing it), the keyed draw orders just those, and the entries of the
+    first max_features are sorted into a bucket per candidate (a counting sort, two passes);
+    then each candidate's histogram is built in the one scratch histogram, zero bin included
+    (sparse_histogram), scanned into found and cleared. The same candidates, in the same
+    order, as dense_candidates on the dense codes. Returns their number."""
+    cdef Py_ssize_t p, n_pos = item.end - item.start
+    cdef int64_t e, at
+    cdef int i, f, r, slot, n_occ = 0, n_var = 0, n_cand = 0, k
+    cdef uint8_t present[SLOTS]
+    cdef char *h
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        for e in range(b.row_ptr[r], b.row_ptr[r + 1]):
+            f = b.row_feat[e]
+            if b.occ_rows[f] == 0:
+                b.occ_list[n_occ] = f
+                n_occ += 1
+                b.occ_code[f] = b.row_code[e]
+            elif b.row_code[e] != b.occ_code[f]:
+                b.occ_mixed[f] = 1
+            b.occ_rows[f] += 1
+    for i in range(n_occ):
+        f = b.occ_list[i]
+        if b.occ_mixed[f] or b.occ_rows[f] < n_pos:
+            b.varying[n_var] = f
+            n_var += 1
+    if b.max_features >= b.d:     # every feature, in index order (the dense node's order)
+        qsort(b.varying, n_var, sizeof(int), by_index)
+    draw_begin(&b.draw, b.varying, n_var, b.d, b.max_features, item.seed)
+    while n_cand < b.max_features:
+        f = draw_next(&b.draw, b.varying)
+        if f < 0:
+            break
+        b.candidates[n_cand] = f
+        b.slot_of[f] = n_cand
+        b.bucket_start[n_cand + 1] = b.occ_rows[f]     # its entries at the node
+        n_cand += 1
+    b.bucket_start[0] = 0
+    for i in range(n_cand):
+        b.bucket_start[i + 1] += b.bucket_start[i]
+        b.bucket_fill[i] = b.bucket_start[i]
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        for e in range(b.row_ptr[r], b.row_ptr[r + 1]):
+            slot = b.slot_of[b.row_feat[e]]
+            if slot >= 0:
+                at = b.bucket_fill[slot]
+                b.bucket_pos[at] = <int32_t> p
+                b.bucket_code[at] = b.row_code[e]
+                b.bucket_fill[slot] = at + 1
+    for i in range(n_cand):
+        h = sparse_histogram(b, item, i, present, &k, tag)
+        clear_split(&b.found[i], INFINITY, 0)
+        scan(b, b.candidates[i], h, present, k, mean, &b.found[i], tag)
+        clear_scratch(b, h, b.cand_bits)
+    for i in range(n_occ):
+        f = b.occ_list[i]
+        b.occ_rows[f] = 0
+        b.occ_mixed[f] = 0
+    return n_cand
+
+
+cdef char *sparse_histogram(HB *b, Item *item, int i, uint8_t *present, int *k,
+                            weight_t tag) noexcept nogil:
+    """Candidate i's histogram at the node in the scratch histogram (clear it after use):
+    its bucket's entries, then its zero bin (the rows not listing it) as the node's totals
+    minus the other bins. present, k: its non-empty bins."""
+    cdef char *h = b.cand_hist
+    cdef int f = b.candidates[i]
+    cdef int64_t e
+    cdef int code
+    for e in range(b.bucket_start[i], b.bucket_start[i + 1]):
+        code = b.bucket_code[e]
+        hist_add(b, h, code, b.bucket_pos[e], tag)
+        b.cand_bits[code >> 6] |= (<uint64_t> 1) << (code & 63)
+    if b.bucket_start[i + 1] - b.bucket_start[i] < item.end - item.start:
+        fill_zero_bin(b, h, b.cand_bits, b.zero_bin[f], tag)
+    k[0] = present_from_bits(b.cand_bits, present)
+    return h
+
+
+cdef int by_index(const void *a, const void *b) noexcept nogil:
+    return (<const int *> a)[0] - (<const int *> b)[0]
+
+
+cdef inline void hist_add(HB *b, char *h, int bin, Py_ssize_t p, weight_t tag) noexcept nogil:
+    """Add sample position p to bin `bin` of a histogram (hist_feature's step, one row)."""
+    cdef int32_t *hc = <int32_t *> h
+    cdef double *hr = <double *> h
+    cdef int K = b.K, S = b.S
+    if b.criterion == CRIT_SSE:
+        if weight_t is double:
+            hr[S * bin] += b.pw[p]
+            hr[S * bin + 1] += b.pw[p] * b.yg[p]
+            hr[S * bin + 2] += b.wgt[p]
         else:
-            k = present_from_bits(b.cand_bits + 4 * pick, present)
-        scan(b, f, h, present, k, mean, &item.split, tag)
-        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
-        if b.is_cat[f]:
-            item.split.threshold = NAN
-        elif item.split.cut_next == MISSING_OFF:      # missing vs present
-            item.split.threshold = INFINITY
-        else:
-            item.split.threshold = split_point(b.hi[f * SLOTS + item.split.cut],
-                                               b.lo[f * SLOTS + item.split.cut_next])
-    if item.hist == NULL:
-        for i in range(n_cand):
-            clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
+            hr[2 * bin] += b.wgt[p]
+            hr[2 * bin + 1] += b.wgt[p] * b.yg[p]
+    elif weight_t is double:
+        hr[bin * (K + 1) + b.lab[p]] += b.pw[p]
+        hr[bin * (K + 1) + K] += b.wgt[p]
+    else:
+        hc[bin * K + b.lab[p]] += b.wgt[p]
+
+
+cdef void fill_zero_bin(HB *b, char *h, uint64_t *bits, int zero, weight_t tag) noexcept nogil:
+    """Sparse X: bin `zero` of a feature's histogram (the rows not listing the feature) as the
+    node's totals minus the feature's other bins (those bits lists), then its bit."""
+    cdef int c, w, bin, K = b.K, S = b.S
+    cdef uint64_t x
+    cdef double *hr = <double *> h
+    cdef int32_t *hc = <int32_t *> h
+    cdef const weight_t *counts = <const weight_t *> b.node_counts
+    if b.criterion == CRIT_SSE:
+        hr[S * zero] = b.node_w
+        hr[S * zero + 1] = b.node_sum
+        if weight_t is double:
+            hr[S * zero + 2] = b.node_n
+    elif weight_t is double:
+        for c in range(K):
+            hr[zero * (K + 1) + c] = counts[c]
+        hr[zero * (K + 1) + K] = b.node_n
+    else:
+        for c in range(K):
+            hc[zero * K + c] = <int32_t> counts[c]
+    for w in range(4):
+        x = bits[w]
+        while x:
+            bin = 64 * w + __builtin_ctzll(x)
+            x &= x - 1
+            if b.criterion == CRIT_SSE:
+                for c in range(S):
+                    hr[S * zero + c] -= hr[S * bin + c]
+            elif weight_t is double:
+                for c in range(K + 1):
+                    hr[zero * (K + 1) + c] -= hr[bin * (K + 1) + c]
+            else:
+                for c in range(K):
+                    hc[zero * K + c] -= hc[bin * K + c]
+    bits[zero >> 6] |= (<uint64_t> 1) << (zero & 63)
 
 
 cdef inline char *node_hist(HB *b, Item *item, int slot, int f) noexcept nogil:
@@ -934,6 +936,7 @@ cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssi
         t.nodes[node].impurity = ss / w_node
         b.node_ss = ss
         b.node_w = w_node
+        b.node_sum = sc
         mean[0] = sc / w_node
         parent_term[0] = 0.0
         return pure
@@ -980,12 +983,35 @@ cdef inline double position_weight(HB *b, Py_ssize_t p, weight_t tag) noexcept n
         return b.wgt[p]
 
 
+cdef const uint8_t *split_column(HB *b, Item *item) noexcept nogil:
+    """The codes of the split's feature at the node's positions (index them by position):
+    dense, its node-ordered column; sparse, looked up in each row's entries into tmp_bytes."""
+    cdef int f = item.split.feature, r
+    cdef Py_ssize_t p
+    cdef int64_t lo, hi, mid
+    if not b.sparse:
+        return b.pbins + f * b.m_rows
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        lo = b.row_ptr[r]
+        hi = b.row_ptr[r + 1]
+        while lo < hi:      # the row's entries are in column order
+            mid = (lo + hi) >> 1
+            if b.row_feat[mid] < f:
+                lo = mid + 1
+            else:
+                hi = mid
+        b.tmp_bytes[p] = b.row_code[lo] if lo < b.row_ptr[r + 1] and b.row_feat[lo] == f \
+            else b.zero_bin[f]
+    return b.tmp_bytes
+
+
 cdef int assign_sides(HB *b, Item *item, weight_t tag) noexcept nogil:
     """side[p] = the child of each of the node's positions, child_rows / child_n / child_w =
     each child's positions, rows and weight, and the level -> child map, as the exact
     builder's assign_sides decides them. Returns the number of children k."""
     cdef int f = item.split.feature, L, v, k = 0, big = 0, miss_side
-    cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef const uint8_t *col = split_column(b, item)
     cdef Py_ssize_t p, n_miss_rows = 0
     cdef count_t n_miss = 0
     cdef double w_miss = 0.0
@@ -1143,7 +1169,9 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
     cdef Py_ssize_t s = item.start, n = item.end - item.start
     cdef int f
     cdef const uint8_t *side = b.side + s
-    if n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+    if b.sparse:
+        scatter(side, n, k, b.child_rows, <char *> (b.prow + s), b.tmp_wide + 4 * s, 4)
+    elif n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
                     <char *> (b.tmp_bytes + threadid() * b.m_rows + s), 1)
@@ -1289,14 +1317,36 @@ cdef int builder_init(HB *b) noexcept nogil:
     part). Class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may
     return NULL, which would read as out of memory."""
     cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
-    b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
+    if b.sparse:    # a row id per position, a node's view of the features, a code scratch
+        b.prow = <int *> malloc(b.m_rows * sizeof(int))
+        b.occ_rows = <int32_t *> calloc(b.d, sizeof(int32_t))
+        b.occ_code = <uint8_t *> malloc(b.d)
+        b.occ_mixed = <uint8_t *> calloc(b.d, 1)
+        b.slot_of = <int32_t *> malloc(b.d * sizeof(int32_t))
+        b.occ_list = <int *> malloc(b.n_listed * sizeof(int))
+        b.varying = <int *> malloc(b.n_listed * sizeof(int))
+        b.tmp_bytes = <uint8_t *> malloc(b.m_rows)
+        b.bucket_start = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_fill = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_pos = <int32_t *> malloc((b.nnz + 1) * sizeof(int32_t))
+        b.bucket_code = <uint8_t *> malloc(b.nnz + 1)
+        if (b.prow == NULL or b.occ_rows == NULL or b.occ_code == NULL or
+                b.occ_mixed == NULL or b.slot_of == NULL or b.occ_list == NULL or
+                b.varying == NULL or b.bucket_start == NULL or b.bucket_fill == NULL or
+                b.bucket_pos == NULL or b.bucket_code == NULL):
+            return -1
+        memset(b.slot_of, 0xff, b.d * sizeof(int32_t))     # -1: not drawn
+    else:           # the codes in node order and the partitions' scratch
+        b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
+        b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
+        if b.pbins == NULL:
+            return -1
     b.lab = <int *> malloc(b.m_rows * sizeof(int))
     b.wgt = <int *> malloc(b.m_rows * sizeof(int))
     b.pw = <double *> malloc((b.m_rows if b.sw != NULL else 1) * sizeof(double))
     b.yg = <double *> malloc(b.m_rows * sizeof(double))
     b.yraw = <double *> malloc(b.m_rows * sizeof(double))
     b.side = <uint8_t *> malloc(b.m_rows)
-    b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
     b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
     # the n log2 n table serves the count copy; the weighted one computes its logs
     b.nlogn = <double *> malloc((1 if b.sw != NULL else b.m + 1) * sizeof(double))
@@ -1304,11 +1354,12 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.left = malloc((b.K + 1) * sizeof(double))
     b.right = malloc((b.K + 1) * sizeof(double))
     b.miss = malloc((b.K + 1) * sizeof(double))
-    b.cand_hist = <char *> calloc(b.max_features, b.fstride)
-    b.cand_bits = <uint64_t *> calloc(4 * b.max_features, sizeof(uint64_t))
-    b.candidates = <int *> malloc(b.d * sizeof(int))
-    b.draw.heap = <KeyedFeature *> malloc(b.d * sizeof(KeyedFeature))
-    b.found = <Split *> malloc(b.d * sizeof(Split))
+    # scratch histograms: one per candidate (dense), or the one a sparse node reuses
+    b.cand_hist = <char *> calloc(1 if b.sparse else b.max_cand, b.fstride)
+    b.cand_bits = <uint64_t *> calloc(4 * (1 if b.sparse else b.max_cand), sizeof(uint64_t))
+    b.candidates = <int *> malloc(b.max_cand * sizeof(int))
+    b.draw.heap = <KeyedFeature *> malloc(b.n_listed * sizeof(KeyedFeature))
+    b.found = <Split *> malloc(b.max_cand * sizeof(Split))
     b.child_of_level = <int *> malloc(n_map * sizeof(int))
     b.level_seen = <int *> malloc(n_map * sizeof(int))
     b.child_w = <double *> malloc(n_map * sizeof(double))
@@ -1317,7 +1368,7 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.child_hist = <char **> calloc(n_map, sizeof(char *))
     b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
-    if (b.pbins == NULL or b.lab == NULL or b.wgt == NULL or b.pw == NULL or b.yg == NULL or
+    if (b.lab == NULL or b.wgt == NULL or b.pw == NULL or b.yg == NULL or
             b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or
             b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
             b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
@@ -1334,7 +1385,10 @@ cdef void builder_free(HB *b) noexcept nogil:
     cdef int i
     for i in range(b.n_alloc):
         free(b.all_hists[i])
-    free(b.pbins); free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
+    free(b.pbins); free(b.prow); free(b.occ_rows); free(b.occ_code); free(b.occ_mixed)
+    free(b.slot_of); free(b.occ_list); free(b.varying); free(b.bucket_start)
+    free(b.bucket_fill); free(b.bucket_pos); free(b.bucket_code)
+    free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
     free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
     free(b.cand_bits); free(b.candidates); free(b.draw.heap); free(b.found)
@@ -1361,7 +1415,7 @@ cdef void fill_sample(HB *b, const int[::1] counts, const double[::1] weights) n
     cdef double mean = 0.0, total = 0.0, pw
     cdef const uint8_t *col
     cdef uint8_t *out
-    cdef int *rows = <int *> b.tmp_wide  # scratch: the sampled rows (m_rows <= n_rows ints)
+    cdef int *rows = b.prow if b.sparse else <int *> b.tmp_wide  # the sampled rows
     for i in range(b.n_rows):
         w = sample_count(counts, weights, i)
         if w > 0:
@@ -1378,7 +1432,7 @@ cdef void fill_sample(HB *b, const int[::1] counts, const double[::1] weights) n
             else:
                 b.lab[p] = b.yc[i]
             p += 1
-    for f in range(b.d):
+    for f in range(0 if b.sparse else b.d):
         col = b.bins + f * b.n_rows
         out = b.pbins + f * b.m_rows
         if b.m_rows == b.n_rows:
@@ -1396,7 +1450,7 @@ cdef void fill_sample(HB *b, const int[::1] counts, const double[::1] weights) n
             b.yg[p] = b.yraw[p] - mean
 
 
-def build_hist_tree(Binned binned, const int[::1] counts, const double[::1] weights,
+def build_hist_tree(binned, const int[::1] counts, const double[::1] weights,
                     const int[::1] y_class, const double[::1] y_reg,
                     const unsigned char[::1] is_categorical, const int[::1] n_levels,
                     int n_classes, int criterion, index_t max_depth,
@@ -1410,17 +1464,31 @@ def build_hist_tree(Binned binned, const int[::1] counts, const double[::1] weig
     once each), weights (sample weights, or empty: the count copy), y_class or y_reg, the
     column kinds, the limits, the seed of the feature draws and n_threads (threads that build
     the histograms of large nodes; the tree is the same for any number). Runs without the
-    GIL, so a forest grows its trees from threads."""
+    GIL, so a forest grows its trees from threads. binned: dense or sparse codes
+    (_binning.Binned)."""
     cdef HB b
     cdef TreeBuffer t
-    cdef const uint8_t[:, ::1] bins = binned.bins
-    cdef const double[:, ::1] lo = binned.lo, hi = binned.hi
+    cdef const uint8_t[:, ::1] bins
+    cdef const int64_t[::1] row_ptr, bin_start = binned.bin_start
+    cdef const int32_t[::1] row_feat
+    cdef const uint8_t[::1] row_code, zero_bin
+    cdef const double[::1] lo = binned.lo, hi = binned.hi
     cdef const int[::1] n_bins = binned.n_bins
-    cdef Py_ssize_t d = bins.shape[0], n = bins.shape[1], i, f, m = 0, m_rows = 0
-    cdef int status = 0
+    cdef Py_ssize_t d = n_bins.shape[0], n, i, f, m = 0, m_rows = 0, nnz = 0
+    cdef int status = 0, listed = d
     cdef int classification = criterion != CRIT_SSE
-    if lo.shape[0] != d or hi.shape[0] != d or lo.shape[1] != SLOTS or hi.shape[1] != SLOTS or \
-            n_bins.shape[0] != d or is_categorical.shape[0] != d or n_levels.shape[0] != d or \
+    if binned.sparse:
+        row_ptr, row_feat, row_code = binned.indptr, binned.indices, binned.codes
+        zero_bin = binned.zero_bin
+        n = row_ptr.shape[0] - 1
+        listed = np.count_nonzero(np.bincount(binned.indices, minlength=d)) \
+            if binned.indices.size else 0
+    else:
+        bins = binned.bins
+        n = bins.shape[1]
+    if bin_start.shape[0] != d + 1 or lo.shape[0] != hi.shape[0] or \
+            lo.shape[0] < bin_start[d] or is_categorical.shape[0] != d or \
+            n_levels.shape[0] != d or \
             counts.shape[0] not in (0, n) or weights.shape[0] not in (0, n) or \
             (y_class.shape[0] if classification else y_reg.shape[0]) != n or \
             criterion not in (CRIT_ENTROPY, CRIT_GINI, CRIT_SSE) or \
@@ -1435,13 +1503,27 @@ def build_hist_tree(Binned binned, const int[::1] counts, const double[::1] weig
         raise ValueError("the sample to grow a tree from is empty")
     if m > INT_MAX:  # histograms count in int32
         raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {m}")
+    if binned.sparse:
+        for i in range(n):
+            if sample_count(counts, weights, i) > 0:
+                nnz += row_ptr[i + 1] - row_ptr[i]
+        if is_categorical.shape[0] and np.asarray(is_categorical).any():
+            raise ValueError("sparse X has no categorical columns")
     if weights.shape[0] == 0 and min_weight_leaf > min_samples_leaf:
         # a count build's weights are its rows: the least weight is a least number of rows
         min_samples_leaf = <index_t> ceil(min_weight_leaf)
     memset(&b, 0, sizeof(HB))
     b.n_rows, b.d, b.m_rows, b.m = n, d, m_rows, m
-    b.bins = &bins[0, 0] if n > 0 else NULL
-    b.lo, b.hi, b.n_bins = &lo[0, 0], &hi[0, 0], &n_bins[0]
+    b.sparse = binned.sparse
+    if b.sparse:
+        b.row_ptr, b.zero_bin = &row_ptr[0], &zero_bin[0]
+        b.row_feat = &row_feat[0] if row_feat.shape[0] else NULL
+        b.row_code = &row_code[0] if row_code.shape[0] else NULL
+        b.nnz = nnz
+    else:
+        b.bins = &bins[0, 0]
+    b.n_listed = max(listed, 1)
+    b.lo, b.hi, b.n_bins, b.bin_start = &lo[0], &hi[0], &n_bins[0], &bin_start[0]
     b.is_cat, b.n_levels = &is_categorical[0], &n_levels[0]
     b.yc = &y_class[0] if classification else NULL
     b.yr = &y_reg[0] if not classification else NULL
@@ -1451,9 +1533,11 @@ def build_hist_tree(Binned binned, const int[::1] counts, const double[::1] weig
     b.max_depth, b.min_samples_split = max_depth, min_samples_split
     b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
     b.max_features = max_features if max_features < d else d
+    b.max_cand = min(b.max_features, b.n_listed) if b.sparse else b.max_features
     # all features' histograms pay off when most of them are searched at every node; with a
     # few drawn features (forests), building just those from the node's rows costs less
-    b.node_hists = 2 * b.max_features > d
+    # (sparse X: always, a node's features are those its rows list)
+    b.node_hists = 2 * b.max_features > d and not b.sparse
     if not classification:
         b.S = 3 if b.sw != NULL else 2
         b.fstride = SLOTS * b.S * sizeof(double)
