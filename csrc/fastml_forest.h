@@ -163,12 +163,20 @@ static void fastml_walk_any(const fastml_tree_view *t, const double *X, ptrdiff_
     fastml_walk_lanes(t, X, n_columns, first, last, leaf_at, 1);
 }
 
-/* 1 if one of the n values is NaN. */
+/* 1 if one of the n values is NaN. Eight values a step, their comparisons ORed in a local the
+ * compiler keeps in a register (one accumulator over the whole loop was kept in memory, a
+ * store-to-load chain per value: 30% of a one-tree predict_proba). */
 static int fastml_has_nan(const double *v, ptrdiff_t n) {
-    ptrdiff_t i;
-    int found = 0;
-    for (i = 0; i < n; i++) found |= v[i] != v[i];
-    return found;
+    ptrdiff_t i = 0;
+    int j, found;
+    for (; i + 8 <= n; i += 8) {
+        found = 0;
+        for (j = 0; j < 8; j++) found |= v[i + j] != v[i + j];
+        if (found) return 1;
+    }
+    for (; i < n; i++)
+        if (v[i] != v[i]) return 1;
+    return 0;
 }
 
 /* out[r] += the values of row r's leaf (leaf_at: slots), r in first..last-1. */

@@ -725,9 +725,17 @@ def shared_leaf_values(leaf, leaf_of, n_values):
     if leaf.size == 0:
         return leaf, leaf_of
     bits = leaf.view(np.uint64).reshape(-1, n_values)
-    distinct, index = np.unique(bits, axis=0, return_inverse=True)
-    offsets = index.reshape(-1)[leaf_of // n_values] * n_values
-    return np.ascontiguousarray(distinct).view(np.float64).reshape(-1), offsets.astype(np.int32)
+    # the distinct rows by a lexicographic sort of the integer columns (np.unique(axis=0)
+    # sorts them as opaque records, 15 ms a fully grown tree: most of a first predict's cost)
+    order = np.lexsort(bits.T[::-1])
+    ranked = bits[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    index = np.empty(len(order), dtype=np.int64)
+    index[order] = np.cumsum(first) - 1
+    offsets = index[leaf_of // n_values] * n_values
+    return np.ascontiguousarray(ranked[first]).view(np.float64).reshape(-1), \
+        offsets.astype(np.int32)
 
 
 cdef PackedTree packed_copy(Tree tree, bint normalize):
@@ -747,6 +755,9 @@ cdef enum:
                         # a block before the next tree, so its compact copy is fetched into
                         # cache once per block (measured on 100k rows x 100 fully grown trees:
                         # 1,024-row blocks 2.3 s, 16,384 1.1 s, one block 1.0 s)
+    WALKS_PER_THREAD = 1 << 19  # the fewest row walks (rows x trees) worth a thread: ~10 ms
+                        # of work; one tree over 100k rows took longer with a second thread
+                        # (its start and the shared cache cost more than the half it took)
 
 
 ctypedef struct Rows:         # the rows forest_sum walks: a dense block, or CSR arrays
@@ -839,10 +850,11 @@ def forest_sum(list trees, X, double[:, ::1] out, bint normalize, int n_threads=
                 d = 1
             dense = X
             rows.X, rows.n_columns = &dense[0, 0], d
-        # one block per thread (rows in a block share each tree's fetch); a row's sum is in
-        # tree order whatever the blocks, so the result does not depend on n_threads
-        per_block = max(<Py_ssize_t> WALK_ROWS,
-                        (n + max(n_threads, 1) - 1) // max(n_threads, 1))
+        # one block per thread (rows in a block share each tree's fetch), threads only for
+        # work enough to pay for them; a row's sum is in tree order whatever the blocks, so
+        # the result does not depend on n_threads
+        n_threads = max(1, min(n_threads, (n * n_trees) // WALKS_PER_THREAD))
+        per_block = max(<Py_ssize_t> WALK_ROWS, (n + n_threads - 1) // n_threads)
         n_blocks = (n + per_block - 1) // per_block
         failed = 0
         with nogil:
