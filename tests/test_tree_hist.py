@@ -327,3 +327,37 @@ def test_binary_categorical_split_needs_the_exact_splitter():
     Xn = np.arange(20.0).reshape(-1, 1)
     hist = DecisionTreeClassifier(splitter="hist", categorical_split="binary").fit(Xn, y)
     assert_same_tree(hist.tree_, DecisionTreeClassifier().fit(Xn, y).tree_)
+
+
+# ------------------------------------------------------------------ subtrees grown in threads
+
+@pytest.mark.parametrize("case", ["entropy", "gini msl", "draws", "regression", "weighted",
+                                  "weighted regression", "sparse", "missing"])
+def test_subtrees_grown_in_threads_are_the_one_thread_tree(case):
+    """n_jobs=2 splits the large nodes, then grows the subtrees below them in two threads
+    and renumbers the nodes as the depth-first growth does: node for node the same tree
+    (weighted and regression sums too: each subtree gets its parent's histograms)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(12)
+    n = 30_000
+    X = rng.normal(size=(n, 6))
+    if case == "missing":
+        X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2]) > 0) \
+        .astype(int) + (np.nan_to_num(X[:, 3]) > 1)
+    y = np.where(rng.random(n) < 0.2, rng.integers(0, 3, n), y)
+    target = np.nan_to_num(X[:, 0]) + rng.normal(size=n)
+    w = rng.random(n) * 2 if "weighted" in case else None
+    cls, label, kw = DecisionTreeClassifier, y, {}
+    if "regression" in case:
+        cls, label = DecisionTreeRegressor, target
+    if case == "gini msl":
+        kw = dict(criterion="gini", min_samples_leaf=4)
+    if case == "draws":
+        kw = dict(max_features=3, random_state=5)
+    if case == "sparse":
+        X = sp.csr_matrix(np.where(X > 0.5, X, 0.0))
+    one = cls(splitter="hist", n_jobs=1, **kw).fit(X, label, sample_weight=w)
+    two = cls(splitter="hist", n_jobs=2, **kw).fit(X, label, sample_weight=w)
+    assert one.tree_.node_count > 1000
+    assert two.tree_ == one.tree_

@@ -13,10 +13,11 @@
 # Every function is inline, so each builder compiles to the loops it had with them in place.
 from libc.math cimport NAN, INFINITY, log2
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 
 from libc.stdint cimport uint64_t
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_THRESHOLD, KIND_CATEGORICAL,
+from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL,
                           buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
                           tree_from_buffer)
 
@@ -528,3 +529,133 @@ cdef inline object finish_tree(TreeBuffer *t, int status):
         return tree_from_buffer(t)
     finally:
         buffer_free(t)
+
+
+
+# ---------------------------------------------------------------- subtrees grown apart
+#
+# A builder may grow the subtrees under some nodes in other threads, each into a buffer of its
+# own (its node 0 a copy of the subtree's root, grown there). merge_subtrees numbers the nodes
+# of the whole tree as the depth-first growth (grow_frontier) numbers them -- a node's
+# children take the next ids when it is split, nodes are split depth first, first child first
+# -- so the tree is the one a single thread grows, node for node. A node's children in a
+# buffer are the ids first..last of its children entries (made one after the other when it
+# was split), so the order needs nothing but the finished arrays. Global ids: main's nodes,
+# then each task buffer's (base[k] is buffer k's first; buffer 0 is main).
+
+cdef inline int buffer_of(const index_t *base, int n_tasks, index_t g) noexcept nogil:
+    """The buffer (0: main, k: task k - 1) of global node id g."""
+    cdef int k = n_tasks
+    while k > 0 and g < base[k]:
+        k -= 1
+    return k
+
+
+cdef inline index_t global_child(const index_t *base, const index_t *redirect, int k,
+                                 index_t c) noexcept nogil:
+    """The global id of node c of buffer k (a task's root when c is a node of main whose
+    subtree a task grew)."""
+    return redirect[c] if k == 0 else base[k] + c
+
+
+cdef inline int merge_subtrees(TreeBuffer *main, const index_t *task_node, TreeBuffer *tasks,
+                               int n_tasks, TreeBuffer *out) noexcept nogil:
+    """The tree of main with tasks[i]'s subtree in place of main's node task_node[i], into
+    the empty buffer out (buffer_init'ed), numbered as above. Returns 0, or -1 when memory
+    runs out."""
+    cdef index_t total = main.n_nodes, i, g, c, e, first, last, n_out = 1, n_entries = 0, p
+    cdef index_t *base = <index_t *> malloc((n_tasks + 2) * sizeof(index_t))
+    cdef index_t *redirect = <index_t *> malloc((main.n_nodes + 1) * sizeof(index_t))
+    cdef index_t *new_id
+    cdef index_t *order
+    cdef index_t *stack
+    cdef index_t *entry_start
+    cdef int k, status = 0
+    cdef TreeBuffer *buf
+    cdef Node *nd
+    if base == NULL or redirect == NULL:
+        free(base)
+        free(redirect)
+        return -1
+    base[0] = 0
+    for k in range(n_tasks):
+        base[k + 1] = total
+        total += tasks[k].n_nodes
+    new_id = <index_t *> malloc(total * sizeof(index_t))
+    order = <index_t *> malloc(total * sizeof(index_t))
+    stack = <index_t *> malloc(total * sizeof(index_t))
+    entry_start = <index_t *> malloc(total * sizeof(index_t))
+    if new_id == NULL or order == NULL or stack == NULL or entry_start == NULL:
+        status = -1
+    else:
+        for i in range(main.n_nodes):
+            redirect[i] = i
+        for k in range(n_tasks):
+            redirect[task_node[k]] = base[k + 1]
+        # pop a node; if it was split, its children take the next ids and are pushed, the
+        # first on top; its children entries are the next block of the table
+        order[0] = redirect[0]
+        new_id[order[0]] = 0
+        stack[0] = order[0]
+        p = 1
+        while p > 0:
+            p -= 1
+            g = stack[p]
+            k = buffer_of(base, n_tasks, g)
+            buf = main if k == 0 else &tasks[k - 1]
+            nd = &buf.nodes[g - base[k]]
+            if nd.kind == KIND_LEAF:
+                continue
+            entry_start[g] = n_entries
+            n_entries += nd.n_child
+            first = last = buf.children[nd.child_start]
+            for e in range(nd.n_child):
+                c = buf.children[nd.child_start + e]
+                first = c if c < first else first
+                last = c if c > last else last
+            for c in range(first, last + 1):
+                order[n_out] = global_child(base, redirect, k, c)
+                new_id[order[n_out]] = n_out
+                n_out += 1
+            for c in range(last, first - 1, -1):
+                stack[p] = global_child(base, redirect, k, c)
+                p += 1
+        status = copy_merged(main, tasks, base, n_tasks, redirect, new_id, order,
+                             entry_start, n_out, n_entries, out)
+    free(base); free(redirect); free(new_id); free(order); free(stack); free(entry_start)
+    return status
+
+
+cdef inline int copy_merged(TreeBuffer *main, TreeBuffer *tasks, const index_t *base,
+                            int n_tasks, const index_t *redirect, const index_t *new_id,
+                            const index_t *order, const index_t *entry_start, index_t n_nodes,
+                            index_t n_entries, TreeBuffer *out) noexcept nogil:
+    """merge_subtrees' second half: the nodes in their new order into out, their children
+    entries renumbered."""
+    cdef index_t j, g, i, e, cs
+    cdef int k
+    cdef TreeBuffer *buf
+    cdef Node *nd
+    if buffer_reserve(out, n_nodes, n_entries + 1) < 0:
+        return -1
+    for j in range(n_nodes):
+        g = order[j]
+        k = buffer_of(base, n_tasks, g)
+        buf = main if k == 0 else &tasks[k - 1]
+        i = g - base[k]
+        nd = &out.nodes[j]
+        nd[0] = buf.nodes[i]
+        memcpy(out.value + j * out.n_values, buf.value + i * buf.n_values,
+               out.n_values * sizeof(double))
+        if nd.kind == KIND_LEAF:
+            continue
+        cs = buf.nodes[i].child_start
+        nd.child_start = entry_start[g]
+        nd.missing_child = new_id[global_child(base, redirect, k, buf.nodes[i].missing_child)]
+        for e in range(nd.n_child):
+            out.children[entry_start[g] + e] = new_id[global_child(base, redirect, k,
+                                                                   buf.children[cs + e])]
+            out.seen[entry_start[g] + e] = buf.seen[cs + e]
+    out.n_nodes = n_nodes
+    out.n_children = n_entries
+    return 0

@@ -62,7 +62,7 @@ from cython.parallel cimport prange, threadid
 
 from .._core._csrc cimport fastml_check_index
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport TreeBuffer, buffer_init
+from ._tree_fast cimport TreeBuffer, buffer_init, buffer_add_leaf, buffer_free
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
 
 from ..info import GAIN_TIE
@@ -144,7 +144,8 @@ ctypedef struct HB:
     uint8_t *side                 # (m_rows) child of each position at the split being applied
     uint8_t *tmp_bytes            # dense: (max(n_threads, d), m_rows) the partitions' scratch;
                                   # sparse: (m_rows) the split feature's codes
-    char *tmp_wide                # (m_rows * 8)
+    char *tmp_wide                # (m_rows * 8) the partitions' scratch: position p owns bytes
+                                  # 8p.. whatever the element's size (threads own ranges)
     double *nlogn                 # count builds: nlogn[k] = k log2 k, k = 0..m
     void *node_counts             # (K) weight_t: the node's class counts
     void *left
@@ -1170,7 +1171,7 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
     cdef int f
     cdef const uint8_t *side = b.side + s
     if b.sparse:
-        scatter(side, n, k, b.child_rows, <char *> (b.prow + s), b.tmp_wide + 4 * s, 4)
+        scatter(side, n, k, b.child_rows, <char *> (b.prow + s), b.tmp_wide + 8 * s, 4)
     elif n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
@@ -1182,14 +1183,14 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
         for f in range(b.d):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
                     <char *> (b.tmp_bytes + s), 1)
-    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 4 * s, 4)
+    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 8 * s, 4)
     if b.sw != NULL:
         scatter(side, n, k, b.child_rows, <char *> (b.pw + s), b.tmp_wide + 8 * s, 8)
     if b.criterion == CRIT_SSE:
         scatter(side, n, k, b.child_rows, <char *> (b.yg + s), b.tmp_wide + 8 * s, 8)
         scatter(side, n, k, b.child_rows, <char *> (b.yraw + s), b.tmp_wide + 8 * s, 8)
     else:
-        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 4 * s, 4)
+        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 8 * s, 4)
 
 
 cdef int child_hists(HB *b, Item *item, int k, char **hists, weight_t tag) noexcept nogil:
@@ -1304,8 +1305,142 @@ cdef int grow(HB *b, TreeBuffer *t, weight_t tag) noexcept nogil:
     root.split.feature = -1
     root.seed = b.seed
     status = make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist, tag)
+    if b.n_threads > 1 and b.max_leaf_nodes == 0 and status == 1 and \
+            b.m_rows >= 2 * task_rows(b) and \
+            (not b.node_hists or 4 * 8 * b.n_threads * b.hbytes <= HIST_BUDGET):
+        return grow_in_threads(b, t, &root, tag)
     return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
                          cost_tie(b.criterion, TIE, 1.0, b.node_ss),
+                         split_node_weighted if weight_t is double else split_node_counted,
+                         drop_hist)
+
+
+# ---------------------------------------------------------------- growth in threads
+#
+# With n_threads > 1 (depth-first growth), the nodes of more than task_rows rows are split
+# first, one at a time, each with its histograms and partition shared out over the threads;
+# the nodes below them are the roots of subtrees, which the threads then grow at the same
+# time (largest first), each into a buffer of its own with scratch of its own. The node seeds
+# depend on the path only (_grow.child_seed), and a subtree's root gets the histograms its
+# parent's split made (a copy), as in the one-thread growth, so a subtree is the one that
+# growth makes -- bit for bit, the sums of weights and targets included -- and
+# _grow.merge_subtrees numbers the nodes as it does: the tree is the same for any n_threads.
+# (Only where the kept histograms fit in HIST_BUDGET whatever the order: a budget that ran
+# out would make some histograms from rows instead of by subtraction, and float sums differ
+# in their last bits.) The subtrees share the sample's node-ordered arrays: each owns its
+# rows' range.
+
+cdef inline Py_ssize_t task_rows(HB *b) noexcept nogil:
+    """The most rows of a subtree grown in one thread: about eight subtrees per thread, so
+    the largest first keeps the threads busy to the end."""
+    return max(PARALLEL_MIN_ROWS, b.m_rows // (8 * b.n_threads))
+
+
+cdef int by_rows(const void *a, const void *b) noexcept nogil:
+    """qsort order of items: the most rows first."""
+    cdef Py_ssize_t x = (<const Item *> a).end - (<const Item *> a).start
+    cdef Py_ssize_t y = (<const Item *> b).end - (<const Item *> b).start
+    return -1 if x > y else (1 if x < y else 0)
+
+
+cdef int grow_in_threads(HB *b, TreeBuffer *t, Item *root, weight_t tag) noexcept nogil:
+    """Split the large nodes from the root (any order: the numbering comes at the end), then
+    grow the subtrees below them in the threads, then merge (see above). Returns 0, or -1
+    when memory runs out."""
+    cdef Frontier top, tasks
+    cdef Item item
+    cdef Py_ssize_t limit = task_rows(b)
+    cdef int i, k, n_team, status = 0
+    cdef HB *team = NULL
+    cdef TreeBuffer *grown = NULL
+    cdef TreeBuffer merged
+    cdef index_t *task_node = NULL
+    cdef int *task_status = NULL
+    top.n, top.cap, tasks.n, tasks.cap = 0, FIRST_FRONTIER, 0, FIRST_FRONTIER
+    top.items = <Item *> malloc(top.cap * sizeof(Item))
+    tasks.items = <Item *> malloc(tasks.cap * sizeof(Item))
+    if top.items == NULL or tasks.items == NULL or frontier_push(&top, root) < 0:
+        status = -1
+    while status == 0 and top.n > 0:
+        top.n -= 1
+        item = top.items[top.n]
+        if item.end - item.start <= limit:      # a subtree for a thread, with the root's
+            status = frontier_push(&tasks, &item)   # histograms (if any) from its parent
+        elif split_node(b, t, &item, &top, tag) < 0:
+            status = -1
+    n_team = min(b.n_threads, tasks.n)
+    if status == 0 and tasks.n > 0:
+        qsort(tasks.items, tasks.n, sizeof(Item), by_rows)
+        team = <HB *> calloc(n_team, sizeof(HB))
+        grown = <TreeBuffer *> calloc(tasks.n, sizeof(TreeBuffer))
+        task_node = <index_t *> malloc(tasks.n * sizeof(index_t))
+        task_status = <int *> calloc(tasks.n, sizeof(int))
+        if team == NULL or grown == NULL or task_node == NULL or task_status == NULL:
+            status = -1
+        for k in range(n_team if team != NULL else 0):
+            if thread_builder(&team[k], b) < 0:
+                status = -1
+    if status == 0 and tasks.n > 0:
+        for i in prange(tasks.n, num_threads=n_team, schedule="dynamic", chunksize=1):
+            task_node[i] = tasks.items[i].node
+            task_status[i] = grow_subtree(&team[threadid()], t, &tasks.items[i], &grown[i],
+                                          tag)
+        for i in range(tasks.n):
+            if task_status[i] < 0:
+                status = -1
+        if status == 0:
+            if buffer_init(&merged, t.n_values) < 0 or \
+                    merge_subtrees(t, task_node, grown, tasks.n, &merged) < 0:
+                status = -1
+                buffer_free(&merged)
+            else:
+                buffer_free(t)
+                t[0] = merged
+    if team != NULL:
+        for k in range(n_team):
+            scratch_free(&team[k])
+    if grown != NULL:
+        for i in range(tasks.n):
+            buffer_free(&grown[i])
+    free(team); free(grown); free(task_node); free(task_status)
+    free(top.items); free(tasks.items)
+    return status
+
+
+cdef int thread_builder(HB *mine, const HB *b) noexcept nogil:
+    """A thread's builder: b's shared arrays, scratch of its own, one thread (no team within
+    a team). -1 when memory runs out (scratch_free frees any part)."""
+    mine[0] = b[0]
+    mine.n_threads = 1
+    mine.occ_rows = NULL; mine.occ_code = NULL; mine.occ_mixed = NULL; mine.slot_of = NULL
+    mine.occ_list = NULL; mine.varying = NULL; mine.bucket_start = NULL
+    mine.bucket_fill = NULL; mine.bucket_pos = NULL; mine.bucket_code = NULL
+    mine.node_counts = NULL; mine.left = NULL; mine.right = NULL; mine.miss = NULL
+    mine.cand_hist = NULL; mine.cand_bits = NULL; mine.candidates = NULL
+    mine.draw.heap = NULL; mine.found = NULL; mine.child_of_level = NULL
+    mine.level_seen = NULL; mine.child_w = NULL; mine.child_n = NULL
+    mine.child_rows = NULL; mine.child_hist = NULL; mine.all_hists = NULL
+    mine.free_hists = NULL
+    return scratch_init(mine)
+
+
+cdef int grow_subtree(HB *b, TreeBuffer *main, Item *task, TreeBuffer *buf,
+                      weight_t tag) noexcept nogil:
+    """Grow the subtree of task's node (split already found) into buf, whose node 0 is a
+    copy of that node: depth-first, with the thread's own builder b. Returns 0, or -1."""
+    cdef Item item = task[0]
+    if buffer_init(buf, main.n_values) < 0 or \
+            buffer_add_leaf(buf, item.depth, item.n, item.w) < 0:
+        return -1
+    buf.nodes[0] = main.nodes[item.node]
+    memcpy(buf.value, main.value + item.node * main.n_values, main.n_values * sizeof(double))
+    item.node = 0
+    if task.hist != NULL:       # the parent's split made them: a copy in the thread's pool
+        item.hist = hist_acquire(b)
+        if item.hist == NULL:
+            return -1
+        memcpy(item.hist, task.hist, b.hbytes)
+    return grow_frontier(b, buf, &item, 1, 0, 0.0,
                          split_node_weighted if weight_t is double else split_node_counted,
                          drop_hist)
 
@@ -1313,29 +1448,14 @@ cdef int grow(HB *b, TreeBuffer *t, weight_t tag) noexcept nogil:
 # ---------------------------------------------------------------- memory and entry point
 
 cdef int builder_init(HB *b) noexcept nogil:
-    """The builder's arrays (sizes set in b); -1 when memory runs out (builder_free frees any
-    part). Class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may
-    return NULL, which would read as out of memory."""
-    cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
-    if b.sparse:    # a row id per position, a node's view of the features, a code scratch
+    """The builder's arrays (sizes set in b): the sample in node order, which every thread
+    shares, and the first thread's scratch (scratch_init); -1 when memory runs out
+    (builder_free frees any part)."""
+    if b.sparse:    # a row id per position, a code scratch
         b.prow = <int *> malloc(b.m_rows * sizeof(int))
-        b.occ_rows = <int32_t *> calloc(b.d, sizeof(int32_t))
-        b.occ_code = <uint8_t *> malloc(b.d)
-        b.occ_mixed = <uint8_t *> calloc(b.d, 1)
-        b.slot_of = <int32_t *> malloc(b.d * sizeof(int32_t))
-        b.occ_list = <int *> malloc(b.n_listed * sizeof(int))
-        b.varying = <int *> malloc(b.n_listed * sizeof(int))
         b.tmp_bytes = <uint8_t *> malloc(b.m_rows)
-        b.bucket_start = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
-        b.bucket_fill = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
-        b.bucket_pos = <int32_t *> malloc((b.nnz + 1) * sizeof(int32_t))
-        b.bucket_code = <uint8_t *> malloc(b.nnz + 1)
-        if (b.prow == NULL or b.occ_rows == NULL or b.occ_code == NULL or
-                b.occ_mixed == NULL or b.slot_of == NULL or b.occ_list == NULL or
-                b.varying == NULL or b.bucket_start == NULL or b.bucket_fill == NULL or
-                b.bucket_pos == NULL or b.bucket_code == NULL):
+        if b.prow == NULL:
             return -1
-        memset(b.slot_of, 0xff, b.d * sizeof(int32_t))     # -1: not drawn
     else:           # the codes in node order and the partitions' scratch
         b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
         b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
@@ -1350,6 +1470,37 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
     # the n log2 n table serves the count copy; the weighted one computes its logs
     b.nlogn = <double *> malloc((1 if b.sw != NULL else b.m + 1) * sizeof(double))
+    if (b.lab == NULL or b.wgt == NULL or b.pw == NULL or b.yg == NULL or
+            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or
+            b.nlogn == NULL):
+        return -1
+    return scratch_init(b)
+
+
+cdef int scratch_init(HB *b) noexcept nogil:
+    """What one thread growing nodes writes: the node's class counts, the candidates' scratch
+    histograms and splits, a split's children, the pool of node histograms and (sparse X) a
+    node's view of the features. Class-count arrays get K + 1 entries: regression has K = 0,
+    and malloc(0) may return NULL, which would read as out of memory. -1 when memory runs
+    out (scratch_free frees any part)."""
+    cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
+    if b.sparse:
+        b.occ_rows = <int32_t *> calloc(b.d, sizeof(int32_t))
+        b.occ_code = <uint8_t *> malloc(b.d)
+        b.occ_mixed = <uint8_t *> calloc(b.d, 1)
+        b.slot_of = <int32_t *> malloc(b.d * sizeof(int32_t))
+        b.occ_list = <int *> malloc(b.n_listed * sizeof(int))
+        b.varying = <int *> malloc(b.n_listed * sizeof(int))
+        b.bucket_start = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_fill = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_pos = <int32_t *> malloc((b.nnz + 1) * sizeof(int32_t))
+        b.bucket_code = <uint8_t *> malloc(b.nnz + 1)
+        if (b.occ_rows == NULL or b.occ_code == NULL or b.occ_mixed == NULL or
+                b.slot_of == NULL or b.occ_list == NULL or b.varying == NULL or
+                b.bucket_start == NULL or b.bucket_fill == NULL or b.bucket_pos == NULL or
+                b.bucket_code == NULL):
+            return -1
+        memset(b.slot_of, 0xff, b.d * sizeof(int32_t))     # -1: not drawn
     b.node_counts = malloc((b.K + 1) * sizeof(double))   # count_t or double: 8 bytes each
     b.left = malloc((b.K + 1) * sizeof(double))
     b.right = malloc((b.K + 1) * sizeof(double))
@@ -1368,34 +1519,36 @@ cdef int builder_init(HB *b) noexcept nogil:
     b.child_hist = <char **> calloc(n_map, sizeof(char *))
     b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
-    if (b.lab == NULL or b.wgt == NULL or b.pw == NULL or b.yg == NULL or
-            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or
-            b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
-            b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
-            b.candidates == NULL or b.draw.heap == NULL or b.found == NULL or
-            b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
-            b.child_n == NULL or
+    b.n_alloc = b.n_free = 0
+    if (b.node_counts == NULL or b.left == NULL or b.right == NULL or b.miss == NULL or
+            b.cand_hist == NULL or b.cand_bits == NULL or b.candidates == NULL or
+            b.draw.heap == NULL or b.found == NULL or b.child_of_level == NULL or
+            b.level_seen == NULL or b.child_w == NULL or b.child_n == NULL or
             b.child_rows == NULL or b.child_hist == NULL or b.all_hists == NULL or
             b.free_hists == NULL):
         return -1
     return 0
 
 
-cdef void builder_free(HB *b) noexcept nogil:
+cdef void scratch_free(HB *b) noexcept nogil:
     cdef int i
-    for i in range(b.n_alloc):
-        free(b.all_hists[i])
-    free(b.pbins); free(b.prow); free(b.occ_rows); free(b.occ_code); free(b.occ_mixed)
-    free(b.slot_of); free(b.occ_list); free(b.varying); free(b.bucket_start)
-    free(b.bucket_fill); free(b.bucket_pos); free(b.bucket_code)
-    free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
-    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
+    if b.all_hists != NULL:
+        for i in range(b.n_alloc):
+            free(b.all_hists[i])
+    free(b.occ_rows); free(b.occ_code); free(b.occ_mixed); free(b.slot_of)
+    free(b.occ_list); free(b.varying); free(b.bucket_start); free(b.bucket_fill)
+    free(b.bucket_pos); free(b.bucket_code)
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
     free(b.cand_bits); free(b.candidates); free(b.draw.heap); free(b.found)
     free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_n)
-    free(b.child_rows)
-    free(b.child_hist)
-    free(b.all_hists); free(b.free_hists)
+    free(b.child_rows); free(b.child_hist); free(b.all_hists); free(b.free_hists)
+
+
+cdef void builder_free(HB *b) noexcept nogil:
+    scratch_free(b)
+    free(b.pbins); free(b.prow)
+    free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
+    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
 
 
 cdef inline int sample_count(const int[::1] counts, const double[::1] weights,
