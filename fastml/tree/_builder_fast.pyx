@@ -40,11 +40,15 @@
 # parallel OpenMP threads (n_threads) and partition their sorted lists in parallel too, and
 # grow the same tree for any n_threads.
 #
-# Sample weights: a row of weight w counts w in every class count, sum and impurity (so the
-# class statistics are doubles: the weight_t copy of each function, _grow.pxd), while
-# min_samples_leaf and n_node_samples count rows; min_weight_leaf bounds a child's weight.
-# Rows of weight 0 are left out of the sorted lists, exactly as if they were not in X. Without
-# weights every function runs its count_t copy, the loops as they were before weights.
+# Bootstrap counts and sample weights. Without sample weights (the count_t copy of each
+# function, _grow.pxd's weight_t), a row is in the sorted lists once, with its bootstrap
+# count as its weight, and a count is rows in every rule (class counts, min_samples_leaf,
+# n_node_samples): the trees of the repeated rows, in a third less memory and work for a
+# bootstrap sample (a third of the rows are not drawn). With sample weights (the double
+# copy) a row is repeated as often as the bootstrap drew it, each repeat weighing its sample
+# weight: class statistics sum weights, while min_samples_leaf and n_node_samples count the
+# repeats (positions in the lists); min_weight_leaf bounds a child's weight. Rows of weight 0
+# are left out of the sorted lists, exactly as if they were not in X.
 #
 # What does not depend on the sorted lists -- the impurity terms, the split record and its tie
 # rule, a node's creation and base cases, the children table, the growth loop -- is shared
@@ -105,7 +109,8 @@ ctypedef struct Scratch:       # what one thread writes while it searches / part
 
 ctypedef struct Builder:
     # data
-    Py_ssize_t m, d           # sample size (bootstrap repeats included), features
+    Py_ssize_t m, d           # entries of each sorted list (see above), features
+    Py_ssize_t total          # rows, bootstrap repeats included (count builds: the table)
     int n_lists               # d, and for regression one more: the rows in row order
     int *sidx                 # (n_lists, m) sorted row indices, partitioned down the tree
                               # (int32 halves the memory traffic of the partitions; build_tree
@@ -114,6 +119,7 @@ ctypedef struct Builder:
     const int *yc             # class codes (classification)
     const double *yr          # targets (regression)
     const double *wr          # sample weights (weighted builds; NULL: every row weighs 1)
+    const int *cnt            # count builds: each row's bootstrap count (NULL: 1 each)
     const unsigned char *is_cat
     const int *n_levels
     int K, criterion
@@ -165,24 +171,34 @@ cdef inline double class_term2(Builder *b, const weight_t *a, const weight_t *ex
 
 
 cdef inline weight_t row_weight(Builder *b, int row, weight_t tag) noexcept nogil:
-    """The weight of one row of the sorted lists: 1 (a count build), or its sample weight."""
+    """The weight of one entry of the sorted lists: its row's bootstrap count (1 without a
+    bootstrap) in a count build, or its row's sample weight."""
     if weight_t is double:
         return b.wr[row]
     else:
-        return 1
+        return b.cnt[row] if b.cnt != NULL else 1
 
 
 cdef inline weight_t rows_weight(Builder *b, const int *idx, Py_ssize_t p, Py_ssize_t q,
                                  weight_t tag) noexcept nogil:
-    """The weight of the list's rows [p, q): q - p, or the sum of their sample weights."""
+    """The weight of the list's entries [p, q): their counts, or their sample weights."""
     cdef weight_t w = 0
-    if weight_t is double:
-        while p < q:
-            w += b.wr[idx[p]]
-            p += 1
-        return w
-    else:
+    if weight_t is not double and b.cnt == NULL:
         return q - p
+    while p < q:
+        w += row_weight(b, idx[p], tag)
+        p += 1
+    return w
+
+
+cdef inline count_t rows_of(Py_ssize_t entries, weight_t w) noexcept nogil:
+    """The rows (bootstrap repeats included) of entries of the lists of weight w: as many as
+    the entries in a weighted build (repeats are entries), their counts -- the weight -- in a
+    count build."""
+    if weight_t is double:
+        return entries
+    else:
+        return w
 
 
 # ---------------------------------------------------------------- split search
@@ -253,7 +269,7 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     cdef const double *val = b.sval + f * b.m
     cdef const int *y = b.yc
     cdef Py_ssize_t e = missing_start(val, start, end), p, q, g_end, nxt_end
-    cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef count_t n_miss, n_left, n_right, n_present, leaf = b.min_samples_leaf
     cdef int c, K = b.K, crit = b.criterion, g_class, nxt_class
     cdef const double *nlogn = b.nlogn  # locals: a store to the counts cannot reload them
     cdef weight_t *left = <weight_t *> s.left
@@ -275,10 +291,12 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
     for c in range(K):
         right[c] = node_counts[c] - miss[c]
         w_present += right[c]
+    n_miss = rows_of(end - e, w_miss)
+    n_present = rows_of(e - start, w_present)
     if val[start] == val[e - 1]:            # one value: only the missing-vs-present cut
         for c in range(K):
             left[c], right[c] = right[c], 0
-        cut_missing_off_class(b, f, left, miss, e - start, w_present, n_miss, w_miss, best)
+        cut_missing_off_class(b, f, left, miss, n_present, w_present, n_miss, w_miss, best)
         return 1
     p = start
     g_end = scan_run(b, idx, val, p, e, &g_class, &g_w)
@@ -290,20 +308,20 @@ cdef int sweep_class(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t
             right[c] -= w
         w_left += g_w
         if g_end == e:
-            cut_missing_off_class(b, f, left, miss, e - start, w_present, n_miss, w_miss, best)
+            cut_missing_off_class(b, f, left, miss, n_present, w_present, n_miss, w_miss, best)
             break
         nxt_end = scan_run(b, idx, val, g_end, e, &nxt_class, &nxt_w)
-        n_left = g_end - start
-        n_right = e - g_end
         w_right = w_present - w_left
+        n_left = rows_of(g_end - start, w_left)
+        n_right = rows_of(e - g_end, w_right)
         # 001: only cuts between different classes matter. Inside a run of same-class rows the
         # cost is concave in the cut, so its minimum over the allowed cuts is at the first or
         # last allowed one: skip a cut only when its neighbour cuts are allowed too.
         if (g_class < 0 or g_class != nxt_class or
-                not allowed(n_left - (g_end - p), w_left - g_w, leaf + n_miss,
+                not allowed(n_left - rows_of(g_end - p, g_w), w_left - g_w, leaf + n_miss,
                             wleaf + w_miss) or
-                not allowed(n_right - (nxt_end - g_end), w_right - nxt_w, leaf + n_miss,
-                            wleaf + w_miss)):
+                not allowed(n_right - rows_of(nxt_end - g_end, nxt_w), w_right - nxt_w,
+                            leaf + n_miss, wleaf + w_miss)):
             t = split_point(val[g_end - 1], val[g_end])
             if n_miss == 0:
                 if allowed(n_left, w_left, leaf, wleaf) and allowed(n_right, w_right, leaf,
@@ -356,7 +374,7 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end), p
-    cdef count_t n_miss = end - e, n_left, n_right, leaf = b.min_samples_leaf
+    cdef count_t n_miss, n_left, n_right, leaf = b.min_samples_leaf
     cdef weight_t w, w_miss = 0, w_all = 0, w_left = 0, w_right
     cdef double s_left = 0.0, s_miss = 0.0, s_all = 0.0, s_right, t, cost
     cdef double wleaf = b.min_weight_leaf
@@ -370,15 +388,16 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
         w = row_weight(b, idx[p], tag)
         s_all += w * (b.yr[idx[p]] - mean)
         w_all += w
+    n_miss = rows_of(end - e, w_miss)
     for p in range(start, e - 1):
         w = row_weight(b, idx[p], tag)
         s_left += w * (b.yr[idx[p]] - mean)
         w_left += w
         if val[p + 1] == val[p]:
             continue
-        n_left = p + 1 - start
-        n_right = e - p - 1
         w_right = w_all - w_left
+        n_left = rows_of(p + 1 - start, w_left)
+        n_right = rows_of(e - p - 1, w_right)
         s_right = s_all - s_left
         t = split_point(val[p], val[p + 1])
         if allowed(n_left, w_left, leaf, wleaf) and \
@@ -389,7 +408,7 @@ cdef int sweep_sse(Builder *b, int f, Py_ssize_t start, Py_ssize_t end, Split *b
                 allowed(n_right, w_right, leaf, wleaf):
             cost = sse_term(s_left + s_miss, w_left + w_miss) + sse_term(s_right, w_right)
             consider(best, cost, f, t, 1, 2)
-    if n_miss > 0 and allowed(e - start, w_all, leaf, wleaf) and \
+    if n_miss > 0 and allowed(rows_of(e - start, w_all), w_all, leaf, wleaf) and \
             allowed(n_miss, w_miss, leaf, wleaf):                   # missing vs present
         consider(best, sse_term(s_all, w_all) + sse_term(s_miss, w_miss), f, INFINITY, 0, 2)
     return 1
@@ -429,7 +448,7 @@ cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_s
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end), p, q, r, big_start = -1
-    cdef count_t n_miss = end - e, n_child
+    cdef count_t n_miss, n_child
     cdef weight_t w, w_miss = 0, w_child, most = 0
     cdef weight_t *left = <weight_t *> s.left
     cdef weight_t *miss = <weight_t *> s.miss
@@ -458,11 +477,13 @@ cdef int sweep_categorical(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_s
             w = row_weight(b, idx[p], tag)
             s_miss += w * (b.yr[idx[p]] - mean)
             w_miss += w
+    n_miss = rows_of(end - e, w_miss)
     p = start
     while p < e:
         q = run_end(val, p, e)
-        n_child = q - p + (n_miss if p == big_start else 0)
-        w_child = rows_weight(b, idx, p, q, tag) + (w_miss if p == big_start else 0)
+        w_child = rows_weight(b, idx, p, q, tag)
+        n_child = rows_of(q - p, w_child) + (n_miss if p == big_start else 0)
+        w_child += w_miss if p == big_start else 0
         if not allowed(n_child, w_child, b.min_samples_leaf, b.min_weight_leaf):
             return 1
         if b.criterion == CRIT_SSE:
@@ -622,7 +643,7 @@ cdef int sweep_binary(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_
     cdef const int *idx = b.sidx + f * b.m
     cdef const double *val = b.sval + f * b.m
     cdef Py_ssize_t e = missing_start(val, start, end), p
-    cdef count_t n_miss = end - e, n_all = e - start, n_left, n_right, nl, nr
+    cdef count_t n_miss, n_all, n_left, n_right, nl, nr
     cdef count_t leaf = b.min_samples_leaf
     cdef double wleaf = b.min_weight_leaf
     cdef int P, o, i, c, slot, K = b.K, miss_left
@@ -638,6 +659,7 @@ cdef int sweep_binary(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_
         return 0
     for i in range(P):
         w_all += <weight_t> s.gsum[GSUM * i + 1]
+    n_all = rows_of(e - start, w_all)
     if b.criterion == CRIT_SSE:
         for p in range(e, end):
             w = row_weight(b, idx[p], tag)
@@ -652,6 +674,7 @@ cdef int sweep_binary(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_
             w = row_weight(b, idx[p], tag)
             miss[b.yc[idx[p]]] += w
             w_miss += w
+    n_miss = rows_of(end - e, w_miss)
     for o in range(n_orderings(b)):
         order_levels(b, s, P, o, tag)
         n_left = 0
@@ -661,7 +684,7 @@ cdef int sweep_binary(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_
             left[c] = 0
         for i in range(P - 1):
             slot = s.keys[i].slot
-            n_left += <count_t> s.gsum[GSUM * slot]
+            n_left += rows_of(<count_t> s.gsum[GSUM * slot], <weight_t> s.gsum[GSUM * slot + 1])
             w_left += <weight_t> s.gsum[GSUM * slot + 1]
             n_right = n_all - n_left
             w_right = w_all - w_left
@@ -963,11 +986,14 @@ cdef int make_node(Builder *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_s
     0 if it is a leaf, -1 when memory runs out."""
     cdef double parent_term, mean
     cdef int pure
+    cdef count_t n
     if open_node(t, item, start, end, end - start, end - start, depth) < 0:
         return -1
     pure = node_stats(b, t, item.node, start, end, &parent_term, &mean, tag)
     set_weight(t, item, b.node_w)
-    if base_case(pure, depth, end - start, b.node_w, b.max_depth, b.min_samples_split,
+    n = rows_of(end - start, <weight_t> b.node_w)
+    item.n = t.nodes[item.node].n_node_samples = n
+    if base_case(pure, depth, n, b.node_w, b.max_depth, b.min_samples_split,
                  b.min_samples_leaf, b.min_weight_leaf):
         return 0
     find_split(b, start, end, &item.split, mean, item.seed, tag)
@@ -997,10 +1023,7 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
             v = 0 if val[p] < thr else 1
             b.side[idx[p]] = v
             child_size[v] += 1
-            if weight_t is double:
-                child_w[v] += b.wr[idx[p]]
-        if weight_t is not double:
-            child_w[0], child_w[1] = child_size[0], child_size[1]
+            child_w[v] += row_weight(b, idx[p], tag)
         miss_side = missing_side(e < item.end, item.split.missing_left, child_w[0],
                                  child_w[1])
         for p in range(e, item.end):
@@ -1182,7 +1205,7 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     b.sidx = <int *> malloc(b.n_lists * b.m * sizeof(int))
     b.sval = <double *> malloc(b.n_lists * b.m * sizeof(double))
     # the n log2 n table serves the count copy; the weighted one computes its logs
-    b.nlogn = <double *> malloc((1 if b.wr != NULL else b.m + 1) * sizeof(double))
+    b.nlogn = <double *> malloc((1 if b.wr != NULL else b.total + 1) * sizeof(double))
     b.side = <int *> malloc(n * sizeof(int))
     b.node_counts = malloc((b.K + 1) * WEIGHT_BYTES)
     b.candidates = <int *> malloc(b.d * sizeof(int))
@@ -1223,6 +1246,15 @@ cdef inline Py_ssize_t repeats(const int[::1] counts, const double[::1] weights,
     return counts[r] if counts.shape[0] > 0 else 1
 
 
+cdef inline Py_ssize_t entries(const int[::1] counts, const double[::1] weights,
+                              Py_ssize_t r) noexcept nogil:
+    """Row r's entries in each sorted list: its repeats in a weighted build, one in a count
+    build if the bootstrap drew it (its count is its weight)."""
+    if weights.shape[0] > 0:
+        return repeats(counts, weights, r)
+    return 1 if repeats(counts, weights, r) > 0 else 0
+
+
 cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::1] order,
                             const int[::1] counts, const double[::1] weights) noexcept nogil:
     """nlogn (count builds), and each feature's sorted sample with a row repeated `repeats`
@@ -1231,13 +1263,13 @@ cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::
     cdef int r
     b.nlogn[0] = 0.0
     if b.wr == NULL:
-        for i in range(1, b.m + 1):
+        for i in range(1, b.total + 1):
             b.nlogn[i] = i * log2(<double> i)
     for f in range(b.n_lists):
         p = f * b.m
         for i in range(n):
             r = order[f, i] if f < b.d else <int> i
-            repeat = repeats(counts, weights, r)
+            repeat = entries(counts, weights, r)
             for j in range(repeat):
                 fastml_check_index(p, (f + 1) * b.m)
                 b.sidx[p] = r
@@ -1268,7 +1300,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     contract)."""
     cdef Builder b
     cdef TreeBuffer t
-    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], i, f, m = 0
+    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], i, f, m = 0, total = 0
     cdef int status = 0
     cdef int classification = criterion != CRIT_SSE
     if order.shape[0] != d or order.shape[1] != n or is_categorical.shape[0] != d or \
@@ -1283,16 +1315,19 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1; got {n_threads}")
     for i in range(n):
-        m += repeats(counts, weights, i)
+        m += entries(counts, weights, i)
+        total += repeats(counts, weights, i)
     if m < 1:
         raise ValueError("the sample to grow a tree from is empty")
-    if m > INT_MAX:
-        raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {m}")
+    if total > INT_MAX:
+        raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {total}")
     if weights.shape[0] == 0 and min_weight_leaf > min_samples_leaf:
         # a count build's weights are its rows: the least weight is a least number of rows
         min_samples_leaf = <index_t> ceil(min_weight_leaf)
     memset(&b, 0, sizeof(Builder))
     b.wr = &weights[0] if weights.shape[0] > 0 else NULL
+    b.cnt = &counts[0] if counts.shape[0] > 0 and weights.shape[0] == 0 else NULL
+    b.total = total
     b.min_weight_leaf = min_weight_leaf
     b.n_threads = n_threads
     b.m, b.d = m, d
