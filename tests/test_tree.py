@@ -590,3 +590,20 @@ def test_reordered_frame_columns_are_named_as_such():
         est.fit(df, np.arange(60) % 2)
         with pytest.raises(ValueError, match="feature names"):
             est.predict(df[["c", "b", "a"]])
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(n=st.integers(1, 400), levels=st.sampled_from([1, 3, 50, 10**9]),
+       nan=st.sampled_from([0.0, 0.1, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_property_presort_is_the_stable_argsort(n, levels, nan, seed):
+    """fastml.tree._classes.presort (numpy's quicksort, then the runs of equal values by row)
+    is numpy's stable argsort, ties and NaN included, for any mix of ties."""
+    from fastml.tree._classes import presort
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, (2, n)) * 0.25
+    X[rng.random(X.shape) < nan] = np.nan
+    np.testing.assert_array_equal(presort(X), np.argsort(X, axis=1, kind="stable"))
+    np.testing.assert_array_equal(presort(X, n_threads=2), np.argsort(X, axis=1, kind="stable"))

@@ -57,7 +57,8 @@ __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
 
 def presort(Xf, n_threads=1):
-    """Each feature's rows sorted by value, NaN last (once per fit; forests share it).
+    """Each feature's rows sorted by value, NaN last, equal values in row order (once per
+    fit; forests share it).
 
     Parameters
     ----------
@@ -71,19 +72,42 @@ def presort(Xf, n_threads=1):
 
     Examples
     --------
-    >>> presort(np.array([[3.0, np.nan, 1.0]])).tolist()
-    [[2, 0, 1]]
+    >>> presort(np.array([[3.0, np.nan, 1.0, 3.0]])).tolist()
+    [[2, 0, 3, 1]]
     """
-    if n_threads == 1 or Xf.shape[0] < 2:
-        return np.ascontiguousarray(np.argsort(Xf, axis=1, kind="stable"), dtype=np.int32)
-    from concurrent.futures import ThreadPoolExecutor
     order = np.empty(Xf.shape, dtype=np.int32)
 
     def sort_feature(f):
-        order[f] = np.argsort(Xf[f], kind="stable")
+        order[f] = sorted_rows(Xf[f])
 
+    if n_threads == 1 or Xf.shape[0] < 2:
+        for f in range(Xf.shape[0]):
+            sort_feature(f)
+        return order
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n_threads) as pool:
         list(pool.map(sort_feature, range(Xf.shape[0])))
+    return order
+
+
+def sorted_rows(x):
+    """The rows of x by value, NaN last, equal values in row order: the stable argsort, by
+    numpy's quicksort (its SIMD argsort, ~3x the stable one on W3's columns) and then a sort
+    of just the runs of equal values by row (columns of many ties: the stable sort)."""
+    order = np.argsort(x, kind="quicksort")
+    ranked = x[order]
+    tied = (ranked[1:] == ranked[:-1]) | (np.isnan(ranked[1:]) & np.isnan(ranked[:-1]))
+    if not tied.any():
+        return order
+    if 4 * np.count_nonzero(tied) > len(x):   # many ties (few values): timsort's runs win
+        return np.argsort(x, kind="stable")
+    in_run = np.zeros(len(x), dtype=bool)       # the entries of runs of two or more
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    where = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate(([True], ~tied)))[where]   # run number, non-decreasing
+    by_row = np.argsort(run.astype(np.int64) * len(x) + order[where], kind="quicksort")
+    order[where] = order[where][by_row]
     return order
 
 
