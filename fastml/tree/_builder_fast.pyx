@@ -1255,11 +1255,11 @@ cdef inline Py_ssize_t entries(const int[::1] counts, const double[::1] weights,
     return 1 if repeats(counts, weights, r) > 0 else 0
 
 
-cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::1] order,
+cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::1] order,
                             const int[::1] counts, const double[::1] weights) noexcept nogil:
     """nlogn (count builds), and each feature's sorted sample with a row repeated `repeats`
     times; for regression also the sample in row order (list d)."""
-    cdef Py_ssize_t f, i, j, p, n = Xf.shape[1], repeat
+    cdef Py_ssize_t f, i, j, p, n = Xs.shape[1], repeat
     cdef int r
     b.nlogn[0] = 0.0
     if b.wr == NULL:
@@ -1273,11 +1273,11 @@ cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xf, const int[:, ::
             for j in range(repeat):
                 fastml_check_index(p, (f + 1) * b.m)
                 b.sidx[p] = r
-                b.sval[p] = Xf[f, r] if f < b.d else 0.0
+                b.sval[p] = Xs[f, i] if f < b.d else 0.0
                 p += 1
 
 
-def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] counts,
+def build_tree(const double[:, ::1] Xs, const int[:, ::1] order, const int[::1] counts,
                const double[::1] weights, const int[::1] y_class, const double[::1] y_reg,
                const unsigned char[::1] is_categorical, const int[::1] n_levels,
                int n_classes, int criterion, index_t max_depth, index_t min_samples_split,
@@ -1285,8 +1285,9 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
                index_t max_features, uint64_t seed, int n_threads=1, int categorical_split=0):
     """Grow one tree and return it as a Tree (fastml/tree/_tree_fast.pyx). Runs without the GIL.
 
-    Xf: (d, n) feature-major values (NaN = missing, categorical columns as codes 0..L-1);
-    order: (d, n) each feature's rows sorted by value, NaN last; counts: how many times each
+    Xs, order: (d, n) each feature's rows sorted by value, NaN last (order), and their
+    values in that order (Xs[f, i] = X[order[f, i], f]; NaN = missing, categorical columns as
+    codes 0..L-1), so filling a tree's lists reads both in sequence; counts: how many times each
     row is in the sample (bootstrap), or empty for once each; weights: each row's sample
     weight (finite, >= 0; a row of weight 0 is left out), or empty for 1 each (the count
     copy of the builder); y_class (classification, codes 0..n_classes-1) or y_reg
@@ -1300,7 +1301,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
     contract)."""
     cdef Builder b
     cdef TreeBuffer t
-    cdef Py_ssize_t d = Xf.shape[0], n = Xf.shape[1], i, f, m = 0, total = 0
+    cdef Py_ssize_t d = Xs.shape[0], n = Xs.shape[1], i, f, m = 0, total = 0
     cdef int status = 0
     cdef int classification = criterion != CRIT_SSE
     if order.shape[0] != d or order.shape[1] != n or is_categorical.shape[0] != d or \
@@ -1352,7 +1353,7 @@ def build_tree(const double[:, ::1] Xf, const int[:, ::1] order, const int[::1] 
         if builder_init(&b, n) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
         else:
-            fill_sorted_lists(&b, Xf, order, counts, weights)
+            fill_sorted_lists(&b, Xs, order, counts, weights)
             status = grow_tree(&b, &t)
         builder_free(&b)
     return finish_tree(&t, status)
