@@ -56,7 +56,7 @@
 from libc.math cimport ceil, log, log1p, log2, exp2, isnan, NAN, INFINITY
 from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memcpy, memset
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 from libc.limits cimport INT_MAX
 
 import numpy as np
@@ -131,7 +131,9 @@ ctypedef struct Builder:
     double min_weight_leaf    # weighted builds (a count build folds it into min_samples_leaf)
     # scratch
     double *nlogn             # nlogn[k] = k log2 k, k = 0..m
-    int *side                 # (n rows of X) child of each row at the split being applied
+    uint8_t *side8            # (n rows of X) child of each row at the split being applied
+    int *side                 # the same for a multiway split of more than 254 levels (wide)
+    int wide                  # the split being applied uses side, not side8
     void *node_counts         # (K) the node's class counts (weight_t)
     double node_w             # the node's weight (its rows without sample weights)
     Scratch *scratch          # one per thread
@@ -746,9 +748,9 @@ cdef int assign_binary(Builder *b, Item *item, count_t *child_size,
         b.level_seen[v] = 1
         child_size[b.child_of_level[v]] += <count_t> s.gsum[GSUM * s.keys[i].slot]
     for p in range(item.start, e):
-        b.side[idx[p]] = b.child_of_level[<int> val[p]]
+        set_side(b, idx[p], b.child_of_level[<int> val[p]])
     for p in range(e, item.end):
-        b.side[idx[p]] = miss_side
+        set_side(b, idx[p], miss_side)
     child_size[miss_side] += item.end - e
     b.child_of_level[L] = miss_side
     return 2
@@ -1002,6 +1004,14 @@ cdef int make_node(Builder *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_s
 
 # ---------------------------------------------------------------- applying a split
 
+cdef inline void set_side(Builder *b, int row, int child) noexcept nogil:
+    """The child of a row at the split being applied."""
+    if b.wide:
+        b.side[row] = child
+    else:
+        b.side8[row] = <uint8_t> child
+
+
 cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size,
                       weight_t tag) noexcept nogil:
     """side[row] = child of each row at the split; fills the node's children count (rows) and
@@ -1013,6 +1023,7 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
     cdef double thr = item.split.threshold
     cdef weight_t child_w[2]
     cdef double *gsum = b.scratch.gsum
+    b.wide = b.is_cat[f] and not b.cat_binary and b.n_levels[f] > 254
     if not b.is_cat[f]:
         k = 2
         child_size[0] = 0
@@ -1021,13 +1032,13 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
         child_w[1] = 0
         for p in range(item.start, e):
             v = 0 if val[p] < thr else 1
-            b.side[idx[p]] = v
+            set_side(b, idx[p], v)
             child_size[v] += 1
             child_w[v] += row_weight(b, idx[p], tag)
         miss_side = missing_side(e < item.end, item.split.missing_left, child_w[0],
                                  child_w[1])
         for p in range(e, item.end):
-            b.side[idx[p]] = miss_side
+            set_side(b, idx[p], miss_side)
             child_size[miss_side] += 1
         b.child_of_level[0] = miss_side  # remembered for the missing_child
         return k
@@ -1048,10 +1059,10 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
             child_size[k] = <count_t> gsum[GSUM * v]
             k += 1
     for p in range(item.start, e):
-        b.side[idx[p]] = b.child_of_level[<int> val[p]]
+        set_side(b, idx[p], b.child_of_level[<int> val[p]])
     miss_side = b.child_of_level[big]
     for p in range(e, item.end):
-        b.side[idx[p]] = miss_side
+        set_side(b, idx[p], miss_side)
     child_size[miss_side] += item.end - e
     for v in range(L):  # unseen at this node → the majority path
         if b.child_of_level[v] < 0:
@@ -1062,23 +1073,36 @@ cdef int assign_sides(Builder *b, TreeBuffer *t, Item *item, count_t *child_size
 
 cdef void partition_feature(Builder *b, Scratch *s, int f, Py_ssize_t start, Py_ssize_t end,
                             const count_t *child_size, int k) noexcept nogil:
-    """Stable counting scatter of feature f's [start, end) by side[row]: the children stay
-    sorted, in child order."""
+    """Stable counting scatter of feature f's [start, end) by each row's side: the children
+    stay sorted, in child order. Two children (every threshold split) keep both write
+    positions in registers; an offsets array in memory chains every entry through a store
+    and a load."""
     cdef int c, side
-    cdef Py_ssize_t p, n = end - start, o
+    cdef Py_ssize_t p, n = end - start, o, left = 0, right = child_size[0]
     cdef int *idx = b.sidx + f * b.m + start
     cdef double *val = b.sval + f * b.m + start
-    s.offset[0] = 0
-    for c in range(1, k):
-        s.offset[c] = s.offset[c - 1] + child_size[c - 1]
-    for p in range(n):
-        side = b.side[idx[p]]
-        fastml_check_index(side, k)
-        o = s.offset[side]
-        fastml_check_index(o, n)
-        s.tmp_idx[o] = idx[p]
-        s.tmp_val[o] = val[p]
-        s.offset[side] = o + 1
+    cdef const uint8_t *side8 = b.side8
+    if k == 2 and not b.wide:
+        for p in range(n):
+            side = side8[idx[p]]
+            o = right if side else left
+            fastml_check_index(o, n)
+            s.tmp_idx[o] = idx[p]
+            s.tmp_val[o] = val[p]
+            right += side
+            left += 1 - side
+    else:
+        s.offset[0] = 0
+        for c in range(1, k):
+            s.offset[c] = s.offset[c - 1] + child_size[c - 1]
+        for p in range(n):
+            side = b.side[idx[p]] if b.wide else side8[idx[p]]
+            fastml_check_index(side, k)
+            o = s.offset[side]
+            fastml_check_index(o, n)
+            s.tmp_idx[o] = idx[p]
+            s.tmp_val[o] = val[p]
+            s.offset[side] = o + 1
     memcpy(idx, s.tmp_idx, n * sizeof(int))
     memcpy(val, s.tmp_val, n * sizeof(double))
 
@@ -1206,7 +1230,8 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     b.sval = <double *> malloc(b.n_lists * b.m * sizeof(double))
     # the n log2 n table serves the count copy; the weighted one computes its logs
     b.nlogn = <double *> malloc((1 if b.wr != NULL else b.total + 1) * sizeof(double))
-    b.side = <int *> malloc(n * sizeof(int))
+    b.side8 = <uint8_t *> malloc(n)
+    b.side = <int *> malloc((n if b.max_levels > 254 else 1) * sizeof(int))
     b.node_counts = malloc((b.K + 1) * WEIGHT_BYTES)
     b.candidates = <int *> malloc(b.d * sizeof(int))
     b.found = <Split *> malloc(b.d * sizeof(Split))
@@ -1219,6 +1244,7 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     if b.scratch == NULL or scratch_init(b.scratch, b.n_threads, b.m, b.K, b.max_levels) < 0:
         return -1
     if (b.sidx == NULL or b.sval == NULL or b.nlogn == NULL or b.side == NULL or
+            b.side8 == NULL or
             b.node_counts == NULL or b.candidates == NULL or b.found == NULL or
             b.found_left == NULL or
             b.child_of_level == NULL or b.level_seen == NULL or b.child_size == NULL or
@@ -1228,7 +1254,8 @@ cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
 
 
 cdef void builder_free(Builder *b) noexcept nogil:
-    free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.node_counts)
+    free(b.sidx); free(b.sval); free(b.nlogn); free(b.side); free(b.side8)
+    free(b.node_counts)
     free(b.candidates); free(b.found); free(b.found_left); free(b.child_of_level)
     free(b.level_seen)
     free(b.child_size); free(b.draw.heap)
@@ -1255,12 +1282,20 @@ cdef inline Py_ssize_t entries(const int[::1] counts, const double[::1] weights,
     return 1 if repeats(counts, weights, r) > 0 else 0
 
 
-cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::1] order,
-                            const int[::1] counts, const double[::1] weights) noexcept nogil:
-    """nlogn (count builds), and each feature's sorted sample with a row repeated `repeats`
-    times; for regression also the sample in row order (list d)."""
+cdef int fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::1] order,
+                           const int[::1] counts, const double[::1] weights) noexcept nogil:
+    """nlogn (count builds), and each feature's sorted sample, a row entered `entries` times;
+    for regression also the sample in row order (list d). Rows' entries are looked up in a
+    byte per row (a row's count would be a read at random from an array four times larger,
+    most of the fill's time); -1 when memory runs out."""
     cdef Py_ssize_t f, i, j, p, n = Xs.shape[1], repeat
     cdef int r
+    cdef uint8_t *times = <uint8_t *> malloc(n)
+    if times == NULL:
+        return -1
+    for i in range(n):      # 255: look the count up (a row drawn 255 times or more)
+        repeat = entries(counts, weights, i)
+        times[i] = <uint8_t> (repeat if repeat < 255 else 255)
     b.nlogn[0] = 0.0
     if b.wr == NULL:
         for i in range(1, b.total + 1):
@@ -1269,12 +1304,16 @@ cdef void fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::
         p = f * b.m
         for i in range(n):
             r = order[f, i] if f < b.d else <int> i
-            repeat = entries(counts, weights, r)
+            repeat = times[r]
+            if repeat == 255:
+                repeat = entries(counts, weights, r)
             for j in range(repeat):
                 fastml_check_index(p, (f + 1) * b.m)
                 b.sidx[p] = r
                 b.sval[p] = Xs[f, i] if f < b.d else 0.0
                 p += 1
+    free(times)
+    return 0
 
 
 def build_tree(const double[:, ::1] Xs, const int[:, ::1] order, const int[::1] counts,
@@ -1353,8 +1392,9 @@ def build_tree(const double[:, ::1] Xs, const int[:, ::1] order, const int[::1] 
         if builder_init(&b, n) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
         else:
-            fill_sorted_lists(&b, Xs, order, counts, weights)
-            status = grow_tree(&b, &t)
+            status = fill_sorted_lists(&b, Xs, order, counts, weights)
+            if status == 0:
+                status = grow_tree(&b, &t)
         builder_free(&b)
     return finish_tree(&t, status)
 

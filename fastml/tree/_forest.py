@@ -26,6 +26,7 @@ from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothi
 from .._extras import install_hint
 from .._plans import Ensemble, adopt
 from .._progress import track
+from .._threads import blas_limit
 from .._validation import (check_n_jobs, check_param, check_random_state, check_target,
                            class_weight_factors, seed_from)
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput,
@@ -76,7 +77,9 @@ class BaseForest(EncodedInput, BaseEstimator):
                                                         tree_weights, n), **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
+        # BLAS on one thread inside the pool's threads (the trees call none, but a pool of
+        # threads each starting BLAS's own would oversubscribe the cores)
+        with blas_limit(1), ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
