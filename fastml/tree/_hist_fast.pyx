@@ -6,8 +6,8 @@
 # on how a node's rows are stored is _grow.pxd's, shared with the exact builder.
 #
 # What it computes:
-#   1. Binning, once per fit (a forest shares it; _binning.pyx): each real column becomes uint8
-#      bin codes. A column of at most max_bins distinct values gets one bin per value; a
+#   1. Binning, once per fit (a forest shares it; _binning_fast.pyx): each real column becomes
+#      uint8 bin codes. A column of at most max_bins distinct values gets one bin per value; a
 #      longer one gets equal-frequency (quantile) bins from a sorted sample. NaN is bin 255.
 #      Categorical columns keep their level codes as bins (so they keep the multiway split).
 #      Each bin has ends lo, hi: its value (a bin per value), or the edges around it.
@@ -67,7 +67,7 @@ from ._grow cimport *  # the growing code both builders share (criteria, Split, 
 
 from ..info import GAIN_TIE
 from ._builder_fast import CRITERIA  # the criterion codes, by name (the doctest below)
-from ._binning import MAX_BINS, MISSING_BIN, Binned, bin_features, bin_sparse
+from ._binning_fast import MAX_BINS, MISSING_BIN, Binned, bin_features, bin_sparse
 
 cdef enum:
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
@@ -75,7 +75,7 @@ cdef enum:
     MISSING_OFF = -1     # Split.cut_next of the missing-vs-present cut (threshold +inf)
 
 if MISSING_BIN != MISSING:  # the binning writes the missing code the builder reads
-    raise ImportError("_binning's missing bin differs from the builder's MISSING")
+    raise ImportError("_binning_fast's missing bin differs from the builder's MISSING")
 
 cdef double TIE = GAIN_TIE
 # A node with at least this many rows keeps the histograms of all its features for its
@@ -1618,7 +1618,7 @@ def build_hist_tree(binned, const int[::1] counts, const double[::1] weights,
     column kinds, the limits, the seed of the feature draws and n_threads (threads that build
     the histograms of large nodes; the tree is the same for any number). Runs without the
     GIL, so a forest grows its trees from threads. binned: dense or sparse codes
-    (_binning.Binned)."""
+    (_binning_fast.Binned)."""
     cdef HB b
     cdef TreeBuffer t
     cdef const uint8_t[:, ::1] bins
