@@ -268,6 +268,15 @@ def resolve_max_features(max_features, n_features):
     return max(1, int(max_features * n_features))
 
 
+class HistTakesSparse:
+    """`_accepts_sparse` of the trees and forests: an estimator with splitter="hist" takes
+    sparse X (its tags say so); the class itself, as its defaults (splitter="best"), does not
+    (what the command line asks of a model class)."""
+
+    def __get__(self, obj, owner=None):
+        return obj is not None and getattr(obj, "splitter", None) == "hist"
+
+
 class EncodedInput:
     """Parameter checks and the tabular encoding shared by trees and forests. Sparse X
     (scipy CSR / CSC, splitter="hist") is kept sparse: a CSR matrix of real columns."""
@@ -276,10 +285,7 @@ class EncodedInput:
 
     _fitted_attr = "tree_"
 
-    @property
-    def _accepts_sparse(self):
-        """The histogram splitter takes sparse X (the estimator's tags say so)."""
-        return getattr(self, "splitter", None) == "hist"
+    _accepts_sparse = HistTakesSparse()
 
     def _limits(self, n_samples, n_features):
         """The growth limits as the builder takes them. Any integer is accepted (a Python int

@@ -195,7 +195,8 @@ def _parts_deal(template, rows):
 def _parts_grow(X, y, w, template, count, seed):
     """`count` trees on a part's rows, by the forest's own builder."""
     if w is not None:
-        raise TypeError("forests take no sample_weight")
+        raise TypeError("a forest grown on parts takes no sample_weight yet; fit it in "
+                        "memory to weigh its rows")
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
