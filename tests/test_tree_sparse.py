@@ -1,5 +1,5 @@
 """Sparse X (scipy CSR / CSC) for the histogram trees and forests (issue 31): binned from the
-nonzeros (fastml/tree/_binning.pyx), grown from the rows' entries with each zero bin the
+nonzeros (fastml/tree/_binning_fast.pyx), grown from the rows' entries with each zero bin the
 node's total minus the other bins (fastml/tree/_hist_fast.pyx), walked by a binary search in
 each row's entries; never a dense copy of X. A sparse fit is the dense fit of the same data:
 the same bins and codes, and node for node the same tree (classification bit for bit;
