@@ -281,7 +281,9 @@ _FOREST_DOC = """
     oob_score_ : float
         Out-of-bag accuracy (classifier) or R^2 (regressor), with oob_score=True; weighted
         by the fit's sample_weight.
+"""
 
+_FOREST_NOTES = """
     Notes
     -----
     Sample weights multiply each tree's bootstrap counts, as scikit-learn's forests did up to
@@ -296,7 +298,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     classes_ : ndarray of shape (n_classes,)
     oob_decision_function_ : ndarray of shape (n_samples, n_classes)
         Out-of-bag class frequencies (NaN for a row every tree saw).
-
+""" + _FOREST_NOTES + """
     Examples
     --------
     >>> import numpy as np
@@ -439,7 +441,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC + """
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag mean prediction (NaN for a row every tree saw).
-
+""" + _FOREST_NOTES + """
     Examples
     --------
     >>> import numpy as np
