@@ -16,11 +16,18 @@ on 100,000 held-out rows. Whole default fits, validation and binning included.
   threadpoolctl limits); the timed call includes the input checks of each library. The
   interleaved row times the two libraries' calls alternately in this one process (the issue's
   protocol) and reports both libraries' CPU-time minima and medians and their ratios.
+- issue 33: the hist tree with n_jobs=2 against n_jobs=1 (fully grown; the subtrees below
+  the large nodes grow in two threads); the exact forest of 10 trees on W3's 400,000 rows
+  against scikit-learn's, one thread each; forest predict_proba at 1, 10 and 100 trees with
+  n_jobs=1 and 2 against scikit-learn's (W3's held-out rows, trees fit on
+  BENCH_HIST_FOREST_N rows, the compact copies made by a first call that is not timed).
+- issue 31: the weighted builders (non-integer sample weights) against the count ones.
 Run: OMP_NUM_THREADS=1 pytest bench/bench_hist.py --benchmark-only (the forest fit rows pin
 their own two threads through n_jobs).
 """
 import os
 
+import numpy as np
 import pytest
 
 from conftest import record
@@ -174,3 +181,78 @@ def test_tree_growth_vs_lightgbm(benchmark, data, who, leaves, single_thread):
         per_tree = min_cpu(lambda: grow.fit(X, y)) - min_cpu(lambda: stump.fit(X, y))
     record(benchmark, f"tree W3 {N}x20, {leaves} leaves: fastml hist vs LightGBM "
            f"(1 round = 3 trees)", who, per_tree_s=per_tree)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tree_w3_threads(benchmark, data, n_jobs):
+    """Issue 33: a fully grown hist tree, one thread and two (BLAS pinned to one thread)."""
+    from threadpoolctl import threadpool_limits
+    from fastml.tree import DecisionTreeClassifier
+    X, y, Xt, yt = data
+    model = DecisionTreeClassifier(splitter="hist", n_jobs=n_jobs)
+    with threadpool_limits(1):
+        benchmark.pedantic(lambda: model.fit(X, y), rounds=ROUNDS, iterations=1)
+    record(benchmark, f"hist tree W3 {N}x20 defaults, threads", "fastml" if n_jobs == 1 else
+           "fastml n_jobs=2", accuracy=model.score(Xt, yt), leaves=model.get_n_leaves())
+
+
+@pytest.mark.parametrize("who", ["sklearn", "fastml"])
+def test_exact_forest_w3(benchmark, data, who, single_thread):
+    """Issue 33: the exact forest (splitter="best") of 10 trees on W3, one thread each."""
+    X, y, Xt, yt = data
+    if who == "fastml":
+        from fastml.tree import RandomForestClassifier
+        model = RandomForestClassifier(n_estimators=10, random_state=0)
+    else:
+        from sklearn.ensemble import RandomForestClassifier
+        model = RandomForestClassifier(n_estimators=10, criterion="entropy", random_state=0)
+    benchmark.pedantic(lambda: model.fit(X, y), rounds=1, iterations=1)
+    record(benchmark, f"exact forest W3 10 trees 1 thread {N}x20", who,
+           accuracy=model.score(Xt, yt))
+
+
+@pytest.fixture(scope="module")
+def forest_sizes(data):
+    """fastml (hist) and scikit-learn forests of 1, 10 and 100 fully grown trees."""
+    from sklearn.ensemble import RandomForestClassifier as PeerForest
+    from fastml.tree import RandomForestClassifier
+    X, y = data[0][:N_FOREST], data[1][:N_FOREST]
+    out = {}
+    for size in (1, 10, 100):
+        out["fastml", size] = RandomForestClassifier(
+            n_estimators=size, n_jobs=2, random_state=0, splitter="hist").fit(X, y)
+        out["sklearn", size] = PeerForest(n_estimators=size, criterion="entropy", n_jobs=2,
+                                          random_state=0).fit(X, y)
+    return out
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("size", [1, 10, 100])
+@pytest.mark.parametrize("who", ["sklearn", "fastml"])
+def test_forest_predict_sizes(benchmark, data, forest_sizes, who, size, n_jobs):
+    """Issue 33: predict_proba >= 2x scikit-learn at every forest size, and two threads never
+    slower than one. The first call (untimed) makes fastml's compact copies of the trees."""
+    from threadpoolctl import threadpool_limits
+    model = forest_sizes[who, size]
+    model.n_jobs = n_jobs
+    Xt, yt = data[2], data[3]
+    model.predict_proba(Xt[:10])
+    with threadpool_limits(1):
+        proba = benchmark.pedantic(lambda: model.predict_proba(Xt), rounds=ROUNDS,
+                                   iterations=1)
+    record(benchmark, f"forest W3 predict_proba {N_TEST}x20, {size} trees, n_jobs={n_jobs}",
+           who, accuracy=float((model.classes_[proba.argmax(axis=1)] == yt).mean()))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_tree_w3_weighted(benchmark, data, splitter, weighted, single_thread):
+    """Issue 31: the weighted copy of each builder (sample weights in (0.5, 1.5)) against its
+    count copy, fully grown, one thread."""
+    from fastml.tree import DecisionTreeClassifier
+    X, y, Xt, yt = data
+    w = np.random.default_rng(0).random(len(y)) + 0.5 if weighted else None
+    model = DecisionTreeClassifier(splitter=splitter)
+    benchmark.pedantic(lambda: model.fit(X, y, sample_weight=w), rounds=ROUNDS, iterations=1)
+    record(benchmark, f"tree W3 {N}x20 {splitter}, sample weights",
+           "fastml" if not weighted else "fastml weighted", accuracy=model.score(Xt, yt))

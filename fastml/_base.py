@@ -41,7 +41,7 @@ FIT_STATE = (
     "_buffer", "_kparams", "_steps", "_samples_seen", "_weight_seen", "_sv_sq", "_pack",
     "_sq_max",                                  # KernelPerceptron
     "_parent", "_feature",                      # PolynomialFeatures' recurrence
-    "_encoder", "_oob_codes", "_y",             # trees and forests
+    "_encoder", "_state",                       # trees and forests
     "_parts",                                   # naive Bayes
 )
 

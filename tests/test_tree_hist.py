@@ -213,20 +213,21 @@ def test_bins_are_a_numpy_replica():
     assert b.n_bins.tolist()[3] == 9  # one bin per distinct value
     for f in range(4):
         x, codes = X[:, f], b.bins[f].astype(int)
+        lo, hi = b.ends(f)
         ok = ~np.isnan(x)
         assert codes[ok].max() < b.n_bins[f] <= 32
         for k in range(b.n_bins[f]):  # the bins are ordered intervals with the stored ends
             inside = x[ok][codes[ok] == k]
             assert len(inside) > 0
             if f == 3:  # a bin per value: its ends are that value
-                assert inside.min() == inside.max() == b.lo[f, k] == b.hi[f, k]
+                assert inside.min() == inside.max() == lo[k] == hi[k]
             else:  # quantile bins: [lo, hi) between the edges
-                assert b.lo[f, k] <= inside.min() and inside.max() < b.hi[f, k]
+                assert lo[k] <= inside.min() and inside.max() < hi[k]
             if k:
-                assert b.hi[f, k - 1] <= b.lo[f, k]
+                assert hi[k - 1] <= lo[k]
             # numpy's replica of the binning: bisect_right over the edges
             nb = b.n_bins[f]  # the edges: 000's midpoints between the bins' ends
-            edges = b.hi[f, :nb - 1] + (b.lo[f, 1:nb] - b.hi[f, :nb - 1]) / 2
+            edges = hi[:nb - 1] + (lo[1:nb] - hi[:nb - 1]) / 2
             np.testing.assert_array_equal(np.searchsorted(edges, x[ok], side="right"),
                                           codes[ok])
     # equal-frequency bins; the heavy value takes one bin, the rest are shared out again
@@ -249,9 +250,10 @@ def test_bin_codes_are_bisect_right_of_the_edges(n, max_bins, seed, distinct):
     b = bin_features(X, np.zeros(2, np.uint8), np.zeros(2, np.int32), max_bins=max_bins)
     for f in range(2):
         x, codes, nb = X[:, f], b.bins[f].astype(int), b.n_bins[f]
+        lo, hi = b.ends(f)
         ok = ~np.isnan(x)
         assert (codes[~ok] == 255).all()
-        edges = b.hi[f, :nb - 1] + (b.lo[f, 1:nb] - b.hi[f, :nb - 1]) / 2
+        edges = hi[:nb - 1] + (lo[1:nb] - hi[:nb - 1]) / 2
         np.testing.assert_array_equal(codes[ok], np.searchsorted(edges, x[ok], side="right"))
 
 
@@ -325,3 +327,37 @@ def test_binary_categorical_split_needs_the_exact_splitter():
     Xn = np.arange(20.0).reshape(-1, 1)
     hist = DecisionTreeClassifier(splitter="hist", categorical_split="binary").fit(Xn, y)
     assert_same_tree(hist.tree_, DecisionTreeClassifier().fit(Xn, y).tree_)
+
+
+# ------------------------------------------------------------------ subtrees grown in threads
+
+@pytest.mark.parametrize("case", ["entropy", "gini msl", "draws", "regression", "weighted",
+                                  "weighted regression", "sparse", "missing"])
+def test_subtrees_grown_in_threads_are_the_one_thread_tree(case):
+    """n_jobs=2 splits the large nodes, then grows the subtrees below them in two threads
+    and renumbers the nodes as the depth-first growth does: node for node the same tree
+    (weighted and regression sums too: each subtree gets its parent's histograms)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(12)
+    n = 30_000
+    X = rng.normal(size=(n, 6))
+    if case == "missing":
+        X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2]) > 0) \
+        .astype(int) + (np.nan_to_num(X[:, 3]) > 1)
+    y = np.where(rng.random(n) < 0.2, rng.integers(0, 3, n), y)
+    target = np.nan_to_num(X[:, 0]) + rng.normal(size=n)
+    w = rng.random(n) * 2 if "weighted" in case else None
+    cls, label, kw = DecisionTreeClassifier, y, {}
+    if "regression" in case:
+        cls, label = DecisionTreeRegressor, target
+    if case == "gini msl":
+        kw = dict(criterion="gini", min_samples_leaf=4)
+    if case == "draws":
+        kw = dict(max_features=3, random_state=5)
+    if case == "sparse":
+        X = sp.csr_matrix(np.where(X > 0.5, X, 0.0))
+    one = cls(splitter="hist", n_jobs=1, **kw).fit(X, label, sample_weight=w)
+    two = cls(splitter="hist", n_jobs=2, **kw).fit(X, label, sample_weight=w)
+    assert one.tree_.node_count > 1000
+    assert two.tree_ == one.tree_

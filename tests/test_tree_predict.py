@@ -123,7 +123,7 @@ def hand_made_tree(value=None):
     ]
     nodes = np.zeros(len(rows), dtype=NODE_DTYPE)
     for i, (kind, f, t, cs, nc, m) in enumerate(rows):
-        nodes[i] = (kind, f, t, cs, nc, m, 1, 0, 0.0, 0.0)
+        nodes[i] = (kind, f, t, cs, nc, m, 1, 1.0, 0, 0.0, 0.0)
     children = np.array([1, 2, 3, 4, 3, 5, 6], dtype=np.int64)
     if value is None:
         value = np.arange(1.0, 1.0 + 2 * len(rows)).reshape(-1, 2)

@@ -19,7 +19,12 @@ Choices the lectures leave open, made here (and tested):
   "known" (1.0 / NaN) splits too.
 - A category never seen at fit time, or not seen at that node, also takes the majority path.
 - `feature_importances_`: total information gain of each attribute, sum over its splits of
-  (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention).
+  (n_node / n) * IG, normalised to sum to 1 (scikit-learn's convention; n counts weight when
+  the fit has sample weights).
+- Sample weights (`fit(X, y, sample_weight)`, and `class_weight`): a row of weight w counts w
+  in every class count, target sum and impurity, so integer weights grow the tree of the
+  repeated rows and a weight of 0 drops the row; `min_samples_leaf` and `n_node_samples`
+  count rows, `min_weight_fraction_leaf` bounds a leaf's weight as in scikit-learn.
 The compiled builder is fastml/tree/_builder_fast.pyx (its header describes the algorithm); the
 fitted tree's storage, its walks and its checks are fastml/tree/_tree_fast.pyx.
 """
@@ -33,24 +38,27 @@ import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing
 from ..exceptions import NotScalable
-from .._tabular import TabularEncoder
-from .._validation import (_is_pandas_frame, check_n_features, check_n_jobs, check_param,
-                           check_random_state, check_target, seed_from, state_array,
+from .._tabular import TabularEncoder, is_auto
+from .._validation import (_is_pandas_frame, _is_sparse, check_array, check_n_features,
+                           check_n_jobs, check_param, check_random_state, check_sample_weight,
+                           check_target, class_sample_weight, seed_from, state_array,
                            state_count)
 from ._builder_fast import CATEGORICAL_SPLITS, CRITERIA, build_tree
-from ._hist_fast import MAX_BINS, bin_features, grow_hist_tree
+from ._hist_fast import MAX_BINS, bin_features, bin_sparse, grow_hist_tree
 from ._prune import chi2_prune
 from ._tree_fast import KIND_LEAF, Tree, forest_sum
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
+                           RandomStateLike, VectorLike)
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
 
 
 def presort(Xf, n_threads=1):
-    """Each feature's rows sorted by value, NaN last (once per fit; forests share it).
+    """Each feature's rows sorted by value, NaN last, equal values in row order (once per
+    fit; forests share it).
 
     Parameters
     ----------
@@ -64,32 +72,61 @@ def presort(Xf, n_threads=1):
 
     Examples
     --------
-    >>> presort(np.array([[3.0, np.nan, 1.0]])).tolist()
-    [[2, 0, 1]]
+    >>> presort(np.array([[3.0, np.nan, 1.0, 3.0]])).tolist()
+    [[2, 0, 3, 1]]
     """
-    if n_threads == 1 or Xf.shape[0] < 2:
-        return np.ascontiguousarray(np.argsort(Xf, axis=1, kind="stable"), dtype=np.int32)
-    from concurrent.futures import ThreadPoolExecutor
     order = np.empty(Xf.shape, dtype=np.int32)
 
     def sort_feature(f):
-        order[f] = np.argsort(Xf[f], kind="stable")
+        order[f] = sorted_rows(Xf[f])
 
+    if n_threads == 1 or Xf.shape[0] < 2:
+        for f in range(Xf.shape[0]):
+            sort_feature(f)
+        return order
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n_threads) as pool:
         list(pool.map(sort_feature, range(Xf.shape[0])))
     return order
 
 
-def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, criterion,
+def sorted_values(Xf, order):
+    """Each feature's values in its presort's order: Xs[f, i] = Xf[f, order[f, i]]."""
+    return np.ascontiguousarray(np.take_along_axis(Xf, order, axis=1))
+
+
+def sorted_rows(x):
+    """The rows of x by value, NaN last, equal values in row order: the stable argsort, by
+    numpy's quicksort (its SIMD argsort, ~3x the stable one on W3's columns) and then a sort
+    of just the runs of equal values by row (columns of many ties: the stable sort)."""
+    order = np.argsort(x, kind="quicksort")
+    ranked = x[order]
+    tied = (ranked[1:] == ranked[:-1]) | (np.isnan(ranked[1:]) & np.isnan(ranked[:-1]))
+    if not tied.any():
+        return order
+    if 4 * np.count_nonzero(tied) > len(x):   # many ties (few values): timsort's runs win
+        return np.argsort(x, kind="stable")
+    in_run = np.zeros(len(x), dtype=bool)       # the entries of runs of two or more
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    where = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate(([True], ~tied)))[where]   # run number, non-decreasing
+    by_row = np.argsort(run.astype(np.int64) * len(x) + order[where], kind="quicksort")
+    order[where] = order[where][by_row]
+    return order
+
+
+def grow_tree(Xs, order, counts, y, is_categorical, n_levels, *, n_classes, criterion,
               max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features,
-              seed, n_threads=1, categorical_split=0):
+              seed, n_threads=1, categorical_split=0, weights=None, min_weight_leaf=0.0):
     """One call of the compiled builder (it runs without the GIL: forests call it from
     threads, one OpenMP thread each).
 
     Parameters
     ----------
-    Xf, order : ndarrays of shape (n_features, n_samples)
-        The encoded columns, feature-major, and their presort.
+    Xs, order : ndarrays of shape (n_features, n_samples)
+        Each feature's rows in sorted order (presort) and their encoded values in that
+        order (sorted_values).
     counts : ndarray of int32 or None
         Per-row bootstrap multiplicities (None: each row once).
     y : ndarray
@@ -97,6 +134,10 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
     is_categorical, n_levels : ndarrays of shape (n_features,)
     n_classes, criterion, max_depth, ..., seed, n_threads, categorical_split
         As ``EncodedInput._limits`` returns them.
+    weights : ndarray of float64 or None
+        Per-row sample weights (None: 1 each, the builder's count copy).
+    min_weight_leaf : float
+        The least weight of a leaf (min_weight_leaf).
 
     Returns
     -------
@@ -104,8 +145,9 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
 
     Examples
     --------
-    >>> Xf = np.array([[0.0, 1.0, 2.0, 3.0]])
-    >>> tree = grow_tree(Xf, presort(Xf), None, np.array([0, 0, 1, 1], np.int32),
+    >>> Xf = np.array([[2.0, 0.0, 3.0, 1.0]])
+    >>> order = presort(Xf)
+    >>> tree = grow_tree(sorted_values(Xf, order), order, None, np.array([1, 0, 1, 0], np.int32),
     ...                  np.zeros(1, np.uint8), np.zeros(1, np.int32), n_classes=2,
     ...                  criterion=CRITERIA["entropy"], max_depth=5, min_samples_split=2,
     ...                  min_samples_leaf=1, max_leaf_nodes=0, max_features=1, seed=0)
@@ -115,20 +157,28 @@ def grow_tree(Xf, order, counts, y, is_categorical, n_levels, *, n_classes, crit
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRITERIA["squared_error"]
     return build_tree(
-        Xf, order, empty_i if counts is None else counts,
+        Xs, order, empty_i if counts is None else counts,
+        empty_d if weights is None else weights,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
-        min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads, categorical_split)
+        min_samples_leaf, min_weight_leaf, max_leaf_nodes, max_features, seed, n_threads,
+        categorical_split)
 
 
 # The largest |target| a regression tree takes: its sums of squared deviations (the split
 # costs) must stay finite for any number of rows a tree can take (2**31), and 2 * 2**490
 # squared times 2**31 is far below float64's largest (about 2**1024).
 MAX_ABS_TARGET = 2.0 ** 490
+# The range of a fit's total sample weight: entropies sum w log2 w and Gini squares of class
+# weights, which must neither overflow nor underflow to 0. Only the weights' ratios change a
+# tree, so any weights can be brought into it by a common factor.
+WEIGHT_RANGE = (2.0 ** -450, 2.0 ** 450)
 
 
-def regression_targets(y):
-    """y as finite float64 targets a regression tree can split on (ValueError otherwise)."""
+def regression_targets(y, weights=None):
+    """y as finite float64 targets a regression tree can split on (ValueError otherwise):
+    its weighted sums of squared deviations must stay finite (weights: the fit's sample
+    weights, or None)."""
     y = check_target(y, numeric=True).astype(np.float64)
     largest = float(np.abs(y).max()) if y.size else 0.0
     if largest > MAX_ABS_TARGET:
@@ -136,7 +186,53 @@ def regression_targets(y):
                          f"deviations, which regression trees sum to rank the splits, would "
                          f"overflow float64; divide y by a constant (at most "
                          f"{MAX_ABS_TARGET:.3g} in magnitude)")
+    if weights is not None and largest > 0 and \
+            np.log2(largest) * 2 + 2 + np.log2(weights.sum()) > 1000:
+        raise ValueError(f"y has values up to {largest:.3g} in magnitude and sample_weight "
+                         f"sums to {weights.sum():.3g}: the weighted squared deviations would "
+                         f"overflow float64; divide y or the weights by a constant")
     return y
+
+
+def fit_weights(sample_weight, n_samples, class_weight=None, classes=None, codes=None):
+    """The rows' sample weights times their class weights (class_weight of a classifier:
+    None, "balanced" or a dict; _validation.class_sample_weight, scikit-learn's rule with
+    weighted class counts), float64; None when every row weighs 1, which grows the same
+    tree by the builders' faster count copy.
+
+    Examples
+    --------
+    >>> fit_weights(None, 3) is None, fit_weights([1, 1, 1], 3) is None
+    (True, True)
+    >>> fit_weights(None, 4, "balanced", np.array(["a", "b"]), np.array([0, 0, 0, 1])).tolist()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
+    """
+    if sample_weight is None and class_weight is None:
+        return None
+    weights = check_sample_weight(sample_weight, n_samples)
+    if class_weight is not None:
+        weights = class_sample_weight(class_weight, classes, codes, weights)
+    total = float(weights.sum())
+    if not WEIGHT_RANGE[0] <= total <= WEIGHT_RANGE[1]:
+        raise ValueError(f"sample_weight sums to {total:.3g}: a tree needs a total between "
+                         f"2^-450 and 2^450; multiply the weights by a common factor (only "
+                         f"their ratios change the tree)")
+    if (weights == 1.0).all():
+        return None
+    return weights
+
+
+def min_weight_leaf(fraction, counts, weights, n_samples):
+    """min_weight_fraction_leaf as the least weight of a leaf, as scikit-learn computes it:
+    the fraction of the tree's total weight (a forest tree's: its bootstrap counts times the
+    sample weights)."""
+    if fraction == 0:
+        return 0.0
+    if weights is None:
+        total = n_samples if counts is None else counts.sum()
+    else:
+        total = (weights if counts is None else counts * weights).sum()
+    return fraction * float(total)
 
 
 def resolve_max_features(max_features, n_features):
@@ -153,8 +249,8 @@ def resolve_max_features(max_features, n_features):
 
     Examples
     --------
-    >>> resolve_max_features("sqrt", 20), resolve_max_features(0.5, 20), resolve_max_features(99, 20)
-    (4, 10, 20)
+    >>> [resolve_max_features(m, 20) for m in ("sqrt", 0.5, 99)]
+    [4, 10, 20]
     """
     if max_features is None:
         return n_features
@@ -172,12 +268,24 @@ def resolve_max_features(max_features, n_features):
     return max(1, int(max_features * n_features))
 
 
+class HistTakesSparse:
+    """`_accepts_sparse` of the trees and forests: an estimator with splitter="hist" takes
+    sparse X (its tags say so); the class itself, as its defaults (splitter="best"), does not
+    (what the command line asks of a model class)."""
+
+    def __get__(self, obj, owner=None):
+        return obj is not None and getattr(obj, "splitter", None) == "hist"
+
+
 class EncodedInput:
-    """Parameter checks and the tabular encoding shared by trees and forests."""
+    """Parameter checks and the tabular encoding shared by trees and forests. Sparse X
+    (scipy CSR / CSC, splitter="hist") is kept sparse: a CSR matrix of real columns."""
 
     _accepts_categorical = True   # strings / categories encoded by _tabular
 
     _fitted_attr = "tree_"
+
+    _accepts_sparse = HistTakesSparse()
 
     def _limits(self, n_samples, n_features):
         """The growth limits as the builder takes them. Any integer is accepted (a Python int
@@ -195,6 +303,8 @@ class EncodedInput:
                     c_int=False)  # clamped to the data below
         check_param("min_samples_leaf", self.min_samples_leaf, low=1, integer=True,
                     c_int=False)  # clamped to the data below
+        check_param("min_weight_fraction_leaf", self.min_weight_fraction_leaf, low=0.0,
+                    high=0.5)
         check_param("max_leaf_nodes", self.max_leaf_nodes, low=2, integer=True, allow_none=True,
                     c_int=False)  # clamped to the data below
         beyond = n_samples + 1  # as good as infinite for a sample of n_samples rows
@@ -212,6 +322,15 @@ class EncodedInput:
         """The splitter's one-off work on the encoded X (the presort of its columns, or the
         binning) and the function that grows a tree from it: grow(counts, y, **limits)."""
         is_cat, n_levels = self.categorical_mask_.astype(np.uint8), self._n_levels()
+        if _is_sparse(Xe):
+            if self.splitter != "hist":
+                raise ValueError("X is sparse: splitter='best' sorts a dense copy of every "
+                                 "column; use splitter='hist', which bins the nonzeros and "
+                                 "never densifies X (or pass X.toarray() if it fits in "
+                                 "memory)")
+            data = bin_sparse(Xe, int(self.max_bins), n_threads)
+            return lambda counts, y, categorical_split=None, **kw: grow_hist_tree(
+                data, counts, y, is_cat, n_levels, **kw)
         if self.splitter == "hist":  # bins straight from the rows (no transposed copy)
             if self.categorical_split != "multiway" and is_cat.any():
                 raise ValueError("splitter='hist' splits categorical columns multiway (their "
@@ -223,10 +342,15 @@ class EncodedInput:
                 data, counts, y, is_cat, n_levels, **kw)
         Xf = np.ascontiguousarray(Xe.T)
         order = presort(Xf, n_threads)
-        return lambda counts, y, **kw: grow_tree(Xf, order, counts, y, is_cat, n_levels, **kw)
+        Xs = sorted_values(Xf, order)      # each tree reads its lists' values in sequence
+        del Xf
+        return lambda counts, y, **kw: grow_tree(Xs, order, counts, y, is_cat, n_levels, **kw)
 
     def _encode_fit(self, X):
-        """X → float64 matrix (codes for categorical columns), recording the vocabulary."""
+        """X → float64 matrix (codes for categorical columns), recording the vocabulary; a
+        sparse X → a checked CSR matrix (its columns are real)."""
+        if _is_sparse(X):
+            return self._encode_fit_sparse(X)
         self._encoder = TabularEncoder(self.categorical_features)
         Xe = self._encoder.fit_transform(X)
         check_n_features(self, X if _is_pandas_frame(X) else Xe, reset=True)
@@ -234,10 +358,31 @@ class EncodedInput:
         self.categories_ = self._encoder.categories_
         return Xe
 
+    def _encode_fit_sparse(self, X):
+        """A sparse X's checks (canonical float64 CSR, NaN = missing, no infinity) and the
+        encoder of its real columns, which also encodes dense X at predict time."""
+        if not (self.categorical_features is None or is_auto(self.categorical_features)):
+            raise ValueError("X is sparse, and sparse columns are real: categorical_features "
+                             "must be 'auto' or None")
+        Xs = check_array(X, accept_sparse=True, allow_nan=True, dtype=np.float64)
+        check_n_features(self, Xs, reset=True)
+        self._encoder = TabularEncoder(None)
+        self._encoder.fit(np.zeros((1, Xs.shape[1])))
+        self.categorical_mask_ = self._encoder.categorical_mask_
+        self.categories_ = self._encoder.categories_
+        return Xs
+
     def _encode(self, X):
         self._check_is_fitted(self._fitted_attr)
         if X is None:
             raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+        if _is_sparse(X):
+            if self.categorical_mask_.any():
+                raise ValueError("X is sparse, but the model has categorical columns: pass "
+                                 "them as a DataFrame or an array")
+            Xs = check_array(X, accept_sparse=True, allow_nan=True, dtype=np.float64)
+            check_n_features(self, Xs, reset=False)
+            return Xs
         frame = _is_pandas_frame(X)
         if frame:       # the names first: a reordered frame is told so, not that a column of
             check_n_features(self, X, reset=False)   # the wrong kind holds strings
@@ -308,7 +453,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
                           "sample if need be: X.compute() for a dask collection), or use a "
                           "RandomForest, whose trees grow on dask partitions")
 
-    def _grow(self, Xe, y, n_classes):
+    def _grow(self, Xe, y, n_classes, weights):
         limits = self._limits(*Xe.shape)
         rng = check_random_state(self.random_state)
         # each thread gets scratch the size of the sample: more threads than features (which
@@ -316,7 +461,9 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         n_threads = min(check_n_jobs(self.n_jobs), Xe.shape[1], os.cpu_count() or 1)
         grow = self._grower(Xe, n_threads)
         self.tree_ = grow(None, y, n_classes=n_classes, seed=seed_from(rng),
-                          n_threads=n_threads, **limits)
+                          n_threads=n_threads, weights=weights,
+                          min_weight_leaf=min_weight_leaf(self.min_weight_fraction_leaf, None,
+                                                          weights, Xe.shape[0]), **limits)
 
     # ------------------------------------------------------------------ inspection
     def apply(self, X: MatrixLike) -> NDArray[np.intp]:
@@ -374,7 +521,7 @@ class BaseDecisionTree(EncodedInput, BaseEstimator):
         t = self.tree_
         inner = t.kind != KIND_LEAF
         total = np.zeros(self.n_features_in_)
-        np.add.at(total, t.feature[inner], (t.n_node_samples * t.gain)[inner])
+        np.add.at(total, t.feature[inner], (t.weighted_n_node_samples * t.gain)[inner])
         s = total.sum()
         return total / s if s > 0 else total
 
@@ -397,7 +544,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         unlimited).
     max_pchance : float in [0, 1] or None, default=None
         000's MaxPchance: after growing, splits whose Pearson chi-square p_chance exceeds it
-        are collapsed, bottom-up, until none is prunable.
+        are collapsed, bottom-up, until none is prunable. With sample weights the test runs
+        on the weighted class counts read as frequencies: a weight of 3 is three observed
+        rows (integer weights prune as the repeated rows do), so scaling every weight by c
+        scales the statistic by c; with non-integer weights the p-value is that of counts
+        equal to the weights, an approximation.
     categorical_features : "auto", "all", None, or list of names / indices, or bool mask
         Columns that get ID3's multiway split. "auto": category/string/bool columns and object
         columns holding non-numbers (the rules of fastml/_tabular.py). Values unseen at fit
@@ -419,12 +570,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         proportion of it); the attribute can be tested again deeper, and many-level columns
         do not fragment the data. Missing values and levels not present at the node go to the
         larger group. In binary mode (on data with a categorical column) each attribute's
-        split is still the one of largest gain, but the attribute is chosen by the significance of that split (CHAID's rule, Kass
-        1980; Loh & Shih 1997): the smallest log p-value of Pearson's chi-square test of its
-        2 x classes table (regression: the likelihood-ratio test of the variance reduction),
-        plus log(2^(P-1) - 1) for a categorical attribute with P levels at the node, the
-        Bonferroni adjustment for the partitions searched. The largest gain would favour
-        many-level attributes whose best partition fits noise by chance. See the tree user
+        split is still the one of largest gain, but the attribute is chosen by the
+        significance of that split (CHAID's rule, Kass 1980; Loh & Shih 1997): the smallest
+        log p-value of Pearson's chi-square test of its 2 x classes table (regression: the
+        likelihood-ratio test of the variance reduction), plus log(2^(P-1) - 1) for a
+        categorical attribute with P levels at the node, the Bonferroni adjustment for the
+        partitions searched. The largest gain would favour many-level attributes whose best
+        partition fits noise by chance. With sample weights the table holds weighted counts,
+        read as frequencies (scaling every weight scales the statistic). See the tree user
         guide.
     splitter : {"best", "hist"}, default="best"
         "best": the lectures' exact sweep over every sorted value. "hist": the same search
@@ -434,6 +587,16 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         splitter="hist": bins of a real column (quantiles when it has more distinct values;
         missing values get a bin of their own). Categorical columns keep their level codes
         (at most 255 levels).
+    min_weight_fraction_leaf : float in [0, 0.5], default=0.0
+        Every child of a split holds at least this fraction of the total sample weight (of
+        the rows without sample weights), as in scikit-learn.
+    class_weight : None, "balanced" or dict {label: weight}, default=None
+        Weights of the classes, multiplied with sample_weight: "balanced" is
+        n / (n_classes * n_c) with n_c the class's summed sample weight (scikit-learn's
+        formula; scikit-learn's own trees count the class's rows instead, which differs only
+        when sample_weight is given). A row's weight counts in every class count, so the
+        entropy, the Gini index, the chi-square pruning and the leaves' frequencies are
+        weighted.
 
     Attributes
     ----------
@@ -477,7 +640,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
                  max_features: Optional[Union[str, int, float, None]] = None,
                  random_state: RandomStateLike = None, n_jobs: Optional[int] = None,
                  categorical_split: str = "multiway", splitter: str = "best",
-                 max_bins: int = 255) -> None:
+                 max_bins: int = 255, min_weight_fraction_leaf: float = 0.0,
+                 class_weight: ClassWeightLike = None) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -491,9 +655,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.class_weight = class_weight
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Grow the tree (then chi-square prune it, with max_pchance).
 
         Parameters
@@ -502,6 +669,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             Real and categorical columns (NaN / None = missing, learned, not rejected).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Finite weights >= 0 (None: 1 each), multiplied with class_weight. Integer
+            weights grow the tree of the repeated rows; rows of weight 0 are left out.
 
         Returns
         -------
@@ -512,7 +682,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self._check_lengths(Xe, codes)
         check_param("max_pchance", self.max_pchance, low=0, high=1, allow_none=True)
         self.n_classes_ = len(self.classes_)
-        self._grow(Xe, codes.astype(np.int32), self.n_classes_)
+        weights = fit_weights(sample_weight, len(codes), self.class_weight, self.classes_,
+                              codes)
+        self._grow(Xe, codes.astype(np.int32), self.n_classes_, weights)
         if self.max_pchance is not None:
             self.tree_ = chi2_prune(self.tree_, self.max_pchance)
         return self
@@ -577,7 +749,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ----------
     criterion : {"squared_error"}, default="squared_error"
     max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, categorical_features,
-    max_features, random_state, n_jobs, categorical_split, splitter, max_bins
+    max_features, random_state, n_jobs, categorical_split, splitter, max_bins,
+    min_weight_fraction_leaf
         As for DecisionTreeClassifier (binary categorical splits order the levels by their
         mean target, which is exact for the squared error) (there is no chi-square pruning).
 
@@ -608,7 +781,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                  max_features: Optional[Union[str, int, float, None]] = None,
                  random_state: RandomStateLike = None, n_jobs: Optional[int] = None,
                  categorical_split: str = "multiway", splitter: str = "best",
-                 max_bins: int = 255) -> None:
+                 max_bins: int = 255, min_weight_fraction_leaf: float = 0.0) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -621,9 +794,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Grow the tree by variance reduction.
 
         Parameters
@@ -632,15 +807,21 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             Real and categorical columns (NaN / None = missing, learned, not rejected).
         y : array-like of shape (n_samples,)
             Finite numeric targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Finite weights >= 0 (None: 1 each): leaves predict the weighted mean, splits
+            reduce the weighted squared error. Integer weights grow the tree of the repeated
+            rows; rows of weight 0 are left out.
 
         Returns
         -------
         self
         """
         Xe = self._encode_fit(X)
-        y = regression_targets(y)
+        y = check_target(y, numeric=True)
         self._check_lengths(Xe, y)
-        self._grow(Xe, np.ascontiguousarray(y), 1)
+        weights = fit_weights(sample_weight, len(y))
+        y = regression_targets(y, weights)
+        self._grow(Xe, np.ascontiguousarray(y), 1, weights)
         return self
 
     def _predict(self, Xe):

@@ -6,6 +6,12 @@ order with each row repeated as often as the bootstrap drew it (no sort per tree
 runs without the GIL, so `n_jobs` threads grow trees in parallel; prediction also runs the
 trees in threads. Out-of-bag: each row is predicted by the trees whose sample missed it
 (`oob_score=True` gives `oob_score_` and `oob_decision_function_` / `oob_prediction_`).
+
+Sample weights (and class_weight) multiply the bootstrap counts, as scikit-learn's forests did
+up to its version 1.8: a tree sees row i with weight count_i * sample_weight_i, the bootstrap
+itself drawn uniformly over the rows, so it is the one the forest draws without weights.
+(scikit-learn 1.9 draws the bootstrap with probabilities proportional to the weights
+instead.) min_samples_leaf counts bootstrap draws, as the repeated rows of a tree's sample.
 """
 from __future__ import annotations
 
@@ -20,13 +26,16 @@ from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothi
 from .._extras import install_hint
 from .._plans import Ensemble, adopt
 from .._progress import track
-from .._validation import check_n_jobs, check_param, check_random_state, seed_from
+from .._threads import blas_limit
+from .._validation import (check_n_jobs, check_param, check_random_state, check_target,
+                           class_weight_factors, seed_from)
 from ._classes import (DecisionTreeClassifier, DecisionTreeRegressor, EncodedInput,
-                       regression_targets)
+                       fit_weights, min_weight_leaf, regression_targets)
 from ._tree_fast import forest_sum
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
-    from .._typing import ArrayLike, EstimatorT, MatrixLike, NDArray, RandomStateLike, VectorLike
+    from .._typing import (ArrayLike, ClassWeightLike, EstimatorT, MatrixLike, NDArray,
+                           RandomStateLike, VectorLike)
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
@@ -40,9 +49,9 @@ class BaseForest(EncodedInput, BaseEstimator):
     _allows_nan = True
     _fitted_attr = "estimators_"
 
-    def _fit_forest(self, Xe, y_kernel, n_outputs):
+    def _fit_forest(self, Xe, y_kernel, n_outputs, weights=None):
         """Grow the trees on the encoded X (passed, never kept: a failed fit leaves no copy
-        of the data on the estimator)."""
+        of the data on the estimator); weights: the rows' sample weights or None."""
         check_param("n_estimators", self.n_estimators, low=1, high=MAX_ESTIMATORS, integer=True,
                     c_int=False)
         if self.oob_score and not self.bootstrap:
@@ -61,11 +70,16 @@ class BaseForest(EncodedInput, BaseEstimator):
             counts = None
             if self.bootstrap:
                 counts = np.bincount(tree_rng.integers(0, n, n), minlength=n).astype(np.int32)
+            tree_weights = self._tree_weights(weights, counts, y_kernel)
             tree = grow(counts, y_kernel, n_classes=n_outputs, seed=seed_from(tree_rng),
-                        **limits)
+                        weights=tree_weights,
+                        min_weight_leaf=min_weight_leaf(self.min_weight_fraction_leaf, counts,
+                                                        tree_weights, n), **limits)
             return tree, counts
 
-        with ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
+        # BLAS on one thread inside the pool's threads (the trees call none, but a pool of
+        # threads each starting BLAS's own would oversubscribe the cores)
+        with blas_limit(1), ThreadPoolExecutor(min(n_jobs, len(seeds))) as pool:
             grown = list(track(pool.map(grow_one, seeds), total=len(seeds),
                                desc=type(self).__name__, unit="tree", verbose=self.verbose))
         self.estimators_ = [self._wrap(tree) for tree, _ in grown]
@@ -93,6 +107,16 @@ class BaseForest(EncodedInput, BaseEstimator):
                             "memory (on a sample if need be), or pass a dask array / "
                             f"DataFrame to fit to grow the trees on workers "
                             f"({install_hint('dask')})"))
+
+    def _tree_weights(self, weights, counts, y_kernel):
+        """A tree's sample weights (which its bootstrap counts multiply): the forest's; the
+        classifier's class_weight="balanced_subsample" makes them per tree."""
+        return weights
+
+    def _fit_state(self, name):
+        """What fit keeps for the out-of-bag score and the trees' weights while it runs
+        (_state, dropped after the fit), or None outside a fit (a Dask driver's)."""
+        return getattr(self, "_state", {}).get(name)
 
     def _wrap(self, tree):
         """A fitted single-tree estimator around a grown tree (to inspect or export it)."""
@@ -171,7 +195,8 @@ def _parts_deal(template, rows):
 def _parts_grow(X, y, w, template, count, seed):
     """`count` trees on a part's rows, by the forest's own builder."""
     if w is not None:
-        raise TypeError("forests take no sample_weight")
+        raise TypeError("a forest grown on parts takes no sample_weight yet; fit it in "
+                        "memory to weigh its rows")
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
@@ -232,6 +257,9 @@ _FOREST_DOC = """
         the binned matrix (a bootstrap sample is row weights, never a copy).
     max_bins : int in [2, 255], default=255
         As for the single tree (splitter="hist").
+    min_weight_fraction_leaf : float in [0, 0.5], default=0.0
+        As for the single tree: the fraction of each tree's total weight (its bootstrap
+        counts times the sample weights) a leaf must hold.
     verbose : int, default=0
         1 = a progress bar over the trees as they finish (tqdm if installed), 2 = a line per
         tree, 0 = silent.
@@ -251,7 +279,17 @@ _FOREST_DOC = """
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean over the trees of their information-gain importances.
     oob_score_ : float
-        Out-of-bag accuracy (classifier) or R^2 (regressor), with oob_score=True.
+        Out-of-bag accuracy (classifier) or R^2 (regressor), with oob_score=True; weighted
+        by the fit's sample_weight.
+"""
+
+_FOREST_NOTES = """
+    Notes
+    -----
+    Sample weights multiply each tree's bootstrap counts, as scikit-learn's forests did up to
+    version 1.8 (1.9 draws the bootstrap in proportion to the weights): the bootstrap is the
+    one drawn without weights, so a weighted forest is not the forest of repeated rows (its
+    trees are, with ``bootstrap=False``). min_samples_leaf counts bootstrap draws.
 """
 
 
@@ -260,7 +298,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     classes_ : ndarray of shape (n_classes,)
     oob_decision_function_ : ndarray of shape (n_samples, n_classes)
         Out-of-bag class frequencies (NaN for a row every tree saw).
-
+""" + _FOREST_NOTES + """
     Examples
     --------
     >>> import numpy as np
@@ -274,7 +312,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
     _tree_class = DecisionTreeClassifier
     _tree_params = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
                     "max_leaf_nodes", "categorical_features", "max_features",
-                    "categorical_split", "splitter", "max_bins")
+                    "categorical_split", "splitter", "max_bins", "min_weight_fraction_leaf")
     _criteria = DecisionTreeClassifier._criteria
 
     def __init__(self, n_estimators: int = 100, criterion: str = "entropy",
@@ -285,7 +323,8 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
                  categorical_features: Optional[Union[str, ArrayLike]] = "auto",
                  random_state: RandomStateLike = None, verbose: int = 0,
                  categorical_split: str = "multiway", splitter: str = "best",
-                 max_bins: int = 255) -> None:
+                 max_bins: int = 255, min_weight_fraction_leaf: float = 0.0,
+                 class_weight: Union[ClassWeightLike, str] = None) -> None:
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -302,9 +341,12 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.class_weight = class_weight
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Grow the trees, each on its bootstrap sample.
 
         Parameters
@@ -313,6 +355,9 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
             Real and categorical columns (NaN / None = missing, learned, not rejected).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Finite weights >= 0 (None: 1 each), multiplied with class_weight and with each
+            tree's bootstrap counts (see Notes).
 
         Returns
         -------
@@ -322,7 +367,31 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
         self.n_classes_ = len(self.classes_)
-        return self._fit_forest(Xe, codes.astype(np.int32), self.n_classes_)
+        # "balanced_subsample": per tree, from its bootstrap sample; without a bootstrap the
+        # sample is the data, and it is "balanced" (as in scikit-learn)
+        subsample = self.class_weight == "balanced_subsample" and self.bootstrap
+        class_weight = "balanced" if self.class_weight == "balanced_subsample" else \
+            self.class_weight
+        weights = fit_weights(sample_weight, len(codes), None if subsample else class_weight,
+                              self.classes_, codes)
+        if subsample and weights is None:
+            weights = np.ones(len(codes))
+        self._state = dict(codes=codes, subsample=subsample,
+                           sample_weight=fit_weights(sample_weight, len(codes)))
+        try:
+            return self._fit_forest(Xe, codes.astype(np.int32), self.n_classes_, weights)
+        finally:
+            del self._state
+
+    def _tree_weights(self, weights, counts, y_kernel):
+        """With class_weight="balanced_subsample", the sample weights times the balanced
+        class weights of the tree's own sample (class totals of counts x sample weights, as
+        "balanced" weighs its counts)."""
+        if not self._fit_state("subsample"):
+            return weights
+        drawn = weights if counts is None else counts * weights
+        totals = np.bincount(y_kernel, weights=drawn, minlength=self.n_classes_)
+        return weights * class_weight_factors("balanced", self.classes_, totals)[y_kernel]
 
     def _set_oob(self, Xe, oob_masks):
         total = np.zeros((Xe.shape[0], self.n_classes_))
@@ -332,15 +401,10 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         seen = total.sum(axis=1) > 0
         with np.errstate(invalid="ignore"):
             self.oob_decision_function_ = total / total.sum(axis=1, keepdims=True)
-        y_codes = self._oob_codes
-        self.oob_score_ = metrics.accuracy(y_codes[seen], np.argmax(total[seen], axis=1))
-
-    def _fit_forest(self, Xe, y_kernel, n_outputs):
-        self._oob_codes = y_kernel
-        try:
-            return super()._fit_forest(Xe, y_kernel, n_outputs)
-        finally:
-            del self._oob_codes
+        w = self._fit_state("sample_weight")
+        self.oob_score_ = metrics.accuracy_score(
+            self._fit_state("codes")[seen], np.argmax(total[seen], axis=1),
+            sample_weight=None if w is None else w[seen])
 
     def predict_proba(self, X: MatrixLike) -> NDArray[np.float64]:
         """Mean over the trees of their leaf class frequencies.
@@ -377,7 +441,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
     __doc__ = "A random forest of variance-reduction trees." + _FOREST_DOC + """
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag mean prediction (NaN for a row every tree saw).
-
+""" + _FOREST_NOTES + """
     Examples
     --------
     >>> import numpy as np
@@ -400,7 +464,7 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
                  categorical_features: Optional[Union[str, ArrayLike]] = "auto",
                  random_state: RandomStateLike = None, verbose: int = 0,
                  categorical_split: str = "multiway", splitter: str = "best",
-                 max_bins: int = 255) -> None:
+                 max_bins: int = 255, min_weight_fraction_leaf: float = 0.0) -> None:
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -417,9 +481,11 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         self.categorical_split = categorical_split
         self.splitter = splitter
         self.max_bins = max_bins
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
 
     @all_or_nothing(fitting=True)  # a refit that fails leaves it unfitted, not half-built
-    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike) -> EstimatorT:
+    def fit(self: EstimatorT, X: MatrixLike, y: VectorLike,
+            sample_weight: Optional[ArrayLike] = None) -> EstimatorT:
         """Grow the trees, each on its bootstrap sample.
 
         Parameters
@@ -428,19 +494,24 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
             Real and categorical columns (NaN / None = missing, learned, not rejected).
         y : array-like of shape (n_samples,)
             Finite numeric targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Finite weights >= 0 (None: 1 each), multiplied with each tree's bootstrap
+            counts (see Notes).
 
         Returns
         -------
         self
         """
         Xe = self._encode_fit(X)
-        y = regression_targets(y)
+        y = check_target(y, numeric=True)
         self._check_lengths(Xe, y)
-        self._y = np.ascontiguousarray(y)
+        weights = fit_weights(sample_weight, len(y))
+        y = np.ascontiguousarray(regression_targets(y, weights))
+        self._state = dict(y=y, sample_weight=weights)
         try:
-            return self._fit_forest(Xe, self._y, 1)
+            return self._fit_forest(Xe, y, 1, weights)
         finally:
-            del self._y
+            del self._state
 
     def _set_oob(self, Xe, oob_masks):
         total, hits = np.zeros(Xe.shape[0]), np.zeros(Xe.shape[0])
@@ -451,7 +522,9 @@ class RandomForestRegressor(RegressorMixin, BaseForest):
         seen = hits > 0
         with np.errstate(invalid="ignore"):
             self.oob_prediction_ = total / hits
-        self.oob_score_ = metrics.r2(self._y[seen], self.oob_prediction_[seen])
+        w = self._fit_state("sample_weight")
+        self.oob_score_ = metrics.r2_score(self._fit_state("y")[seen], self.oob_prediction_[seen],
+                                           sample_weight=None if w is None else w[seen])
 
     def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Mean over the trees of their leaf means.

@@ -5,17 +5,19 @@
 #   - 000's threshold midpoint (split_point);
 #   - the record of a split and the tie rule that makes the tree independent of the search
 #     order and of the thread count (clear_split, takes, first_within);
+#   - the order in which a node draws its candidate features (Draw);
 #   - a node's life: its leaf in the TreeBuffer (open_node), the base cases, its gain, its
 #     class-count value, then the internal node, its children and their table (add_children);
 #   - the frontier of nodes waiting to be split and the growth loop over it (grow_frontier:
 #     depth-first, best-first by gain with max_leaf_nodes).
 # Every function is inline, so each builder compiles to the loops it had with them in place.
-from libc.math cimport NAN, INFINITY
+from libc.math cimport NAN, INFINITY, log2
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 
-from .._core._csrc cimport fastml_rng, fastml_rng_below
+from libc.stdint cimport uint64_t
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_THRESHOLD, KIND_CATEGORICAL,
+from ._tree_fast cimport (Node, TreeBuffer, Tree, KIND_LEAF, KIND_THRESHOLD, KIND_CATEGORICAL,
                           buffer_reserve, buffer_add_leaf, buffer_free, grow_array,
                           tree_from_buffer)
 
@@ -28,40 +30,72 @@ cdef enum:
 
 
 # ---------------------------------------------------------------- impurity
+#
+# Class statistics come in two kinds, one compiled copy of the code for each (a fused type):
+# counts (count_t) when every row weighs 1 -- a bootstrap repeat is a row of its own -- and
+# weights (double) when the fit has sample weights. Both compute the same formulas: with
+# integer weights the double copy gives the counts' results bit for bit (x log2 x of an
+# integer-valued double is the table's entry, and sums of integers below 2^53 are exact), so a
+# weighted fit equals the fit on repeated rows.
 
-cdef inline double counts_term(int criterion, int K, const double *nlogn, const count_t *counts,
-                               count_t n) noexcept nogil:
+ctypedef fused weight_t:  # a class count or summed weight
+    count_t
+    double
+
+
+cdef inline double xlog2x(weight_t w, const double *nlogn) noexcept nogil:
+    """w log2 w (0 at 0): the counts' n log2 n table, or computed for a weight (the table's
+    entries are this very expression, i * log2(i), so both give the same bits)."""
+    if weight_t is double:
+        return w * log2(w) if w > 0.0 else 0.0
+    else:
+        return nlogn[w]
+
+
+cdef inline double counts_term(int criterion, int K, const double *nlogn, const weight_t *counts,
+                               weight_t n) noexcept nogil:
     """n * impurity of a child with these class counts (entropy in bits from the n log2 n
     table, or Gini); the entropy needs no log and the Gini no division per class."""
     cdef int c
     cdef double s = 0.0
     if criterion == CRIT_ENTROPY:
-        s = nlogn[n]
+        s = xlog2x(n, nlogn)
         for c in range(K):
-            s -= nlogn[counts[c]]
+            s -= xlog2x(counts[c], nlogn)
         return s
-    if n == 0:
+    if n <= 0:
         return 0.0
     for c in range(K):
         s += <double> counts[c] * counts[c]
     return n - s / n
 
 
-cdef inline double counts_term2(int criterion, int K, const double *nlogn, const count_t *a,
-                                const count_t *extra, count_t n) noexcept nogil:
+cdef inline double counts_term2(int criterion, int K, const double *nlogn, const weight_t *a,
+                                const weight_t *extra, weight_t n) noexcept nogil:
     """counts_term of the counts a + extra (a child that also receives the missing rows)."""
     cdef int c
     cdef double s = 0.0
     if criterion == CRIT_ENTROPY:
-        s = nlogn[n]
+        s = xlog2x(n, nlogn)
         for c in range(K):
-            s -= nlogn[a[c] + extra[c]]
+            s -= xlog2x(a[c] + extra[c], nlogn)
         return s
-    if n == 0:
+    if n <= 0:
         return 0.0
     for c in range(K):
         s += <double> (a[c] + extra[c]) * (a[c] + extra[c])
     return n - s / n
+
+
+cdef inline bint allowed(count_t rows, weight_t w, count_t min_rows,
+                         double min_weight) noexcept nogil:
+    """Whether a child of these rows and weight may be made: min_samples_leaf counts rows
+    (bootstrap repeats included), min_weight_fraction_leaf weighs them. A count build has
+    folded the weight limit into min_rows (its rows are its weight)."""
+    if weight_t is double:
+        return rows >= min_rows and w >= min_weight
+    else:
+        return rows >= min_rows
 
 
 ctypedef fused rows_t:   # a child's size: rows (exact builder) or summed weights (histograms)
@@ -101,8 +135,9 @@ ctypedef struct Split:
     int ordering         # exact builder, binary categorical: the level order of the partition
     int cut              # histogram builder: the last bin of the left child
     int cut_next         # and the first bin of the right one (at this node)
-    count_t *left_counts # exact builder, binary mode's attribute selection: where the sweep
-                         # keeps the class counts of the best split's first child (NULL: not kept)
+    void *left_counts    # exact builder, binary mode's attribute selection: where the sweep
+                         # keeps the class counts (weight_t) of the best split's first child
+                         # (NULL: not kept)
 
 
 cdef inline void clear_split(Split *split, double limit, int first_within) noexcept nogil:
@@ -157,89 +192,184 @@ cdef inline int first_within(const Split *found, int n_cand, double tol,
     return -1
 
 
-cdef inline int draw_feature(int *features, int i, int d, index_t max_features,
-                             fastml_rng *rng) noexcept nogil:
-    """The node's i-th candidate feature: with max_features < d, features[i] is swapped with a
-    random one of features[i:] (a draw without replacement; features starts as 0..d-1 at each
-    node), so both builders draw the same features in the same sequence."""
-    cdef int j, tmp
-    if max_features < d:
-        j = i + <int> fastml_rng_below(rng, d - i)
-        tmp = features[i]
-        features[i] = features[j]
-        features[j] = tmp
-    return features[i]
+# ---------------------------------------------------------------- the candidate features' draw
+#
+# With max_features < n_features a node tries the first max_features features, in a random
+# order, that vary at the node. The order is a sort of the features by a key, a hash of the
+# node's seed and the feature (draw_key), so the position of any feature in it is known
+# without drawing the others: a node of sparse data can rank just the few features present
+# in its rows (the rest are constant there) and get the order a dense node gets. The seed of
+# a node is a hash of its parent's and its child index (child_seed; the root's comes from the
+# tree's seed), so no node's draw depends on the order the nodes are grown in. The keys make
+# a uniformly random order, as the random permutation they replace did.
+
+ctypedef struct KeyedFeature:
+    uint64_t key
+    int feature
 
 
-cdef inline int missing_side(int has_missing, int missing_left, count_t n_left,
-                             count_t n_right) noexcept nogil:
+ctypedef struct Draw:         # the features of a node in draw order (a heap of their keys)
+    KeyedFeature *heap        # (n_features) room for every feature
+    int n                     # features left in the heap
+    int next                  # all features, in index order (no randomness): the next one
+    int natural               # 1: index order
+
+
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """splitmix64's finalizer: a bijection of 64-bit words that mixes every bit."""
+    z = (z ^ (z >> 30)) * <uint64_t> 0xbf58476d1ce4e5b9
+    z = (z ^ (z >> 27)) * <uint64_t> 0x94d049bb133111eb
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t draw_key(uint64_t seed, int feature) noexcept nogil:
+    return mix64(seed + (<uint64_t> feature + 1) * <uint64_t> 0x9e3779b97f4a7c15)
+
+
+cdef inline uint64_t child_seed(uint64_t seed, int c) noexcept nogil:
+    return mix64(seed ^ mix64((<uint64_t> c + 1) * <uint64_t> 0xd1b54a32d192ed03))
+
+
+cdef inline bint key_before(const KeyedFeature *a, const KeyedFeature *b) noexcept nogil:
+    return a.key < b.key or (a.key == b.key and a.feature < b.feature)
+
+
+cdef inline void sift_down(KeyedFeature *h, int n, int i) noexcept nogil:
+    cdef int child
+    cdef KeyedFeature tmp
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            return
+        if child + 1 < n and key_before(&h[child + 1], &h[child]):
+            child += 1
+        if not key_before(&h[child], &h[i]):
+            return
+        tmp = h[i]
+        h[i] = h[child]
+        h[child] = tmp
+        i = child
+
+
+cdef inline void draw_begin(Draw *dr, const int *features, int n, int n_features,
+                            index_t max_features, uint64_t seed) noexcept nogil:
+    """Start the node's draw over features[0:n] (NULL: all n_features): index order when
+    max_features >= n_features (every feature is tried, no randomness), else the keys' order.
+    O(n) to start, O(log n) per draw."""
+    cdef int i
+    dr.natural = max_features >= n_features
+    dr.next = 0
+    dr.n = n
+    if dr.natural:
+        return
+    for i in range(n):
+        dr.heap[i].feature = features[i] if features != NULL else i
+        dr.heap[i].key = draw_key(seed, dr.heap[i].feature)
+    i = n // 2 - 1
+    while i >= 0:
+        sift_down(dr.heap, n, i)
+        i -= 1
+
+
+cdef inline int draw_next(Draw *dr, const int *features) noexcept nogil:
+    """The next feature of the draw, -1 when every one has been drawn (features: as given to
+    draw_begin, for the index order)."""
+    cdef int f
+    if dr.natural:
+        if dr.next >= dr.n:
+            return -1
+        dr.next += 1
+        return features[dr.next - 1] if features != NULL else dr.next - 1
+    if dr.n == 0:
+        return -1
+    f = dr.heap[0].feature
+    dr.n -= 1
+    dr.heap[0] = dr.heap[dr.n]
+    sift_down(dr.heap, dr.n, 0)
+    return f
+
+
+cdef inline int missing_side(int has_missing, int missing_left, double w_left,
+                             double w_right) noexcept nogil:
     """The child of the missing rows at a real split: the learned side where the node saw
-    missing values, else the child of most training rows (the majority path, where a missing
-    value goes at predict time), left on ties."""
+    missing values, else the child of most training weight (the majority path, where a
+    missing value goes at predict time), left on ties."""
     if has_missing:
         return 0 if missing_left else 1
-    return 0 if n_left >= n_right else 1
+    return 0 if w_left >= w_right else 1
 
 
 # ---------------------------------------------------------------- a node waiting to be split
 
 ctypedef struct Item:
     index_t node
+    uint64_t seed             # the node's draw of candidate features (child_seed)
     Py_ssize_t start, end     # its rows: positions [start, end) of the builder's arrays
     count_t n                 # their number, bootstrap repeats included (n_node_samples)
+    double w                  # their weight (weighted_n_node_samples; n without weights)
     index_t depth
-    double gain
-    double priority           # best-first order: n * gain, the total reduction of impurity
+    double gain               # per unit of weight
+    double priority           # best-first order: w * gain, the total reduction of impurity
     Split split
     char *hist                # histogram builder: the node's histograms of every feature
                               # (kept for the subtraction trick), or NULL
 
 
 cdef inline index_t open_node(TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
-                              count_t n, index_t depth) noexcept nogil:
-    """A new leaf for rows [start, end) of total weight n, described in item; its id, or -1
-    when memory runs out."""
-    item.node = buffer_add_leaf(t, depth, n)
+                              count_t n, double w, index_t depth) noexcept nogil:
+    """A new leaf for rows [start, end), n rows of total weight w, described in item; its id,
+    or -1 when memory runs out."""
+    item.node = buffer_add_leaf(t, depth, n, w)
     item.start = start
     item.end = end
     item.n = n
+    item.w = w
     item.depth = depth
     return item.node
 
 
-cdef inline int base_case(int pure, index_t depth, count_t n, index_t max_depth,
-                          index_t min_samples_split, index_t min_samples_leaf) noexcept nogil:
+cdef inline void set_weight(TreeBuffer *t, Item *item, double w) noexcept nogil:
+    """The weight of item's node, once its statistics are known."""
+    item.w = w
+    t.nodes[item.node].weighted_n_node_samples = w
+
+
+cdef inline int base_case(int pure, index_t depth, count_t n, double w, index_t max_depth,
+                          index_t min_samples_split, index_t min_samples_leaf,
+                          double min_weight_leaf) noexcept nogil:
     """Whether the node stays a leaf before any search: its outputs all agree (000's first
-    base case), or a limit forbids splitting it (001)."""
-    return pure or depth >= max_depth or n < min_samples_split or n < 2 * min_samples_leaf
+    base case), or a limit forbids splitting it (001; min_weight_leaf as scikit-learn's)."""
+    return pure or depth >= max_depth or n < min_samples_split or n < 2 * min_samples_leaf \
+        or w < 2.0 * min_weight_leaf
 
 
 cdef inline int set_gain(Item *item, double parent_term) noexcept nogil:
     """After the search: 0 if no split was found (000's second base case: no attribute takes
-    two values here), else 1 with the split's gain per row and its best-first priority."""
+    two values here), else 1 with the split's gain per unit of weight and its best-first
+    priority."""
     if item.split.feature < 0:
         return 0
-    item.gain = (parent_term - item.split.cost) / item.n
+    item.gain = (parent_term - item.split.cost) / item.w
     if item.gain < 0.0:
         item.gain = 0.0  # round-off: a split never increases impurity
-    item.priority = item.gain * item.n
+    item.priority = item.gain * item.w
     return 1
 
 
 cdef inline int class_value(TreeBuffer *t, index_t node, int criterion, int K,
-                            const double *nlogn, const count_t *counts, count_t n,
+                            const double *nlogn, const weight_t *counts, weight_t n,
                             double *parent_term) noexcept nogil:
-    """A classification node's value (its class counts) and impurity; parent_term = its
-    counts_term, which the split's cost is compared with. Returns 1 for a pure node."""
+    """A classification node's value (its class counts or weights) and impurity; parent_term
+    = its counts_term, which the split's cost is compared with. Returns 1 for a pure node
+    (at most one class present)."""
     cdef double *value = t.value + <Py_ssize_t> node * t.n_values
-    cdef int c, pure = 1
+    cdef int c, present = 0
     for c in range(K):
         value[c] = <double> counts[c]
-        if counts[c] != 0 and counts[c] != n:
-            pure = 0
+        present += counts[c] > 0
     parent_term[0] = counts_term(criterion, K, nlogn, counts, n)
     t.nodes[node].impurity = parent_term[0] / n
-    return pure
+    return present <= 1
 
 
 cdef inline index_t open_split(TreeBuffer *t, const Item *item, int categorical,
@@ -336,6 +466,7 @@ cdef inline int add_children(void *builder, TreeBuffer *t, const Item *item, Fro
         return -1
     for c in range(k):
         child.split.feature = -1
+        child.seed = child_seed(item.seed, c)
         r = make_child(builder, t, item, c, &lo, &child)
         if r < 0 or (r == 1 and frontier_push(fr, &child) < 0):
             return -1
@@ -398,3 +529,133 @@ cdef inline object finish_tree(TreeBuffer *t, int status):
         return tree_from_buffer(t)
     finally:
         buffer_free(t)
+
+
+
+# ---------------------------------------------------------------- subtrees grown apart
+#
+# A builder may grow the subtrees under some nodes in other threads, each into a buffer of its
+# own (its node 0 a copy of the subtree's root, grown there). merge_subtrees numbers the nodes
+# of the whole tree as the depth-first growth (grow_frontier) numbers them -- a node's
+# children take the next ids when it is split, nodes are split depth first, first child first
+# -- so the tree is the one a single thread grows, node for node. A node's children in a
+# buffer are the ids first..last of its children entries (made one after the other when it
+# was split), so the order needs nothing but the finished arrays. Global ids: main's nodes,
+# then each task buffer's (base[k] is buffer k's first; buffer 0 is main).
+
+cdef inline int buffer_of(const index_t *base, int n_tasks, index_t g) noexcept nogil:
+    """The buffer (0: main, k: task k - 1) of global node id g."""
+    cdef int k = n_tasks
+    while k > 0 and g < base[k]:
+        k -= 1
+    return k
+
+
+cdef inline index_t global_child(const index_t *base, const index_t *redirect, int k,
+                                 index_t c) noexcept nogil:
+    """The global id of node c of buffer k (a task's root when c is a node of main whose
+    subtree a task grew)."""
+    return redirect[c] if k == 0 else base[k] + c
+
+
+cdef inline int merge_subtrees(TreeBuffer *main, const index_t *task_node, TreeBuffer *tasks,
+                               int n_tasks, TreeBuffer *out) noexcept nogil:
+    """The tree of main with tasks[i]'s subtree in place of main's node task_node[i], into
+    the empty buffer out (buffer_init'ed), numbered as above. Returns 0, or -1 when memory
+    runs out."""
+    cdef index_t total = main.n_nodes, i, g, c, e, first, last, n_out = 1, n_entries = 0, p
+    cdef index_t *base = <index_t *> malloc((n_tasks + 2) * sizeof(index_t))
+    cdef index_t *redirect = <index_t *> malloc((main.n_nodes + 1) * sizeof(index_t))
+    cdef index_t *new_id
+    cdef index_t *order
+    cdef index_t *stack
+    cdef index_t *entry_start
+    cdef int k, status = 0
+    cdef TreeBuffer *buf
+    cdef Node *nd
+    if base == NULL or redirect == NULL:
+        free(base)
+        free(redirect)
+        return -1
+    base[0] = 0
+    for k in range(n_tasks):
+        base[k + 1] = total
+        total += tasks[k].n_nodes
+    new_id = <index_t *> malloc(total * sizeof(index_t))
+    order = <index_t *> malloc(total * sizeof(index_t))
+    stack = <index_t *> malloc(total * sizeof(index_t))
+    entry_start = <index_t *> malloc(total * sizeof(index_t))
+    if new_id == NULL or order == NULL or stack == NULL or entry_start == NULL:
+        status = -1
+    else:
+        for i in range(main.n_nodes):
+            redirect[i] = i
+        for k in range(n_tasks):
+            redirect[task_node[k]] = base[k + 1]
+        # pop a node; if it was split, its children take the next ids and are pushed, the
+        # first on top; its children entries are the next block of the table
+        order[0] = redirect[0]
+        new_id[order[0]] = 0
+        stack[0] = order[0]
+        p = 1
+        while p > 0:
+            p -= 1
+            g = stack[p]
+            k = buffer_of(base, n_tasks, g)
+            buf = main if k == 0 else &tasks[k - 1]
+            nd = &buf.nodes[g - base[k]]
+            if nd.kind == KIND_LEAF:
+                continue
+            entry_start[g] = n_entries
+            n_entries += nd.n_child
+            first = last = buf.children[nd.child_start]
+            for e in range(nd.n_child):
+                c = buf.children[nd.child_start + e]
+                first = c if c < first else first
+                last = c if c > last else last
+            for c in range(first, last + 1):
+                order[n_out] = global_child(base, redirect, k, c)
+                new_id[order[n_out]] = n_out
+                n_out += 1
+            for c in range(last, first - 1, -1):
+                stack[p] = global_child(base, redirect, k, c)
+                p += 1
+        status = copy_merged(main, tasks, base, n_tasks, redirect, new_id, order,
+                             entry_start, n_out, n_entries, out)
+    free(base); free(redirect); free(new_id); free(order); free(stack); free(entry_start)
+    return status
+
+
+cdef inline int copy_merged(TreeBuffer *main, TreeBuffer *tasks, const index_t *base,
+                            int n_tasks, const index_t *redirect, const index_t *new_id,
+                            const index_t *order, const index_t *entry_start, index_t n_nodes,
+                            index_t n_entries, TreeBuffer *out) noexcept nogil:
+    """merge_subtrees' second half: the nodes in their new order into out, their children
+    entries renumbered."""
+    cdef index_t j, g, i, e, cs
+    cdef int k
+    cdef TreeBuffer *buf
+    cdef Node *nd
+    if buffer_reserve(out, n_nodes, n_entries + 1) < 0:
+        return -1
+    for j in range(n_nodes):
+        g = order[j]
+        k = buffer_of(base, n_tasks, g)
+        buf = main if k == 0 else &tasks[k - 1]
+        i = g - base[k]
+        nd = &out.nodes[j]
+        nd[0] = buf.nodes[i]
+        memcpy(out.value + j * out.n_values, buf.value + i * buf.n_values,
+               out.n_values * sizeof(double))
+        if nd.kind == KIND_LEAF:
+            continue
+        cs = buf.nodes[i].child_start
+        nd.child_start = entry_start[g]
+        nd.missing_child = new_id[global_child(base, redirect, k, buf.nodes[i].missing_child)]
+        for e in range(nd.n_child):
+            out.children[entry_start[g] + e] = new_id[global_child(base, redirect, k,
+                                                                   buf.children[cs + e])]
+            out.seen[entry_start[g] + e] = buf.seen[cs + e]
+    out.n_nodes = n_nodes
+    out.n_children = n_entries
+    return 0

@@ -6,8 +6,8 @@
 # on how a node's rows are stored is _grow.pxd's, shared with the exact builder.
 #
 # What it computes:
-#   1. Binning, once per fit (a forest shares it): each real column becomes uint8 bin codes,
-#      column-major. A column of at most max_bins distinct values gets one bin per value; a
+#   1. Binning, once per fit (a forest shares it; _binning_fast.pyx): each real column becomes
+#      uint8 bin codes. A column of at most max_bins distinct values gets one bin per value; a
 #      longer one gets equal-frequency (quantile) bins from a sorted sample. NaN is bin 255.
 #      Categorical columns keep their level codes as bins (so they keep the multiway split).
 #      Each bin has ends lo, hi: its value (a bin per value), or the edges around it.
@@ -27,53 +27,55 @@
 # weights -- and a split partitions those arrays stably, so a node's rows are one contiguous
 # range of each and every pass over them is sequential (deep nodes of a few rows scattered
 # over X would otherwise cost a cache miss per row and feature). A histogram costs one byte
-# read and one add per row and feature, and the search costs O(bins) instead of O(rows). Large nodes keep the histograms of all
+# read and one add per row and feature, and the search costs O(bins) instead of O(rows). Large
+# nodes keep the histograms of all
 # features, and a split builds only its smaller children's; the largest child's is the
 # parent's minus theirs (the subtraction trick). Small nodes, and nodes that search a few
 # drawn features (forests), build the histogram of each drawn feature from their rows into a
 # scratch whose non-empty bins a 256-bit bitmap lists in order, so a node of 5 rows costs
 # O(5), not O(255).
 #
+# Sparse X: the codes are CSR rows holding only the entries off each column's zero bin (the bin
+# of 0.0), and the sample in node order is a list of row ids instead of per-column copies. A
+# node passes over its rows' entries once to learn which features take two bins there (a
+# feature its rows do not list is constant: all zero), ranks just those for the draw
+# (_grow.pxd's keyed draw gives the order the dense node gets), and once more to build the
+# drawn features' histograms; each zero bin is then the node's total minus the feature's
+# other bins (LightGBM's trick). A node costs O(its nonzeros + drawn features x bins used),
+# and the whole tree never holds rows x columns of anything. A split finds each row's code of
+# its feature by a binary search in the row's entries. With count builds the histograms are
+# integers, so the trees are the dense trees bit for bit; with weights or for regression the
+# zero bins are differences of float sums, equal to the dense sums up to round-off.
+#
 # Loop invariant of the threshold sweep: after adding the bins present[0..i] to the left,
 # left[c] + right[c] = the node's non-missing weight of class c, and every cut before
 # present[i + 1] that passed 001's filter has been compared with the best so far.
-from libc.math cimport log2, isnan, NAN, INFINITY
-from libc.stdlib cimport malloc, calloc, free
+from libc.math cimport ceil, log2, isnan, NAN, INFINITY
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memcpy, memset, memmove
-from libc.stdint cimport uint8_t, uint64_t, int32_t
+from libc.stdint cimport uint8_t, uint64_t, int32_t, int64_t
 from libc.limits cimport INT_MAX
 
 import numpy as np
 
 from cython.parallel cimport prange, threadid
 
-from .._core._csrc cimport fastml_rng, fastml_rng_seed, fastml_check_index
+from .._core._csrc cimport fastml_check_index
 from .._core._typedefs cimport count_t, index_t
-from ._tree_fast cimport TreeBuffer, buffer_init
+from ._tree_fast cimport TreeBuffer, buffer_init, buffer_add_leaf, buffer_free
 from ._grow cimport *  # the growing code both builders share (criteria, Split, Item, nodes)
-
-cdef extern from "fastml_bin.h" nogil:
-    int FASTML_BIN_MISSING
-    void fastml_bin_column(const double *X, Py_ssize_t stride, Py_ssize_t n,
-                           const double *edges, uint8_t *codes) noexcept
 
 from ..info import GAIN_TIE
 from ._builder_fast import CRITERIA  # the criterion codes, by name (the doctest below)
+from ._binning_fast import MAX_BINS, MISSING_BIN, Binned, bin_features, bin_sparse
 
 cdef enum:
     SLOTS = 256          # histogram slots per feature: bins 0..254, then the missing bin
     MISSING = 255        # the bin code of NaN (and of a missing categorical level)
-    EDGES = 255          # edges stored per feature (padded with +inf)
     MISSING_OFF = -1     # Split.cut_next of the missing-vs-present cut (threshold +inf)
 
-# The largest max_bins: codes 0..254 leave 255 for the missing bin in a uint8.
-MAX_BINS = 255
-if FASTML_BIN_MISSING != MISSING:  # the C binning writes the missing code the builder reads
-    raise ImportError("csrc/fastml_bin.h's FASTML_BIN_MISSING differs from MISSING")
-# Rows sampled to place the quantile edges of a column of more than max_bins values: ~200
-# sample values per bin at 255 bins (LightGBM samples 200,000; sorting them costs more than
-# the whole tree search on a few hundred thousand rows, for edges a fraction of a bin apart).
-BIN_SAMPLE = 50_000
+if MISSING_BIN != MISSING:  # the binning writes the missing code the builder reads
+    raise ImportError("_binning_fast's missing bin differs from the builder's MISSING")
 
 cdef double TIE = GAIN_TIE
 # A node with at least this many rows keeps the histograms of all its features for its
@@ -87,241 +89,79 @@ cdef Py_ssize_t PARALLEL_MIN_ROWS = 4096
 cdef Py_ssize_t HIST_BUDGET = 256 << 20
 
 
-# ---------------------------------------------------------------- binning
-
-cdef int distinct_values(const double *col, Py_ssize_t n, Py_ssize_t stride, int max_bins,
-                         double *out) noexcept nogil:
-    """The sorted distinct non-missing values of col into out[0:k]; k, or -1 as soon as there
-    are more than max_bins (a continuous column stops after about max_bins rows)."""
-    cdef Py_ssize_t i
-    cdef int k = 0, a, b, mid
-    cdef double v, last = NAN
-    for i in range(n):
-        v = col[i * stride]
-        if isnan(v) or v == last:  # runs of one value are common in low-cardinality columns
-            continue
-        last = v
-        a = 0
-        b = k
-        while a < b:
-            mid = (a + b) >> 1
-            if out[mid] < v:
-                a = mid + 1
-            else:
-                b = mid
-        if a < k and out[a] == v:
-            continue
-        if k == max_bins:
-            return -1
-        memmove(out + a + 1, out + a, (k - a) * sizeof(double))
-        out[a] = v
-        k += 1
-    return k
-
-
-cdef int quantile_edges(const double *v, Py_ssize_t s, int max_bins, double *edges) noexcept nogil:
-    """Equal-frequency edges over the sorted sample v[0:s]: each edge falls between two
-    distinct values, the next one a 1/(bins left) share of the rest further on, so a heavy
-    value takes one bin and the others are shared out again. Returns the number of edges."""
-    cdef Py_ssize_t last = 0, pos
-    cdef int n_edges = 0
-    while n_edges < max_bins - 1:
-        pos = last + (s - last) // (max_bins - n_edges)
-        if pos < last + 1:
-            pos = last + 1
-        while pos < s and v[pos - 1] == v[pos]:
-            pos += 1
-        if pos >= s:
-            break
-        edges[n_edges] = split_point(v[pos - 1], v[pos])
-        n_edges += 1
-        last = pos
-    return n_edges
-
-
-cdef void bin_rows(const double *X, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t d, Py_ssize_t n,
-                   const double *edges, const unsigned char *is_cat,
-                   uint8_t *bins) noexcept nogil:
-    """Bin codes of rows [i0, i1) of the row-major X into the column-major bins: for a real
-    feature, the number of edges <= x (x < edge <=> bin <= the edge's index; csrc's
-    fastml_bin_column). Feature by feature over a block of rows that stays in cache."""
-    cdef Py_ssize_t i, f
-    cdef double v
-    for f in range(d):
-        if not is_cat[f]:
-            fastml_bin_column(X + i0 * d + f, d, i1 - i0, edges + f * EDGES, bins + f * n + i0)
-            continue
-        for i in range(i0, i1):
-            v = X[i * d + f]
-            # a level code 0..254 (checked by bin_features), or NaN: the missing bin
-            bins[f * n + i] = MISSING if isnan(v) else <uint8_t> v
-
-
-cdef class Binned:
-    """X binned once per fit (a forest's trees share it; read-only).
-
-    Attributes
-    ----------
-    bins : ndarray of uint8, shape (n_features, n_samples)
-        Column-major bin codes (255 = missing).
-    lo, hi : ndarrays of float64, shape (n_features, 256)
-        The ends of each bin of a real column: its value (lo = hi) when every value has a
-        bin, else the edges around it (lo <= x < hi; -inf / +inf at the ends). A cut between
-        bins g < g' gets the threshold split_point(hi[g], lo[g']), which every training value
-        of g lies below and every one of g' at or above.
-    n_bins : ndarray of int32, shape (n_features,)
-        Bins of each column (its levels, for a categorical one).
-    """
-    cdef readonly object bins, lo, hi, n_bins
-
-    def __init__(self, bins, lo, hi, n_bins):
-        self.bins, self.lo, self.hi, self.n_bins = bins, lo, hi, n_bins
-
-
-def bin_features(const double[:, ::1] X, const unsigned char[::1] is_categorical,
-                 const int[::1] n_levels, int max_bins=MAX_BINS, int n_threads=1):
-    """Bin the columns of X for splitter="hist" (once per fit).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features), float64, C-contiguous
-        The encoded columns (NaN = missing; categorical columns as level codes).
-    is_categorical : ndarray of uint8, shape (n_features,)
-    n_levels : ndarray of int32, shape (n_features,)
-        Levels of each categorical column (at most 255).
-    max_bins : int in [2, 255], default=255
-        Bins of a real column (missing values get a bin of their own besides).
-    n_threads : int, default=1
-        Threads that bin blocks of rows.
-
-    Returns
-    -------
-    Binned
-
-    Examples
-    --------
-    >>> X = np.array([[3.0], [1.0], [np.nan], [1.0], [7.0]])
-    >>> b = bin_features(X, np.zeros(1, np.uint8), np.zeros(1, np.int32))
-    >>> b.bins.tolist(), b.n_bins.tolist(), b.hi[0, :3].tolist()
-    ([[1, 0, 255, 0, 2]], [3], [1.0, 3.0, 7.0])
-    """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], f, blk, n_blocks
-    if is_categorical.shape[0] != d or n_levels.shape[0] != d:
-        raise ValueError("bin_features: the arrays' shapes do not match")
-    if not 2 <= max_bins <= MAX_BINS:
-        raise ValueError(f"max_bins must be an integer in [2, {MAX_BINS}]; got {max_bins}")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1; got {n_threads}")
-    for f in range(d):
-        if is_categorical[f] and n_levels[f] > MAX_BINS:
-            raise ValueError(
-                f"splitter='hist' takes categorical columns of at most {MAX_BINS} levels; "
-                f"column {f} has {n_levels[f]} (use splitter='best' for it)")
-    bins_a = np.empty((d, n), dtype=np.uint8)
-    edges_a = np.zeros((d, MAX_BINS), dtype=np.float64)
-    n_edges_a = np.full(d, -1, dtype=np.int32)
-    lo_a = np.full((d, SLOTS), np.nan)
-    hi_a = np.full((d, SLOTS), np.nan)
-    cdef uint8_t[:, ::1] bins = bins_a
-    cdef double[:, ::1] edges = edges_a, lo = lo_a, hi = hi_a
-    cdef int[::1] n_edges = n_edges_a
-    cdef int k
-    if n == 0 or d == 0:
-        raise ValueError("bin_features: X is empty")
-    with nogil:  # columns of at most max_bins values: one bin per value
-        for f in prange(d, num_threads=n_threads, schedule="dynamic"):
-            if not is_categorical[f]:
-                k = distinct_values(&X[0, f], n, d, max_bins, &edges[f, 0])
-                if k >= 0:  # each bin is one value: lo = hi = it
-                    memcpy(&lo[f, 0], &edges[f, 0], k * sizeof(double))
-                    memcpy(&hi[f, 0], &edges[f, 0], k * sizeof(double))
-                    n_edges[f] = quantile_edges(&edges[f, 0], k, k, &edges[f, 0]) \
-                        if k > 1 else 0
-    many = np.flatnonzero((n_edges_a < 0) & (np.asarray(is_categorical) == 0))
-    if len(many):  # the rest: quantile edges of a sorted sample (numpy's sort)
-        rows = np.arange(n) if n <= BIN_SAMPLE else \
-            np.sort(np.random.default_rng(0).choice(n, BIN_SAMPLE, replace=False))
-        sample = np.ascontiguousarray(np.take(np.asarray(X), rows, axis=0)[:, many].T)
-        sample.sort(axis=1)  # NaN last
-        quantiles(sample, many.astype(np.intp), max_bins, edges_a, n_edges_a)
-        for f in many:  # a bin is [lo, hi) between its edges
-            k = n_edges_a[f]
-            lo_a[f, 0], hi_a[f, k] = -np.inf, np.inf
-            lo_a[f, 1:k + 1] = edges_a[f, :k]
-            hi_a[f, :k] = edges_a[f, :k]
-    for f in range(d):  # pad past the last edge: bin_rows' search reads all 255
-        edges_a[f, max(n_edges_a[f], 0):] = np.inf
-    n_blocks = (n + 1023) // 1024
-    with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static"):
-            bin_rows(&X[0, 0], blk * 1024, min(n, blk * 1024 + 1024), d, n, &edges[0, 0],
-                     &is_categorical[0], &bins[0, 0])
-    n_bins = np.where(np.asarray(is_categorical) != 0, np.asarray(n_levels),
-                      np.maximum(n_edges_a, 0) + 1).astype(np.int32)
-    for a in (bins_a, lo_a, hi_a, n_bins):
-        a.flags.writeable = False
-    return Binned(bins_a, lo_a, hi_a, n_bins)
-
-
-cdef void quantiles(const double[:, ::1] sample, const Py_ssize_t[::1] features, int max_bins,
-                    double[:, ::1] edges, int[::1] n_edges) noexcept:
-    """Quantile edges of each listed feature from its sorted sample row (NaN last)."""
-    cdef Py_ssize_t i, s
-    with nogil:
-        for i in range(features.shape[0]):
-            s = sample.shape[1]
-            while s > 0 and isnan(sample[i, s - 1]):
-                s -= 1
-            n_edges[features[i]] = quantile_edges(&sample[i, 0], s, max_bins,
-                                                  &edges[features[i], 0]) if s > 0 else 0
-
-
 # ---------------------------------------------------------------- the builder's state
 
 # Split and Item (a node waiting to be split, with its histograms) are _grow.pxd's.
+#
+# Histograms come in the two kinds of _grow.pxd's weight_t: a count build (no sample weights)
+# keeps per bin the K class counts in int32 (regression: the count and the sum of the targets,
+# doubles); a weighted build keeps per bin the K class weights and then the bin's rows, in
+# doubles (regression: the weight, the weighted sum of the targets, the rows). The rows bound
+# min_samples_leaf, the weights everything else; in a count build the two are the same.
 
 ctypedef struct HB:
     # data
     Py_ssize_t n_rows, d, m_rows  # rows of X, features, rows in the sample (weight > 0)
-    count_t m                     # the sample's total weight
-    const uint8_t *bins           # (d, n_rows)
-    const double *lo              # (d, SLOTS)
+    count_t m                     # the sample's rows, bootstrap repeats included
+    const uint8_t *bins           # dense X: (d, n_rows) codes
+    int sparse                    # sparse X: the codes as CSR rows (Binned.indptr ...)
+    const int64_t *row_ptr        # (n_rows + 1)
+    const int32_t *row_feat       # the entries' columns, ascending within a row
+    const uint8_t *row_code       # their codes (never their column's zero bin)
+    const uint8_t *zero_bin       # (d) the bin of the rows a column does not list
+    const double *lo              # the ends of feature f's bins at bin_start[f] + bin
     const double *hi
+    const int64_t *bin_start
     const int *n_bins
     const unsigned char *is_cat
     const int *n_levels
     const int *yc                 # class codes (classification)
     const double *yr              # targets (regression)
+    const double *sw              # sample weights (weighted builds), NULL in a count build
     int K, criterion, n_threads
+    int S                         # histogram entries per bin (see above)
     double node_ss                # regression: the node's sum of squared deviations
+    double node_sum               # regression: its weighted sum of the centred targets
+    count_t node_n                # the node being searched: its rows
+    double node_w                 # and their weight
     index_t max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, max_features
+    int max_cand                  # the most candidates a node can have (max_features, or the
+                                  # columns sparse X lists at all, if fewer)
+    Py_ssize_t nnz                # sparse X: entries of the sampled rows
+    int n_listed                  # sparse X: the columns any row lists (dense: d)
+    double min_weight_leaf        # weighted builds (a count build folds it into min_samples_leaf)
     int node_hists                # keep all features' histograms on large nodes
     Py_ssize_t fstride            # bytes of one feature's histogram
     Py_ssize_t hbytes             # bytes of a node's histograms (d features)
     # the sample in node order (each node's rows are one range), partitioned down the tree
-    uint8_t *pbins                # (d, m_rows) bin codes
+    uint8_t *pbins                # dense X: (d, m_rows) bin codes
+    int *prow                     # sparse X: (m_rows) row ids
     int *lab                      # (m_rows) class codes
-    int *wgt                      # (m_rows) weights (bootstrap counts)
+    int *wgt                      # (m_rows) bootstrap counts (1 each without a bootstrap)
+    double *pw                    # (m_rows) weighted builds: count x sample weight
     double *yg                    # (m_rows) targets minus the sample mean (histograms sum them)
     double *yraw                  # (m_rows) targets (node values)
     uint8_t *side                 # (m_rows) child of each position at the split being applied
-    uint8_t *tmp_bytes            # (m_rows) the partitions' scratch
-    char *tmp_wide                # (m_rows * 8)
-    double *nlogn                 # nlogn[k] = k log2 k, k = 0..m
-    count_t *node_counts
-    count_t *left
-    count_t *right
-    count_t *miss
+    uint8_t *tmp_bytes            # dense: (max(n_threads, d), m_rows) the partitions' scratch;
+                                  # sparse: (m_rows) the split feature's codes
+    char *tmp_wide                # (m_rows * 8) the partitions' scratch: position p owns bytes
+                                  # 8p.. whatever the element's size (threads own ranges)
+    double *nlogn                 # count builds: nlogn[k] = k log2 k, k = 0..m
+    void *node_counts             # (K) weight_t: the node's class counts
+    void *left
+    void *right
+    void *miss
     # one scratch histogram per drawn feature (zero between uses) and its bitmap of bins
     char *cand_hist
     uint64_t *cand_bits
     int *candidates
-    int *features
+    Draw draw                     # the node's candidate features in draw order (_grow.pxd)
     Split *found
     int *child_of_level
     int *level_seen
-    count_t *child_w
-    Py_ssize_t *child_rows
+    double *child_w               # (max_levels + 2) weight of each child (of each level first)
+    count_t *child_n              # its rows (bootstrap repeats included)
+    Py_ssize_t *child_rows        # its positions (rows of the sample)
     char **child_hist              # (max_levels + 2) the histograms each child of a split gets
     Py_ssize_t *offset
     int max_levels
@@ -329,7 +169,58 @@ ctypedef struct HB:
     char **all_hists
     char **free_hists
     int n_alloc, n_free, max_alloc
-    fastml_rng rng
+    uint64_t seed                 # the root's draw (its children's are hashes of it)
+    # sparse X: a node's view of its features (d each, zero between nodes)
+    int32_t *occ_rows             # positions whose row lists the feature
+    uint8_t *occ_code             # the first code seen
+    uint8_t *occ_mixed            # 1 if another code was seen
+    int32_t *slot_of              # the drawn feature's candidate slot, -1 otherwise
+    int *occ_list                 # the features listed (occ_rows > 0)
+    int *varying                  # those taking two bins at the node
+    int64_t *bucket_start         # (candidates + 1) each drawn feature's entries at the node,
+    int64_t *bucket_fill          # in bucket_pos / bucket_code (positions and codes)
+    int32_t *bucket_pos
+    uint8_t *bucket_code
+
+
+# ---------------------------------------------------------------- a histogram's entries
+
+cdef inline weight_t hget(const char *h, Py_ssize_t i, weight_t tag) noexcept nogil:
+    """Entry i of a class histogram: an int32 count, or a double weight."""
+    if weight_t is double:
+        return (<const double *> h)[i]
+    else:
+        return (<const int32_t *> h)[i]
+
+
+cdef inline int bin_entries(int K, weight_t tag) noexcept nogil:
+    """A class histogram's entries per bin: K counts, or K weights and the rows."""
+    if weight_t is double:
+        return K + 1
+    else:
+        return K
+
+
+cdef inline count_t class_rows(const char *h, int bin, int K, weight_t tag) noexcept nogil:
+    """The rows of a bin of a class histogram (a count build's rows are its weight)."""
+    cdef int c
+    cdef count_t n = 0
+    if weight_t is double:
+        return <count_t> (<const double *> h)[bin * (K + 1) + K]
+    else:
+        for c in range(K):
+            n += (<const int32_t *> h)[bin * K + c]
+        return n
+
+
+cdef inline int reg_entries(const HB *b) noexcept nogil:
+    """A regression histogram's entries per bin: weight and sum (+ rows, weighted)."""
+    return b.S
+
+
+cdef inline double reg_rows(const HB *b, const double *hr, int bin) noexcept nogil:
+    """The rows of a bin of a regression histogram."""
+    return hr[bin * b.S + (2 if b.sw != NULL else 0)]
 
 
 # ---------------------------------------------------------------- a candidate split
@@ -345,38 +236,52 @@ cdef inline void consider(Split *best, double cost, int feature, int cut, int cu
 
 # ---------------------------------------------------------------- building histograms
 
-cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h,
-                       uint64_t *bits) noexcept nogil:
+cdef void hist_feature(HB *b, int f, Py_ssize_t start, Py_ssize_t end, char *h, uint64_t *bits,
+                       weight_t tag) noexcept nogil:
     """Add the node's rows to feature f's histogram h; mark their bins in bits (NULL: no
     bitmap). The loops read only locals: the build has -fno-strict-aliasing, so a store to h
     would otherwise force a reload of every field of b."""
     cdef const uint8_t *col = b.pbins + f * b.m_rows
     cdef const int *lab = b.lab
     cdef const int *wgt = b.wgt
+    cdef const double *pw = b.pw
     cdef const double *yg = b.yg
     cdef int32_t *hc = <int32_t *> h
     cdef double *hr = <double *> h
     cdef Py_ssize_t p
-    cdef int K = b.K, bin
+    cdef int K = b.K, bin, S = b.S
     if b.criterion == CRIT_SSE:
-        for p in range(start, end):
-            bin = col[p]
-            hr[2 * bin] += wgt[p]
-            hr[2 * bin + 1] += wgt[p] * yg[p]
+        if weight_t is double:
+            for p in range(start, end):
+                bin = col[p]
+                hr[S * bin] += pw[p]
+                hr[S * bin + 1] += pw[p] * yg[p]
+                hr[S * bin + 2] += wgt[p]
+        else:
+            for p in range(start, end):
+                bin = col[p]
+                hr[2 * bin] += wgt[p]
+                hr[2 * bin + 1] += wgt[p] * yg[p]
         mark_bins(col, start, end, bits)
         return
-    if bits == NULL:
+    if weight_t is double:
+        for p in range(start, end):
+            fastml_check_index(lab[p], K)
+            hr[col[p] * (K + 1) + lab[p]] += pw[p]
+            hr[col[p] * (K + 1) + K] += wgt[p]
+        mark_bins(col, start, end, bits)
+    elif bits == NULL:
         for p in range(start, end):
             fastml_check_index(lab[p], K)
             hc[col[p] * K + lab[p]] += wgt[p]
-        return
-    # the bits in the histogram's loop: its read-modify-write chain and the bitmap's overlap
-    # (a second loop, as for regression, cost 12% more of the whole W3 fit; one loop with a
-    # branch on bits, or with the code in a local, 5-8% more: measured, not reasoned)
-    for p in range(start, end):
-        fastml_check_index(lab[p], K)
-        hc[col[p] * K + lab[p]] += wgt[p]
-        bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
+    else:
+        # the bits in the histogram's loop: its read-modify-write chain and the bitmap's
+        # overlap (a second loop, as for regression, cost 12% more of the whole W3 fit; one
+        # loop with a branch on bits, or with the code in a local, 5-8% more: measured)
+        for p in range(start, end):
+            fastml_check_index(lab[p], K)
+            hc[col[p] * K + lab[p]] += wgt[p]
+            bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
 
 
 cdef inline void mark_bins(const uint8_t *col, Py_ssize_t start, Py_ssize_t end,
@@ -391,16 +296,16 @@ cdef inline void mark_bins(const uint8_t *col, Py_ssize_t start, Py_ssize_t end,
         bits[col[p] >> 6] |= (<uint64_t> 1) << (col[p] & 63)
 
 
-cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h) noexcept nogil:
+cdef void hist_all(HB *b, Py_ssize_t start, Py_ssize_t end, char *h, weight_t tag) noexcept nogil:
     """Every feature's histogram of the node's rows into the zeroed node histogram h (features
     in parallel threads on large nodes: each writes its own slice)."""
     cdef int f
     if end - start >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
-            hist_feature(b, f, start, end, h + f * b.fstride, NULL)
+            hist_feature(b, f, start, end, h + f * b.fstride, NULL, tag)
     else:
         for f in range(b.d):
-            hist_feature(b, f, start, end, h + f * b.fstride, NULL)
+            hist_feature(b, f, start, end, h + f * b.fstride, NULL, tag)
 
 
 cdef void hist_subtract(HB *b, char *parent, const char *child) noexcept nogil:
@@ -411,7 +316,7 @@ cdef void hist_subtract(HB *b, char *parent, const char *child) noexcept nogil:
     cdef const int32_t *cc = <const int32_t *> child
     cdef double *pr = <double *> parent
     cdef const double *cr = <const double *> child
-    if b.criterion == CRIT_SSE:
+    if b.criterion == CRIT_SSE or b.sw != NULL:
         n = b.hbytes // sizeof(double)
         for i in range(n):
             pr[i] -= cr[i]
@@ -421,20 +326,27 @@ cdef void hist_subtract(HB *b, char *parent, const char *child) noexcept nogil:
             pc[i] -= cc[i]
 
 
-cdef int present_from_hist(HB *b, int f, const char *h, uint8_t *present) noexcept nogil:
+cdef int present_from_hist(HB *b, int f, const char *h, uint8_t *present,
+                           weight_t tag) noexcept nogil:
     """The non-empty, non-missing bins of feature f's histogram, ascending; their number."""
     cdef int nb = b.n_bins[f], v, k = 0
     cdef const double *hr = <const double *> h
     if b.criterion == CRIT_SSE:
         for v in range(nb):
             present[k] = <uint8_t> v
-            k += hr[2 * v] > 0
+            k += reg_rows(b, hr, v) > 0
         return k
-    if b.K == 2:
-        return present_class_k(<const int32_t *> h, nb, present, 2)
-    if b.K == 3:
-        return present_class_k(<const int32_t *> h, nb, present, 3)
-    return present_class_k(<const int32_t *> h, nb, present, b.K)
+    if weight_t is double:
+        for v in range(nb):
+            present[k] = <uint8_t> v
+            k += hr[v * (b.K + 1) + b.K] > 0
+        return k
+    else:
+        if b.K == 2:
+            return present_class_k(<const int32_t *> h, nb, present, 2)
+        if b.K == 3:
+            return present_class_k(<const int32_t *> h, nb, present, 3)
+        return present_class_k(<const int32_t *> h, nb, present, b.K)
 
 
 cdef inline int present_class_k(const int32_t *hc, int nb, uint8_t *present,
@@ -486,27 +398,37 @@ cdef void clear_scratch(HB *b, char *h, uint64_t *bits) noexcept nogil:
 
 # ---------------------------------------------------------------- split finding on histograms
 
-cdef inline int bin_class(const int32_t *h, int K, int32_t *weight) noexcept nogil:
-    """The class of a bin whose rows are all of one class, -1 if they are mixed; its weight.
-    Without branches: which classes a bin holds is data, and mispredicts cost more here
-    than the arithmetic."""
+cdef inline int bin_class(const char *h, int bin, int K, weight_t *weight,
+                          count_t *rows) noexcept nogil:
+    """The class of a bin whose rows are all of one class, -1 if they are mixed; its weight
+    and rows. Without branches: which classes a bin holds is data, and mispredicts cost more
+    here than the arithmetic."""
     cdef int c, cls = 0, n_nonzero = 0, nz
-    cdef int32_t w = 0
+    cdef weight_t w = 0, x
+    cdef int S = bin_entries(K, weight[0])
     for c in range(K):
-        nz = h[c] > 0
+        x = hget(h, bin * S + c, weight[0])
+        nz = x > 0
         n_nonzero += nz
         cls += nz * c
-        w += h[c]
+        w += x
     weight[0] = w
+    if weight_t is double:
+        rows[0] = <count_t> hget(h, bin * S + K, weight[0])
+    else:
+        rows[0] = w
     return cls if n_nonzero == 1 else -1
 
 
 cdef inline int has_missing(HB *b, const char *h) noexcept nogil:
     """Whether a feature's histogram h holds missing rows."""
     cdef const int32_t *hc = <const int32_t *> h
+    cdef const double *hr = <const double *> h
     cdef int c
     if b.criterion == CRIT_SSE:
-        return (<const double *> h)[2 * MISSING] > 0
+        return reg_rows(b, hr, MISSING) > 0
+    if b.sw != NULL:
+        return hr[MISSING * (b.K + 1) + b.K] > 0
     for c in range(b.K):
         if hc[MISSING * b.K + c] > 0:
             return 1
@@ -514,208 +436,288 @@ cdef inline int has_missing(HB *b, const char *h) noexcept nogil:
 
 
 cdef int scan_class(HB *b, int f, const char *h, const uint8_t *present, int n_present,
-                    Split *best) noexcept nogil:
+                    Split *best, weight_t tag) noexcept nogil:
     """Best threshold of real feature f from its class histogram (the exact sweep_class over
     bins instead of runs of equal values), the missing-vs-present cut included. Returns 0 if
     f has nothing to cut here. Two and three classes get copies with K a constant, where the
     compiler unrolls the class loops and keeps the running counts in registers."""
     if b.K == 2:
-        return scan_class_k(b, f, h, present, n_present, best, 2)
+        return scan_class_k(b, f, h, present, n_present, best, 2, tag)
     if b.K == 3:
-        return scan_class_k(b, f, h, present, n_present, best, 3)
-    return scan_class_k(b, f, h, present, n_present, best, b.K)
+        return scan_class_k(b, f, h, present, n_present, best, 3, tag)
+    return scan_class_k(b, f, h, present, n_present, best, b.K, tag)
 
 
 cdef inline int scan_class_k(HB *b, int f, const char *h, const uint8_t *present,
-                             int n_present, Split *best, const int K) noexcept nogil:
-    cdef const int32_t *hc = <const int32_t *> h
+                             int n_present, Split *best, const int K,
+                             weight_t tag) noexcept nogil:
     cdef int crit = b.criterion, c, i, g, nxt, g_class, nxt_class
-    cdef int32_t g_w, nxt_w
+    cdef int S = bin_entries(K, tag)
+    cdef weight_t g_w, nxt_w, w_miss = 0, w_all = 0, w_left = 0, w_right
+    cdef count_t g_n, nxt_n, n_miss, n_all, n_left = 0, n_right, leaf = b.min_samples_leaf
+    cdef double wleaf = b.min_weight_leaf
     cdef const double *nlogn = b.nlogn
-    cdef count_t n_miss = 0, n_all = 0, n_left = 0, n_right, leaf = b.min_samples_leaf
     cdef double cost
-    cdef count_t left_k[3]
-    cdef count_t right_k[3]
-    cdef count_t miss_k[3]
-    cdef count_t *left = &left_k[0] if K <= 3 else b.left
-    cdef count_t *right = &right_k[0] if K <= 3 else b.right
-    cdef count_t *miss = &miss_k[0] if K <= 3 else b.miss
-    cdef const count_t *node_counts = b.node_counts
+    cdef weight_t left_k[3]
+    cdef weight_t right_k[3]
+    cdef weight_t miss_k[3]
+    cdef weight_t *left = &left_k[0] if K <= 3 else <weight_t *> b.left
+    cdef weight_t *right = &right_k[0] if K <= 3 else <weight_t *> b.right
+    cdef weight_t *miss = &miss_k[0] if K <= 3 else <weight_t *> b.miss
+    cdef const weight_t *node_counts = <const weight_t *> b.node_counts
     if n_present < 1:
         return 0
     for c in range(K):
-        miss[c] = hc[MISSING * K + c]
-        n_miss += miss[c]
+        miss[c] = hget(h, MISSING * S + c, tag)
+        w_miss += miss[c]
         left[c] = 0
         right[c] = node_counts[c] - miss[c]
-        n_all += right[c]
+        w_all += right[c]
+    if weight_t is double:
+        n_miss = <count_t> hget(h, MISSING * S + K, tag)
+        n_all = b.node_n - n_miss
+    else:
+        n_miss = w_miss
+        n_all = w_all
     if n_present < 2 and n_miss == 0:
         return 0
     g = present[0]
-    g_class = bin_class(hc + g * K, K, &g_w)
+    g_class = bin_class(h, g, K, &g_w, &g_n)
     for i in range(n_present):
         for c in range(K):
-            left[c] += hc[g * K + c]
-            right[c] -= hc[g * K + c]
-        n_left += g_w
+            left[c] += hget(h, g * S + c, tag)
+            right[c] -= hget(h, g * S + c, tag)
+        n_left += g_n
+        w_left += g_w
         if i == n_present - 1:      # missing vs present (the exact cut_missing_off_class)
-            if n_miss > 0 and n_all >= leaf and n_miss >= leaf:
-                cost = counts_term(crit, K, nlogn, left, n_all) + \
-                    counts_term(crit, K, nlogn, miss, n_miss)
+            if n_miss > 0 and allowed(n_all, w_all, leaf, wleaf) and \
+                    allowed(n_miss, w_miss, leaf, wleaf):
+                cost = counts_term(crit, K, nlogn, left, w_all) + \
+                    counts_term(crit, K, nlogn, miss, w_miss)
                 consider(best, cost, f, g, MISSING_OFF, 0, 2)
             break
         nxt = present[i + 1]
-        nxt_class = bin_class(hc + nxt * K, K, &nxt_w)
+        nxt_class = bin_class(h, nxt, K, &nxt_w, &nxt_n)
         n_right = n_all - n_left
+        w_right = w_all - w_left
         # 001: only cuts between different class mixes matter (the exact sweep's filter,
         # with its guard for the cuts min_samples_leaf forbids)
-        if (g_class < 0 or g_class != nxt_class or n_left - g_w < leaf + n_miss or
-                n_right - nxt_w < leaf + n_miss):
+        if (g_class < 0 or g_class != nxt_class or
+                not allowed(n_left - g_n, w_left - g_w, leaf + n_miss, wleaf + w_miss) or
+                not allowed(n_right - nxt_n, w_right - nxt_w, leaf + n_miss, wleaf + w_miss)):
             if n_miss == 0:
-                if n_left >= leaf and n_right >= leaf:
-                    cost = counts_term(crit, K, nlogn, left, n_left) + \
-                        counts_term(crit, K, nlogn, right, n_right)
+                if allowed(n_left, w_left, leaf, wleaf) and allowed(n_right, w_right, leaf,
+                                                                    wleaf):
+                    cost = counts_term(crit, K, nlogn, left, w_left) + \
+                        counts_term(crit, K, nlogn, right, w_right)
                     consider(best, cost, f, g, nxt, 0, 2)
             else:
-                if n_left >= leaf and n_right + n_miss >= leaf:
-                    cost = counts_term(crit, K, nlogn, left, n_left) + \
-                        counts_term2(crit, K, nlogn, right, miss, n_right + n_miss)
+                if allowed(n_left, w_left, leaf, wleaf) and \
+                        allowed(n_right + n_miss, w_right + w_miss, leaf, wleaf):
+                    cost = counts_term(crit, K, nlogn, left, w_left) + \
+                        counts_term2(crit, K, nlogn, right, miss, w_right + w_miss)
                     consider(best, cost, f, g, nxt, 0, 2)
-                if n_left + n_miss >= leaf and n_right >= leaf:
-                    cost = counts_term2(crit, K, nlogn, left, miss, n_left + n_miss) + \
-                        counts_term(crit, K, nlogn, right, n_right)
+                if allowed(n_left + n_miss, w_left + w_miss, leaf, wleaf) and \
+                        allowed(n_right, w_right, leaf, wleaf):
+                    cost = counts_term2(crit, K, nlogn, left, miss, w_left + w_miss) + \
+                        counts_term(crit, K, nlogn, right, w_right)
                     consider(best, cost, f, g, nxt, 1, 2)
         g = nxt
         g_class = nxt_class
         g_w = nxt_w
+        g_n = nxt_n
     return 1
 
 
 cdef int scan_sse(HB *b, int f, const char *h, const uint8_t *present, int n_present,
-                  double mean, Split *best) noexcept nogil:
+                  double mean, Split *best, weight_t tag) noexcept nogil:
     """Best threshold of real feature f for regression (the exact sweep_sse over bins). The
     histograms sum targets centred on the sample mean; sums here are re-centred on the node
-    mean, as the exact sweep's are."""
+    mean, as the exact sweep's are. w_* are weights, n_* rows (the same in a count build)."""
     cdef const double *hr = <const double *> h
-    cdef const double *lo = b.lo + f * SLOTS
-    cdef const double *hi = b.hi + f * SLOTS
-    cdef int i, g, nxt
-    cdef double n_miss = hr[2 * MISSING], s_miss = hr[2 * MISSING + 1] - n_miss * mean
-    cdef double n_all = 0.0, s_all = 0.0, n_left = 0.0, s_left = 0.0, n_right, s_right
-    cdef double t, cost, leaf = b.min_samples_leaf
+    cdef int i, g, nxt, S = b.S
+    cdef double w_miss = hr[S * MISSING], s_miss = hr[S * MISSING + 1] - w_miss * mean
+    cdef double w_all = 0.0, s_all = 0.0, w_left = 0.0, s_left = 0.0, w_right, s_right
+    cdef double n_miss = reg_rows(b, hr, MISSING), n_all = 0.0, n_left = 0.0, n_right
+    cdef double cost, leaf = b.min_samples_leaf, wleaf = b.min_weight_leaf
     if n_present < 1 or (n_present < 2 and n_miss == 0):
         return 0
     for i in range(n_present):
-        n_all += hr[2 * present[i]]
-        s_all += hr[2 * present[i] + 1]
-    s_all -= n_all * mean
+        w_all += hr[S * present[i]]
+        s_all += hr[S * present[i] + 1]
+        if weight_t is double:
+            n_all += hr[S * present[i] + 2]
+    if weight_t is not double:
+        n_all = w_all
+    s_all -= w_all * mean
     for i in range(n_present - 1):
         g = present[i]
         nxt = present[i + 1]
-        n_left += hr[2 * g]
-        s_left += hr[2 * g + 1]
+        w_left += hr[S * g]
+        s_left += hr[S * g + 1]
+        if weight_t is double:
+            n_left += hr[S * g + 2]
+        else:
+            n_left = w_left
+        w_right = w_all - w_left
         n_right = n_all - n_left
-        s_right = s_all - (s_left - n_left * mean)
-        if n_left >= leaf and n_right + n_miss >= leaf:
-            cost = sse_term(s_left - n_left * mean, n_left) + \
-                sse_term(s_right + s_miss, n_right + n_miss)
+        s_right = s_all - (s_left - w_left * mean)
+        if allowed(<count_t> n_left, w_left, <count_t> leaf, wleaf) and \
+                allowed(<count_t> (n_right + n_miss), w_right + w_miss, <count_t> leaf, wleaf):
+            cost = sse_term(s_left - w_left * mean, w_left) + \
+                sse_term(s_right + s_miss, w_right + w_miss)
             consider(best, cost, f, g, nxt, 0, 2)
-        if n_miss > 0 and n_left + n_miss >= leaf and n_right >= leaf:
-            cost = sse_term(s_left - n_left * mean + s_miss, n_left + n_miss) + \
-                sse_term(s_right, n_right)
+        if n_miss > 0 and allowed(<count_t> (n_left + n_miss), w_left + w_miss, <count_t> leaf,
+                                  wleaf) and \
+                allowed(<count_t> n_right, w_right, <count_t> leaf, wleaf):
+            cost = sse_term(s_left - w_left * mean + s_miss, w_left + w_miss) + \
+                sse_term(s_right, w_right)
             consider(best, cost, f, g, nxt, 1, 2)
-    if n_miss > 0 and n_all >= leaf and n_miss >= leaf:           # missing vs present
-        consider(best, sse_term(s_all, n_all) + sse_term(s_miss, n_miss), f,
+    if n_miss > 0 and allowed(<count_t> n_all, w_all, <count_t> leaf, wleaf) and \
+            allowed(<count_t> n_miss, w_miss, <count_t> leaf, wleaf):   # missing vs present
+        consider(best, sse_term(s_all, w_all) + sse_term(s_miss, w_miss), f,
                  present[n_present - 1], MISSING_OFF, 0, 2)
     return 1
 
 
 cdef int scan_categorical(HB *b, int f, const char *h, const uint8_t *present, int n_present,
-                          double mean, Split *best) noexcept nogil:
+                          double mean, Split *best, weight_t tag) noexcept nogil:
     """The multiway split of categorical feature f (the exact sweep_categorical on the level
-    histogram): one child per level present; the missing rows join the first largest one."""
-    cdef const int32_t *hc = <const int32_t *> h
+    histogram): one child per level present; the missing rows join the first largest one (by
+    weight)."""
     cdef const double *hr = <const double *> h
-    cdef int K = b.K, c, i, v, big = -1
-    cdef double most = 0.0, w, n_miss = 0.0, s_miss = 0.0, cost = 0.0, n_child
+    cdef int K = b.K, c, i, v, big = -1, S
+    cdef double most = 0.0, w, n_miss = 0.0, w_miss = 0.0, s_miss = 0.0, cost = 0.0
+    cdef double n_child, w_child
+    cdef weight_t *left = <weight_t *> b.left
+    cdef weight_t *miss = <weight_t *> b.miss
+    cdef weight_t w_class
     if n_present < 2:
         return 0
+    S = b.S if b.criterion == CRIT_SSE else bin_entries(K, tag)
     for i in range(n_present):
         v = present[i]
         if b.criterion == CRIT_SSE:
-            w = hr[2 * v]
+            w = hr[S * v]
         else:
             w = 0.0
             for c in range(K):
-                w += hc[v * K + c]
+                w += hget(h, v * S + c, tag)
         if w > most:
             most = w
             big = v
     if b.criterion == CRIT_SSE:
-        n_miss = hr[2 * MISSING]
-        s_miss = hr[2 * MISSING + 1] - n_miss * mean
+        w_miss = hr[S * MISSING]
+        n_miss = reg_rows(b, hr, MISSING)
+        s_miss = hr[S * MISSING + 1] - w_miss * mean
     else:
+        w_class = 0
         for c in range(K):
-            b.miss[c] = hc[MISSING * K + c]
-            n_miss += b.miss[c]
+            miss[c] = hget(h, MISSING * S + c, tag)
+            w_class += miss[c]
+        w_miss = w_class
+        n_miss = class_rows(h, MISSING, K, tag)
     for i in range(n_present):
         v = present[i]
         if b.criterion == CRIT_SSE:
-            n_child = hr[2 * v] + (n_miss if v == big else 0.0)
-            if n_child < b.min_samples_leaf:
+            n_child = reg_rows(b, hr, v) + (n_miss if v == big else 0.0)
+            w_child = hr[S * v] + (w_miss if v == big else 0.0)
+            if not allowed(<count_t> n_child, w_child, b.min_samples_leaf, b.min_weight_leaf):
                 return 1
-            cost += sse_term(hr[2 * v + 1] - hr[2 * v] * mean + (s_miss if v == big else 0.0),
-                             n_child)
+            cost += sse_term(hr[S * v + 1] - hr[S * v] * mean + (s_miss if v == big else 0.0),
+                             w_child)
         else:
-            n_child = 0.0
+            w_class = 0
             for c in range(K):
-                b.left[c] = hc[v * K + c]
-                n_child += b.left[c]
+                left[c] = hget(h, v * S + c, tag)
+                w_class += left[c]
+            n_child = class_rows(h, v, K, tag)
             if v == big:
                 n_child += n_miss
-            if n_child < b.min_samples_leaf:
+                w_class += <weight_t> w_miss
+            if not allowed(<count_t> n_child, w_class, b.min_samples_leaf, b.min_weight_leaf):
                 return 1
             if v == big:
-                cost += counts_term2(b.criterion, K, b.nlogn, b.left, b.miss, <count_t> n_child)
+                cost += counts_term2(b.criterion, K, b.nlogn, left, miss, w_class)
             else:
-                cost += counts_term(b.criterion, K, b.nlogn, b.left, <count_t> n_child)
+                cost += counts_term(b.criterion, K, b.nlogn, left, w_class)
     consider(best, cost, f, -1, -1, 0, n_present)
     return 1
 
 
 cdef inline int scan(HB *b, int f, const char *h, const uint8_t *present, int n_present,
-                     double mean, Split *best) noexcept nogil:
+                     double mean, Split *best, weight_t tag) noexcept nogil:
     if b.is_cat[f]:
-        return scan_categorical(b, f, h, present, n_present, mean, best)
+        return scan_categorical(b, f, h, present, n_present, mean, best, tag)
     if b.criterion == CRIT_SSE:
-        return scan_sse(b, f, h, present, n_present, mean, best)
-    return scan_class(b, f, h, present, n_present, best)
+        return scan_sse(b, f, h, present, n_present, mean, best, tag)
+    return scan_class(b, f, h, present, n_present, best, tag)
 
 
-cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
+cdef void find_split(HB *b, Item *item, double mean, weight_t tag) noexcept nogil:
     """The best split over (a random draw of max_features of) the features, by the exact
     splitter's rule and with the same draws: candidates are the first max_features features
     (draw order) that take two values here; each one's smallest cost, then the first feature
     within the tie tolerance of the least is searched again for its first such candidate.
     From the node's histograms if it has them, else from scratch histograms of its rows."""
-    cdef int i, f, n_cand = 0, pick, k, cuttable
+    cdef int i, f, n_cand, pick, k
     cdef double limit
     cdef uint8_t present[SLOTS]
     cdef char *h
-    cdef uint64_t *bits
-    for i in range(b.d):
-        b.features[i] = i
-    for i in range(b.d):
-        if n_cand >= b.max_features:
+    if b.sparse:
+        n_cand = sparse_candidates(b, item, mean, tag)
+    else:
+        n_cand = dense_candidates(b, item, mean, tag)
+    pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, item.w, b.node_ss), &limit)
+    clear_split(&item.split, limit, 1)
+    if pick >= 0:
+        f = b.candidates[pick]
+        if b.sparse:    # its histogram again, from its entries
+            h = sparse_histogram(b, item, pick, present, &k, tag)
+        elif item.hist != NULL:
+            h = item.hist + f * b.fstride
+            k = present_from_hist(b, f, h, present, tag)
+        else:
+            h = b.cand_hist + pick * b.fstride
+            k = present_from_bits(b.cand_bits + 4 * pick, present)
+        scan(b, f, h, present, k, mean, &item.split, tag)
+        if b.sparse:
+            clear_scratch(b, h, b.cand_bits)
+        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
+        if b.is_cat[f]:
+            item.split.threshold = NAN
+        elif item.split.cut_next == MISSING_OFF:      # missing vs present
+            item.split.threshold = INFINITY
+        else:
+            item.split.threshold = split_point(b.hi[b.bin_start[f] + item.split.cut],
+                                               b.lo[b.bin_start[f] + item.split.cut_next])
+    for i in range(n_cand):
+        if b.sparse:
+            b.slot_of[b.candidates[i]] = -1
+        elif item.hist == NULL:
+            clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
+
+
+cdef int dense_candidates(HB *b, Item *item, double mean, weight_t tag) noexcept nogil:
+    """find_split's candidates on dense codes: features in draw order, each one's histogram
+    (the node's, or a scratch one built from its rows) telling whether it varies here; the
+    first max_features that do are scanned into found. Returns their number."""
+    cdef int f, n_cand = 0, k, cuttable
+    cdef uint8_t present[SLOTS]
+    cdef char *h
+    cdef uint64_t *bits = NULL
+    draw_begin(&b.draw, NULL, b.d, b.d, b.max_features, item.seed)
+    while n_cand < b.max_features:
+        f = draw_next(&b.draw, NULL)
+        if f < 0:
             break
-        f = draw_feature(b.features, i, b.d, b.max_features, &b.rng)
         if item.hist != NULL:
             h = item.hist + f * b.fstride
-            k = present_from_hist(b, f, h, present)
+            k = present_from_hist(b, f, h, present, tag)
         else:
             h = b.cand_hist + n_cand * b.fstride
             bits = b.cand_bits + 4 * n_cand
-            hist_feature(b, f, item.start, item.end, h, bits)
+            hist_feature(b, f, item.start, item.end, h, bits, tag)
             k = present_from_bits(bits, present)
         cuttable = k >= 2 or (k == 1 and not b.is_cat[f] and has_missing(b, h))
         if not cuttable and item.hist == NULL:
@@ -723,29 +725,154 @@ cdef void find_split(HB *b, Item *item, double mean) noexcept nogil:
         if cuttable:  # constant features (without missing rows) do not count
             b.candidates[n_cand] = f
             clear_split(&b.found[n_cand], INFINITY, 0)
-            scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand])
+            scan(b, f, node_hist(b, item, n_cand, f), present, k, mean, &b.found[n_cand], tag)
             n_cand += 1
-    pick = first_within(b.found, n_cand, cost_tie(b.criterion, TIE, item.n, b.node_ss), &limit)
-    clear_split(&item.split, limit, 1)
-    if pick >= 0:
-        f = b.candidates[pick]
-        h = node_hist(b, item, pick, f)
-        if item.hist != NULL:
-            k = present_from_hist(b, f, h, present)
+    return n_cand
+
+
+cdef int sparse_candidates(HB *b, Item *item, double mean, weight_t tag) noexcept nogil:
+    """find_split's candidates on sparse codes: one pass over the node's entries finds the
+    features that take two bins here (a listed code differs from another, or from the zero
+    bin of the rows not listing it), the keyed draw orders just those, and the entries of the
+    first max_features are sorted into a bucket per candidate (a counting sort, two passes);
+    then each candidate's histogram is built in the one scratch histogram, zero bin included
+    (sparse_histogram), scanned into found and cleared. The same candidates, in the same
+    order, as dense_candidates on the dense codes. Returns their number."""
+    cdef Py_ssize_t p, n_pos = item.end - item.start
+    cdef int64_t e, at
+    cdef int i, f, r, slot, n_occ = 0, n_var = 0, n_cand = 0, k
+    cdef uint8_t present[SLOTS]
+    cdef char *h
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        for e in range(b.row_ptr[r], b.row_ptr[r + 1]):
+            f = b.row_feat[e]
+            if b.occ_rows[f] == 0:
+                b.occ_list[n_occ] = f
+                n_occ += 1
+                b.occ_code[f] = b.row_code[e]
+            elif b.row_code[e] != b.occ_code[f]:
+                b.occ_mixed[f] = 1
+            b.occ_rows[f] += 1
+    for i in range(n_occ):
+        f = b.occ_list[i]
+        if b.occ_mixed[f] or b.occ_rows[f] < n_pos:
+            b.varying[n_var] = f
+            n_var += 1
+    if b.max_features >= b.d:     # every feature, in index order (the dense node's order)
+        qsort(b.varying, n_var, sizeof(int), by_index)
+    draw_begin(&b.draw, b.varying, n_var, b.d, b.max_features, item.seed)
+    while n_cand < b.max_features:
+        f = draw_next(&b.draw, b.varying)
+        if f < 0:
+            break
+        b.candidates[n_cand] = f
+        b.slot_of[f] = n_cand
+        b.bucket_start[n_cand + 1] = b.occ_rows[f]     # its entries at the node
+        n_cand += 1
+    b.bucket_start[0] = 0
+    for i in range(n_cand):
+        b.bucket_start[i + 1] += b.bucket_start[i]
+        b.bucket_fill[i] = b.bucket_start[i]
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        for e in range(b.row_ptr[r], b.row_ptr[r + 1]):
+            slot = b.slot_of[b.row_feat[e]]
+            if slot >= 0:
+                at = b.bucket_fill[slot]
+                b.bucket_pos[at] = <int32_t> p
+                b.bucket_code[at] = b.row_code[e]
+                b.bucket_fill[slot] = at + 1
+    for i in range(n_cand):
+        h = sparse_histogram(b, item, i, present, &k, tag)
+        clear_split(&b.found[i], INFINITY, 0)
+        scan(b, b.candidates[i], h, present, k, mean, &b.found[i], tag)
+        clear_scratch(b, h, b.cand_bits)
+    for i in range(n_occ):
+        f = b.occ_list[i]
+        b.occ_rows[f] = 0
+        b.occ_mixed[f] = 0
+    return n_cand
+
+
+cdef char *sparse_histogram(HB *b, Item *item, int i, uint8_t *present, int *k,
+                            weight_t tag) noexcept nogil:
+    """Candidate i's histogram at the node in the scratch histogram (clear it after use):
+    its bucket's entries, then its zero bin (the rows not listing it) as the node's totals
+    minus the other bins. present, k: its non-empty bins."""
+    cdef char *h = b.cand_hist
+    cdef int f = b.candidates[i]
+    cdef int64_t e
+    cdef int code
+    for e in range(b.bucket_start[i], b.bucket_start[i + 1]):
+        code = b.bucket_code[e]
+        hist_add(b, h, code, b.bucket_pos[e], tag)
+        b.cand_bits[code >> 6] |= (<uint64_t> 1) << (code & 63)
+    if b.bucket_start[i + 1] - b.bucket_start[i] < item.end - item.start:
+        fill_zero_bin(b, h, b.cand_bits, b.zero_bin[f], tag)
+    k[0] = present_from_bits(b.cand_bits, present)
+    return h
+
+
+cdef int by_index(const void *a, const void *b) noexcept nogil:
+    return (<const int *> a)[0] - (<const int *> b)[0]
+
+
+cdef inline void hist_add(HB *b, char *h, int bin, Py_ssize_t p, weight_t tag) noexcept nogil:
+    """Add sample position p to bin `bin` of a histogram (hist_feature's step, one row)."""
+    cdef int32_t *hc = <int32_t *> h
+    cdef double *hr = <double *> h
+    cdef int K = b.K, S = b.S
+    if b.criterion == CRIT_SSE:
+        if weight_t is double:
+            hr[S * bin] += b.pw[p]
+            hr[S * bin + 1] += b.pw[p] * b.yg[p]
+            hr[S * bin + 2] += b.wgt[p]
         else:
-            k = present_from_bits(b.cand_bits + 4 * pick, present)
-        scan(b, f, h, present, k, mean, &item.split)
-        # the threshold once, for the chosen cut: 000's midpoint between the two bins' ends
-        if b.is_cat[f]:
-            item.split.threshold = NAN
-        elif item.split.cut_next == MISSING_OFF:      # missing vs present
-            item.split.threshold = INFINITY
-        else:
-            item.split.threshold = split_point(b.hi[f * SLOTS + item.split.cut],
-                                               b.lo[f * SLOTS + item.split.cut_next])
-    if item.hist == NULL:
-        for i in range(n_cand):
-            clear_scratch(b, b.cand_hist + i * b.fstride, b.cand_bits + 4 * i)
+            hr[2 * bin] += b.wgt[p]
+            hr[2 * bin + 1] += b.wgt[p] * b.yg[p]
+    elif weight_t is double:
+        hr[bin * (K + 1) + b.lab[p]] += b.pw[p]
+        hr[bin * (K + 1) + K] += b.wgt[p]
+    else:
+        hc[bin * K + b.lab[p]] += b.wgt[p]
+
+
+cdef void fill_zero_bin(HB *b, char *h, uint64_t *bits, int zero, weight_t tag) noexcept nogil:
+    """Sparse X: bin `zero` of a feature's histogram (the rows not listing the feature) as the
+    node's totals minus the feature's other bins (those bits lists), then its bit."""
+    cdef int c, w, bin, K = b.K, S = b.S
+    cdef uint64_t x
+    cdef double *hr = <double *> h
+    cdef int32_t *hc = <int32_t *> h
+    cdef const weight_t *counts = <const weight_t *> b.node_counts
+    if b.criterion == CRIT_SSE:
+        hr[S * zero] = b.node_w
+        hr[S * zero + 1] = b.node_sum
+        if weight_t is double:
+            hr[S * zero + 2] = b.node_n
+    elif weight_t is double:
+        for c in range(K):
+            hr[zero * (K + 1) + c] = counts[c]
+        hr[zero * (K + 1) + K] = b.node_n
+    else:
+        for c in range(K):
+            hc[zero * K + c] = <int32_t> counts[c]
+    for w in range(4):
+        x = bits[w]
+        while x:
+            bin = 64 * w + __builtin_ctzll(x)
+            x &= x - 1
+            if b.criterion == CRIT_SSE:
+                for c in range(S):
+                    hr[S * zero + c] -= hr[S * bin + c]
+            elif weight_t is double:
+                for c in range(K + 1):
+                    hr[zero * (K + 1) + c] -= hr[bin * (K + 1) + c]
+            else:
+                for c in range(K):
+                    hc[zero * K + c] -= hc[bin * K + c]
+    bits[zero >> 6] |= (<uint64_t> 1) << (zero & 63)
 
 
 cdef inline char *node_hist(HB *b, Item *item, int slot, int f) noexcept nogil:
@@ -784,79 +911,133 @@ cdef inline void hist_release(HB *b, char *h) noexcept nogil:
 # ---------------------------------------------------------------- nodes
 
 cdef int node_stats(HB *b, TreeBuffer *t, index_t node, Py_ssize_t start, Py_ssize_t end,
-                    count_t n, double *parent_term, double *mean) noexcept nogil:
+                    double *parent_term, double *mean, weight_t tag) noexcept nogil:
     """Fill the node's value and impurity from its rows (as the exact builder does, weights
-    for repeats); mean = the node mean of the centred targets. Returns 1 for a pure node."""
+    for repeats) and set b.node_w; mean = the node mean of the centred targets. Returns 1 for
+    a pure node."""
     cdef Py_ssize_t p
     cdef int c, pure = 1
-    cdef double s = 0.0, sc = 0.0, ss = 0.0, dv, first
+    cdef double s = 0.0, sc = 0.0, ss = 0.0, dv, first, w, w_node = 0.0
     cdef double *value = t.value + <Py_ssize_t> node * t.n_values
+    cdef weight_t *counts = <weight_t *> b.node_counts
+    cdef weight_t w_class = 0
     if b.criterion == CRIT_SSE:
         first = b.yraw[start]
         for p in range(start, end):
-            s += b.wgt[p] * b.yraw[p]
-            sc += b.wgt[p] * b.yg[p]
+            w = b.pw[p] if weight_t is double else b.wgt[p]
+            s += w * b.yraw[p]
+            sc += w * b.yg[p]
+            w_node += w
             if b.yraw[p] != first:
                 pure = 0
-        value[0] = s / n
+        value[0] = s / w_node
         for p in range(start, end):
             dv = b.yraw[p] - value[0]
-            ss += b.wgt[p] * dv * dv
-        t.nodes[node].impurity = ss / n
+            ss += (b.pw[p] if weight_t is double else b.wgt[p]) * dv * dv
+        t.nodes[node].impurity = ss / w_node
         b.node_ss = ss
-        mean[0] = sc / n
+        b.node_w = w_node
+        b.node_sum = sc
+        mean[0] = sc / w_node
         parent_term[0] = 0.0
         return pure
     for c in range(b.K):
-        b.node_counts[c] = 0
+        counts[c] = 0
     for p in range(start, end):
         fastml_check_index(b.lab[p], b.K)
-        b.node_counts[b.lab[p]] += b.wgt[p]
+        if weight_t is double:
+            counts[b.lab[p]] += b.pw[p]
+        else:
+            counts[b.lab[p]] += b.wgt[p]
+    for c in range(b.K):
+        w_class += counts[c]
+    b.node_w = w_class
     mean[0] = 0.0
-    return class_value(t, node, b.criterion, b.K, b.nlogn, b.node_counts, n, parent_term)
+    return class_value(t, node, b.criterion, b.K, b.nlogn, counts, w_class, parent_term)
 
 
 cdef int make_node(HB *b, TreeBuffer *t, Item *item, Py_ssize_t start, Py_ssize_t end,
-                   count_t n, index_t depth, char *hist) noexcept nogil:
-    """Create the node for rows [start, end) of weight n; return 1 if it should be split
-    (item filled, item.hist = hist), 0 if it is a leaf, -1 when memory runs out."""
+                   count_t n, index_t depth, char *hist, weight_t tag) noexcept nogil:
+    """Create the node for rows [start, end) (n rows, bootstrap repeats included); return 1
+    if it should be split (item filled, item.hist = hist), 0 if it is a leaf, -1 when memory
+    runs out."""
     cdef double parent_term, mean
     cdef int pure
     item.hist = hist
-    if open_node(t, item, start, end, n, depth) < 0:
+    if open_node(t, item, start, end, n, n, depth) < 0:
         return -1
-    pure = node_stats(b, t, item.node, start, end, n, &parent_term, &mean)
-    if base_case(pure, depth, n, b.max_depth, b.min_samples_split, b.min_samples_leaf):
+    pure = node_stats(b, t, item.node, start, end, &parent_term, &mean, tag)
+    set_weight(t, item, b.node_w)
+    b.node_n = n
+    if base_case(pure, depth, n, b.node_w, b.max_depth, b.min_samples_split,
+                 b.min_samples_leaf, b.min_weight_leaf):
         return 0
-    find_split(b, item, mean)
+    find_split(b, item, mean, tag)
     return set_gain(item, parent_term)
 
 
-cdef int assign_sides(HB *b, Item *item) noexcept nogil:
-    """side[p] = the child of each of the node's positions, child_rows / child_w = each
-    child's rows and weight, and the level -> child map, as the exact builder's assign_sides
-    decides them. Returns the number of children k."""
+cdef inline double position_weight(HB *b, Py_ssize_t p, weight_t tag) noexcept nogil:
+    """The weight of sample position p: its count, or count x sample weight."""
+    if weight_t is double:
+        return b.pw[p]
+    else:
+        return b.wgt[p]
+
+
+cdef const uint8_t *split_column(HB *b, Item *item) noexcept nogil:
+    """The codes of the split's feature at the node's positions (index them by position):
+    dense, its node-ordered column; sparse, looked up in each row's entries into tmp_bytes."""
+    cdef int f = item.split.feature, r
+    cdef Py_ssize_t p
+    cdef int64_t lo, hi, mid
+    if not b.sparse:
+        return b.pbins + f * b.m_rows
+    for p in range(item.start, item.end):
+        r = b.prow[p]
+        lo = b.row_ptr[r]
+        hi = b.row_ptr[r + 1]
+        while lo < hi:      # the row's entries are in column order
+            mid = (lo + hi) >> 1
+            if b.row_feat[mid] < f:
+                lo = mid + 1
+            else:
+                hi = mid
+        b.tmp_bytes[p] = b.row_code[lo] if lo < b.row_ptr[r + 1] and b.row_feat[lo] == f \
+            else b.zero_bin[f]
+    return b.tmp_bytes
+
+
+cdef int assign_sides(HB *b, Item *item, weight_t tag) noexcept nogil:
+    """side[p] = the child of each of the node's positions, child_rows / child_n / child_w =
+    each child's positions, rows and weight, and the level -> child map, as the exact
+    builder's assign_sides decides them. Returns the number of children k."""
     cdef int f = item.split.feature, L, v, k = 0, big = 0, miss_side
-    cdef const uint8_t *col = b.pbins + f * b.m_rows
+    cdef const uint8_t *col = split_column(b, item)
     cdef Py_ssize_t p, n_miss_rows = 0
-    cdef count_t w_miss = 0
-    cdef count_t *lw = b.child_w        # first per level (weight), then per child
+    cdef count_t n_miss = 0
+    cdef double w_miss = 0.0
+    cdef double *lw = b.child_w         # first per level (weight), then per child
+    cdef count_t *ln = b.child_n
     cdef uint8_t cut = <uint8_t> item.split.cut
     if not b.is_cat[f]:
-        b.child_w[0] = b.child_w[1] = 0
+        b.child_w[0] = b.child_w[1] = 0.0
+        b.child_n[0] = b.child_n[1] = 0
         b.child_rows[0] = b.child_rows[1] = 0
         for p in range(item.start, item.end):
             v = col[p]
             if v == MISSING:
-                w_miss += b.wgt[p]
+                w_miss += position_weight(b, p, tag)
+                n_miss += b.wgt[p]
                 n_miss_rows += 1
             else:
                 b.side[p] = v > cut
-                b.child_w[v > cut] += b.wgt[p]
+                b.child_w[v > cut] += position_weight(b, p, tag)
+                b.child_n[v > cut] += b.wgt[p]
                 b.child_rows[v > cut] += 1
         miss_side = missing_side(n_miss_rows > 0, item.split.missing_left, b.child_w[0],
                                  b.child_w[1])
         b.child_w[miss_side] += w_miss
+        b.child_n[miss_side] += n_miss
         b.child_rows[miss_side] += n_miss_rows
         b.child_of_level[0] = miss_side
         if n_miss_rows > 0:
@@ -866,28 +1047,32 @@ cdef int assign_sides(HB *b, Item *item) noexcept nogil:
         return 2
     L = b.n_levels[f]
     for v in range(L + 1):
-        lw[v] = 0
+        lw[v] = 0.0
+        ln[v] = 0
         b.child_rows[v] = 0
-    for p in range(item.start, item.end):  # per level weight and rows (missing: slot L)
+    for p in range(item.start, item.end):  # per level weight, rows and positions (missing: L)
         v = col[p]
         if v == MISSING:
             v = L
-        lw[v] += b.wgt[p]
+        lw[v] += position_weight(b, p, tag)
+        ln[v] += b.wgt[p]
         b.child_rows[v] += 1
     for v in range(L):  # the first largest level: the majority path
         if lw[v] > lw[big]:
             big = v
     for v in range(L):
-        b.level_seen[v] = lw[v] > 0
+        b.level_seen[v] = b.child_rows[v] > 0
         b.child_of_level[v] = -1
-        if lw[v] > 0:
+        if b.child_rows[v] > 0:
             b.child_of_level[v] = k
             lw[k] = lw[v]           # k <= v: compacting in place is safe
+            ln[k] = ln[v]
             b.child_rows[k] = b.child_rows[v]
             k += 1
     miss_side = b.child_of_level[big]
-    # lw[L] and child_rows[L] (the missing rows) survive the compaction: k <= L
+    # lw[L], ln[L] and child_rows[L] (the missing rows) survive the compaction: k <= L
     lw[miss_side] += lw[L]
+    ln[miss_side] += ln[L]
     b.child_rows[miss_side] += b.child_rows[L]
     for v in range(L):  # unseen at this node -> the majority path
         if b.child_of_level[v] < 0:
@@ -985,7 +1170,9 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
     cdef Py_ssize_t s = item.start, n = item.end - item.start
     cdef int f
     cdef const uint8_t *side = b.side + s
-    if n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
+    if b.sparse:
+        scatter(side, n, k, b.child_rows, <char *> (b.prow + s), b.tmp_wide + 8 * s, 4)
+    elif n >= PARALLEL_MIN_ROWS and b.n_threads > 1 and b.d > 1:
         for f in prange(b.d, num_threads=b.n_threads, schedule="static"):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
                     <char *> (b.tmp_bytes + threadid() * b.m_rows + s), 1)
@@ -996,15 +1183,17 @@ cdef void partition(HB *b, Item *item, int k) noexcept nogil:
         for f in range(b.d):
             scatter(side, n, k, b.child_rows, <char *> (b.pbins + f * b.m_rows + s),
                     <char *> (b.tmp_bytes + s), 1)
-    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 4 * s, 4)
+    scatter(side, n, k, b.child_rows, <char *> (b.wgt + s), b.tmp_wide + 8 * s, 4)
+    if b.sw != NULL:
+        scatter(side, n, k, b.child_rows, <char *> (b.pw + s), b.tmp_wide + 8 * s, 8)
     if b.criterion == CRIT_SSE:
         scatter(side, n, k, b.child_rows, <char *> (b.yg + s), b.tmp_wide + 8 * s, 8)
         scatter(side, n, k, b.child_rows, <char *> (b.yraw + s), b.tmp_wide + 8 * s, 8)
     else:
-        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 4 * s, 4)
+        scatter(side, n, k, b.child_rows, <char *> (b.lab + s), b.tmp_wide + 8 * s, 4)
 
 
-cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
+cdef int child_hists(HB *b, Item *item, int k, char **hists, weight_t tag) noexcept nogil:
     """The children's histograms when the node has its own: each child but the one of most
     rows is built from its rows, and that one is the parent's minus theirs (the parent's
     buffer becomes its). Without node histograms (or memory for them), every child gets NULL
@@ -1023,7 +1212,7 @@ cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
             if hists[c] == NULL:
                 ok = 0
             else:
-                hist_all(b, lo, lo + b.child_rows[c], hists[c])
+                hist_all(b, lo, lo + b.child_rows[c], hists[c], tag)
         lo += b.child_rows[c]
     if not ok:  # out of budget: nobody keeps a histogram
         for c in range(k):
@@ -1041,7 +1230,7 @@ cdef int child_hists(HB *b, Item *item, int k, char **hists) noexcept nogil:
 
 
 cdef int make_child(void *builder, TreeBuffer *t, const Item *parent, int c, Py_ssize_t *lo,
-                    Item *child) noexcept nogil:
+                    Item *child, weight_t tag) noexcept nogil:
     """Child c of the split being applied, its rows starting at lo (_grow.add_children's
     child_fn), with the histograms child_hists gave it if it will be split and is large
     enough to hand them down; a leaf or a small child gives them back."""
@@ -1049,7 +1238,8 @@ cdef int make_child(void *builder, TreeBuffer *t, const Item *parent, int c, Py_
     cdef Py_ssize_t start = lo[0]
     cdef int r
     lo[0] += b.child_rows[c]
-    r = make_node(b, t, child, start, lo[0], b.child_w[c], parent.depth + 1, b.child_hist[c])
+    r = make_node(b, t, child, start, lo[0], b.child_n[c], parent.depth + 1, b.child_hist[c],
+                  tag)
     b.child_hist[c] = NULL
     if r != 1 or not b.node_hists or b.child_rows[c] < HIST_MIN_ROWS:
         hist_release(b, child.hist)
@@ -1057,17 +1247,43 @@ cdef int make_child(void *builder, TreeBuffer *t, const Item *parent, int c, Py_
     return r
 
 
-cdef int split_node(void *builder, TreeBuffer *t, Item *item, Frontier *fr) noexcept nogil:
+cdef int split_node(void *builder, TreeBuffer *t, Item *item, Frontier *fr,
+                    weight_t tag) noexcept nogil:
     """Turn item's node into an internal node: partition its rows by child, give the
     children their histograms, then create them (_grow.grow_frontier's split_fn). Returns
     the number of children, or -1 when memory runs out."""
     cdef HB *b = <HB *> builder
     cdef int f = item.split.feature
-    cdef int k = assign_sides(b, item)
+    cdef int k = assign_sides(b, item, tag)
     partition(b, item, k)
-    child_hists(b, item, k, b.child_hist)
-    return add_children(b, t, item, fr, k, b.is_cat[f], b.n_levels[f], b.child_of_level,
-                        b.level_seen, make_child)
+    child_hists(b, item, k, b.child_hist, tag)
+    if weight_t is double:
+        return add_children(b, t, item, fr, k, b.is_cat[f], b.n_levels[f], b.child_of_level,
+                            b.level_seen, make_child_weighted)
+    else:
+        return add_children(b, t, item, fr, k, b.is_cat[f], b.n_levels[f], b.child_of_level,
+                            b.level_seen, make_child_counted)
+
+
+# The growth loop (_grow.grow_frontier) takes plain function pointers: one per copy.
+cdef int make_child_counted(void *builder, TreeBuffer *t, const Item *parent, int c,
+                            Py_ssize_t *lo, Item *child) noexcept nogil:
+    return make_child(builder, t, parent, c, lo, child, <count_t> 0)
+
+
+cdef int make_child_weighted(void *builder, TreeBuffer *t, const Item *parent, int c,
+                             Py_ssize_t *lo, Item *child) noexcept nogil:
+    return make_child(builder, t, parent, c, lo, child, <double> 0)
+
+
+cdef int split_node_counted(void *builder, TreeBuffer *t, Item *item,
+                            Frontier *fr) noexcept nogil:
+    return split_node(builder, t, item, fr, <count_t> 0)
+
+
+cdef int split_node_weighted(void *builder, TreeBuffer *t, Item *item,
+                             Frontier *fr) noexcept nogil:
+    return split_node(builder, t, item, fr, <double> 0)
 
 
 cdef void drop_hist(void *builder, Item *item) noexcept nogil:
@@ -1075,7 +1291,7 @@ cdef void drop_hist(void *builder, Item *item) noexcept nogil:
     hist_release(<HB *> builder, item.hist)
 
 
-cdef int grow(HB *b, TreeBuffer *t) noexcept nogil:
+cdef int grow(HB *b, TreeBuffer *t, weight_t tag) noexcept nogil:
     """Depth-first growth (best-first by gain with max_leaf_nodes): _grow.grow_frontier from
     the root, the exact builder's order, so nodes get the same ids and the feature draws come
     in the same sequence. A large root builds the histograms of all its features first."""
@@ -1085,160 +1301,405 @@ cdef int grow(HB *b, TreeBuffer *t) noexcept nogil:
     if b.node_hists and b.m_rows >= HIST_MIN_ROWS:
         root_hist = hist_acquire(b)
         if root_hist != NULL:
-            hist_all(b, 0, b.m_rows, root_hist)
+            hist_all(b, 0, b.m_rows, root_hist, tag)
     root.split.feature = -1
-    status = make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist)
+    root.seed = b.seed
+    status = make_node(b, t, &root, 0, b.m_rows, b.m, 0, root_hist, tag)
+    if b.n_threads > 1 and b.max_leaf_nodes == 0 and status == 1 and \
+            b.m_rows >= 2 * task_rows(b) and \
+            (not b.node_hists or 4 * 8 * b.n_threads * b.hbytes <= HIST_BUDGET):
+        return grow_in_threads(b, t, &root, tag)
     return grow_frontier(b, t, &root, status, b.max_leaf_nodes,
-                         cost_tie(b.criterion, TIE, 1.0, b.node_ss), split_node, drop_hist)
+                         cost_tie(b.criterion, TIE, 1.0, b.node_ss),
+                         split_node_weighted if weight_t is double else split_node_counted,
+                         drop_hist)
+
+
+# ---------------------------------------------------------------- growth in threads
+#
+# With n_threads > 1 (depth-first growth), the nodes of more than task_rows rows are split
+# first, one at a time, each with its histograms and partition shared out over the threads;
+# the nodes below them are the roots of subtrees, which the threads then grow at the same
+# time (largest first), each into a buffer of its own with scratch of its own. The node seeds
+# depend on the path only (_grow.child_seed), and a subtree's root gets the histograms its
+# parent's split made (a copy), as in the one-thread growth, so a subtree is the one that
+# growth makes -- bit for bit, the sums of weights and targets included -- and
+# _grow.merge_subtrees numbers the nodes as it does: the tree is the same for any n_threads.
+# (Only where the kept histograms fit in HIST_BUDGET whatever the order: a budget that ran
+# out would make some histograms from rows instead of by subtraction, and float sums differ
+# in their last bits.) The subtrees share the sample's node-ordered arrays: each owns its
+# rows' range.
+
+cdef inline Py_ssize_t task_rows(HB *b) noexcept nogil:
+    """The most rows of a subtree grown in one thread: about eight subtrees per thread, so
+    the largest first keeps the threads busy to the end."""
+    return max(PARALLEL_MIN_ROWS, b.m_rows // (8 * b.n_threads))
+
+
+cdef int by_rows(const void *a, const void *b) noexcept nogil:
+    """qsort order of items: the most rows first."""
+    cdef Py_ssize_t x = (<const Item *> a).end - (<const Item *> a).start
+    cdef Py_ssize_t y = (<const Item *> b).end - (<const Item *> b).start
+    return -1 if x > y else (1 if x < y else 0)
+
+
+cdef int grow_in_threads(HB *b, TreeBuffer *t, Item *root, weight_t tag) noexcept nogil:
+    """Split the large nodes from the root (any order: the numbering comes at the end), then
+    grow the subtrees below them in the threads, then merge (see above). Returns 0, or -1
+    when memory runs out."""
+    cdef Frontier top, tasks
+    cdef Item item
+    cdef Py_ssize_t limit = task_rows(b)
+    cdef int i, k, n_team, status = 0
+    cdef HB *team = NULL
+    cdef TreeBuffer *grown = NULL
+    cdef TreeBuffer merged
+    cdef index_t *task_node = NULL
+    cdef int *task_status = NULL
+    top.n, top.cap, tasks.n, tasks.cap = 0, FIRST_FRONTIER, 0, FIRST_FRONTIER
+    top.items = <Item *> malloc(top.cap * sizeof(Item))
+    tasks.items = <Item *> malloc(tasks.cap * sizeof(Item))
+    if top.items == NULL or tasks.items == NULL or frontier_push(&top, root) < 0:
+        status = -1
+    while status == 0 and top.n > 0:
+        top.n -= 1
+        item = top.items[top.n]
+        if item.end - item.start <= limit:      # a subtree for a thread, with the root's
+            status = frontier_push(&tasks, &item)   # histograms (if any) from its parent
+        elif split_node(b, t, &item, &top, tag) < 0:
+            status = -1
+    n_team = min(b.n_threads, tasks.n)
+    if status == 0 and tasks.n > 0:
+        qsort(tasks.items, tasks.n, sizeof(Item), by_rows)
+        team = <HB *> calloc(n_team, sizeof(HB))
+        grown = <TreeBuffer *> calloc(tasks.n, sizeof(TreeBuffer))
+        task_node = <index_t *> malloc(tasks.n * sizeof(index_t))
+        task_status = <int *> calloc(tasks.n, sizeof(int))
+        if team == NULL or grown == NULL or task_node == NULL or task_status == NULL:
+            status = -1
+        for k in range(n_team if team != NULL else 0):
+            if thread_builder(&team[k], b) < 0:
+                status = -1
+    if status == 0 and tasks.n > 0:
+        for i in prange(tasks.n, num_threads=n_team, schedule="dynamic", chunksize=1):
+            task_node[i] = tasks.items[i].node
+            task_status[i] = grow_subtree(&team[threadid()], t, &tasks.items[i], &grown[i],
+                                          tag)
+        for i in range(tasks.n):
+            if task_status[i] < 0:
+                status = -1
+        if status == 0:
+            if buffer_init(&merged, t.n_values) < 0 or \
+                    merge_subtrees(t, task_node, grown, tasks.n, &merged) < 0:
+                status = -1
+                buffer_free(&merged)
+            else:
+                buffer_free(t)
+                t[0] = merged
+    if team != NULL:
+        for k in range(n_team):
+            scratch_free(&team[k])
+    if grown != NULL:
+        for i in range(tasks.n):
+            buffer_free(&grown[i])
+    free(team); free(grown); free(task_node); free(task_status)
+    free(top.items); free(tasks.items)
+    return status
+
+
+cdef int thread_builder(HB *mine, const HB *b) noexcept nogil:
+    """A thread's builder: b's shared arrays, scratch of its own, one thread (no team within
+    a team). -1 when memory runs out (scratch_free frees any part)."""
+    mine[0] = b[0]
+    mine.n_threads = 1
+    mine.occ_rows = NULL; mine.occ_code = NULL; mine.occ_mixed = NULL; mine.slot_of = NULL
+    mine.occ_list = NULL; mine.varying = NULL; mine.bucket_start = NULL
+    mine.bucket_fill = NULL; mine.bucket_pos = NULL; mine.bucket_code = NULL
+    mine.node_counts = NULL; mine.left = NULL; mine.right = NULL; mine.miss = NULL
+    mine.cand_hist = NULL; mine.cand_bits = NULL; mine.candidates = NULL
+    mine.draw.heap = NULL; mine.found = NULL; mine.child_of_level = NULL
+    mine.level_seen = NULL; mine.child_w = NULL; mine.child_n = NULL
+    mine.child_rows = NULL; mine.child_hist = NULL; mine.all_hists = NULL
+    mine.free_hists = NULL
+    return scratch_init(mine)
+
+
+cdef int grow_subtree(HB *b, TreeBuffer *main, Item *task, TreeBuffer *buf,
+                      weight_t tag) noexcept nogil:
+    """Grow the subtree of task's node (split already found) into buf, whose node 0 is a
+    copy of that node: depth-first, with the thread's own builder b. Returns 0, or -1."""
+    cdef Item item = task[0]
+    if buffer_init(buf, main.n_values) < 0 or \
+            buffer_add_leaf(buf, item.depth, item.n, item.w) < 0:
+        return -1
+    buf.nodes[0] = main.nodes[item.node]
+    memcpy(buf.value, main.value + item.node * main.n_values, main.n_values * sizeof(double))
+    item.node = 0
+    if task.hist != NULL:       # the parent's split made them: a copy in the thread's pool
+        item.hist = hist_acquire(b)
+        if item.hist == NULL:
+            return -1
+        memcpy(item.hist, task.hist, b.hbytes)
+    return grow_frontier(b, buf, &item, 1, 0, 0.0,
+                         split_node_weighted if weight_t is double else split_node_counted,
+                         drop_hist)
 
 
 # ---------------------------------------------------------------- memory and entry point
 
 cdef int builder_init(HB *b) noexcept nogil:
-    """The builder's arrays (sizes set in b); -1 when memory runs out (builder_free frees any
-    part). Class-count arrays get K + 1 entries: regression has K = 0, and malloc(0) may
-    return NULL, which would read as out of memory."""
-    cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
-    b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
+    """The builder's arrays (sizes set in b): the sample in node order, which every thread
+    shares, and the first thread's scratch (scratch_init); -1 when memory runs out
+    (builder_free frees any part)."""
+    if b.sparse:    # a row id per position, a code scratch
+        b.prow = <int *> malloc(b.m_rows * sizeof(int))
+        b.tmp_bytes = <uint8_t *> malloc(b.m_rows)
+        if b.prow == NULL:
+            return -1
+    else:           # the codes in node order and the partitions' scratch
+        b.pbins = <uint8_t *> malloc(b.d * b.m_rows)
+        b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
+        if b.pbins == NULL:
+            return -1
     b.lab = <int *> malloc(b.m_rows * sizeof(int))
     b.wgt = <int *> malloc(b.m_rows * sizeof(int))
+    b.pw = <double *> malloc((b.m_rows if b.sw != NULL else 1) * sizeof(double))
     b.yg = <double *> malloc(b.m_rows * sizeof(double))
     b.yraw = <double *> malloc(b.m_rows * sizeof(double))
     b.side = <uint8_t *> malloc(b.m_rows)
-    b.tmp_bytes = <uint8_t *> malloc(max(b.n_threads, b.d) * b.m_rows)
     b.tmp_wide = <char *> malloc(b.m_rows * sizeof(double))
-    b.nlogn = <double *> malloc((b.m + 1) * sizeof(double))
-    b.node_counts = <count_t *> malloc((b.K + 1) * sizeof(count_t))
-    b.left = <count_t *> malloc((b.K + 1) * sizeof(count_t))
-    b.right = <count_t *> malloc((b.K + 1) * sizeof(count_t))
-    b.miss = <count_t *> malloc((b.K + 1) * sizeof(count_t))
-    b.cand_hist = <char *> calloc(b.max_features, b.fstride)
-    b.cand_bits = <uint64_t *> calloc(4 * b.max_features, sizeof(uint64_t))
-    b.candidates = <int *> malloc(b.d * sizeof(int))
-    b.features = <int *> malloc(b.d * sizeof(int))
-    b.found = <Split *> malloc(b.d * sizeof(Split))
+    # the n log2 n table serves the count copy; the weighted one computes its logs
+    b.nlogn = <double *> malloc((1 if b.sw != NULL else b.m + 1) * sizeof(double))
+    if (b.lab == NULL or b.wgt == NULL or b.pw == NULL or b.yg == NULL or
+            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or
+            b.nlogn == NULL):
+        return -1
+    return scratch_init(b)
+
+
+cdef int scratch_init(HB *b) noexcept nogil:
+    """What one thread growing nodes writes: the node's class counts, the candidates' scratch
+    histograms and splits, a split's children, the pool of node histograms and (sparse X) a
+    node's view of the features. Class-count arrays get K + 1 entries: regression has K = 0,
+    and malloc(0) may return NULL, which would read as out of memory. -1 when memory runs
+    out (scratch_free frees any part)."""
+    cdef Py_ssize_t n_map = b.max_levels + 2 if b.max_levels + 2 > SLOTS else SLOTS
+    if b.sparse:
+        b.occ_rows = <int32_t *> calloc(b.d, sizeof(int32_t))
+        b.occ_code = <uint8_t *> malloc(b.d)
+        b.occ_mixed = <uint8_t *> calloc(b.d, 1)
+        b.slot_of = <int32_t *> malloc(b.d * sizeof(int32_t))
+        b.occ_list = <int *> malloc(b.n_listed * sizeof(int))
+        b.varying = <int *> malloc(b.n_listed * sizeof(int))
+        b.bucket_start = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_fill = <int64_t *> malloc((b.max_cand + 1) * sizeof(int64_t))
+        b.bucket_pos = <int32_t *> malloc((b.nnz + 1) * sizeof(int32_t))
+        b.bucket_code = <uint8_t *> malloc(b.nnz + 1)
+        if (b.occ_rows == NULL or b.occ_code == NULL or b.occ_mixed == NULL or
+                b.slot_of == NULL or b.occ_list == NULL or b.varying == NULL or
+                b.bucket_start == NULL or b.bucket_fill == NULL or b.bucket_pos == NULL or
+                b.bucket_code == NULL):
+            return -1
+        memset(b.slot_of, 0xff, b.d * sizeof(int32_t))     # -1: not drawn
+    b.node_counts = malloc((b.K + 1) * sizeof(double))   # count_t or double: 8 bytes each
+    b.left = malloc((b.K + 1) * sizeof(double))
+    b.right = malloc((b.K + 1) * sizeof(double))
+    b.miss = malloc((b.K + 1) * sizeof(double))
+    # scratch histograms: one per candidate (dense), or the one a sparse node reuses
+    b.cand_hist = <char *> calloc(1 if b.sparse else b.max_cand, b.fstride)
+    b.cand_bits = <uint64_t *> calloc(4 * (1 if b.sparse else b.max_cand), sizeof(uint64_t))
+    b.candidates = <int *> malloc(b.max_cand * sizeof(int))
+    b.draw.heap = <KeyedFeature *> malloc(b.n_listed * sizeof(KeyedFeature))
+    b.found = <Split *> malloc(b.max_cand * sizeof(Split))
     b.child_of_level = <int *> malloc(n_map * sizeof(int))
     b.level_seen = <int *> malloc(n_map * sizeof(int))
-    b.child_w = <count_t *> malloc(n_map * sizeof(count_t))
+    b.child_w = <double *> malloc(n_map * sizeof(double))
+    b.child_n = <count_t *> malloc(n_map * sizeof(count_t))
     b.child_rows = <Py_ssize_t *> malloc(n_map * sizeof(Py_ssize_t))
     b.child_hist = <char **> calloc(n_map, sizeof(char *))
     b.all_hists = <char **> malloc(b.max_alloc * sizeof(char *))
     b.free_hists = <char **> malloc(b.max_alloc * sizeof(char *))
-    if (b.pbins == NULL or b.lab == NULL or b.wgt == NULL or b.yg == NULL or
-            b.yraw == NULL or b.side == NULL or b.tmp_bytes == NULL or b.tmp_wide == NULL or b.nlogn == NULL or b.node_counts == NULL or b.left == NULL or
-            b.right == NULL or b.miss == NULL or b.cand_hist == NULL or b.cand_bits == NULL or
-            b.candidates == NULL or b.features == NULL or b.found == NULL or
-            b.child_of_level == NULL or b.level_seen == NULL or b.child_w == NULL or
+    b.n_alloc = b.n_free = 0
+    if (b.node_counts == NULL or b.left == NULL or b.right == NULL or b.miss == NULL or
+            b.cand_hist == NULL or b.cand_bits == NULL or b.candidates == NULL or
+            b.draw.heap == NULL or b.found == NULL or b.child_of_level == NULL or
+            b.level_seen == NULL or b.child_w == NULL or b.child_n == NULL or
             b.child_rows == NULL or b.child_hist == NULL or b.all_hists == NULL or
             b.free_hists == NULL):
         return -1
     return 0
 
 
-cdef void builder_free(HB *b) noexcept nogil:
+cdef void scratch_free(HB *b) noexcept nogil:
     cdef int i
-    for i in range(b.n_alloc):
-        free(b.all_hists[i])
-    free(b.pbins); free(b.lab); free(b.wgt); free(b.yg); free(b.yraw); free(b.side)
-    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
+    if b.all_hists != NULL:
+        for i in range(b.n_alloc):
+            free(b.all_hists[i])
+    free(b.occ_rows); free(b.occ_code); free(b.occ_mixed); free(b.slot_of)
+    free(b.occ_list); free(b.varying); free(b.bucket_start); free(b.bucket_fill)
+    free(b.bucket_pos); free(b.bucket_code)
     free(b.node_counts); free(b.left); free(b.right); free(b.miss); free(b.cand_hist)
-    free(b.cand_bits); free(b.candidates); free(b.features); free(b.found)
-    free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_rows)
-    free(b.child_hist)
-    free(b.all_hists); free(b.free_hists)
+    free(b.cand_bits); free(b.candidates); free(b.draw.heap); free(b.found)
+    free(b.child_of_level); free(b.level_seen); free(b.child_w); free(b.child_n)
+    free(b.child_rows); free(b.child_hist); free(b.all_hists); free(b.free_hists)
 
 
-cdef void fill_sample(HB *b, const int[::1] counts) noexcept nogil:
-    """The sample in node order (the rows of positive weight, in row order: the root's
-    range), the n log2 n table, and the targets centred on their weighted mean."""
+cdef void builder_free(HB *b) noexcept nogil:
+    scratch_free(b)
+    free(b.pbins); free(b.prow)
+    free(b.lab); free(b.wgt); free(b.pw); free(b.yg); free(b.yraw); free(b.side)
+    free(b.tmp_bytes); free(b.tmp_wide); free(b.nlogn)
+
+
+cdef inline int sample_count(const int[::1] counts, const double[::1] weights,
+                             Py_ssize_t i) noexcept nogil:
+    """Row i's bootstrap count (1 without one), or 0 when its sample weight is 0 (such a row
+    is left out, as if it were not in X)."""
+    if weights.shape[0] > 0 and weights[i] == 0.0:
+        return 0
+    return counts[i] if counts.shape[0] > 0 else 1
+
+
+cdef void fill_sample(HB *b, const int[::1] counts, const double[::1] weights) noexcept nogil:
+    """The sample in node order (the rows of positive count, in row order: the root's range),
+    the n log2 n table (count builds), and the targets centred on their weighted mean."""
     cdef Py_ssize_t i, p = 0, f
     cdef int w
-    cdef double mean = 0.0
+    cdef double mean = 0.0, total = 0.0, pw
     cdef const uint8_t *col
     cdef uint8_t *out
-    cdef int *rows = <int *> b.tmp_wide  # scratch: the sampled rows (m_rows <= n_rows ints)
+    cdef int *rows = b.prow if b.sparse else <int *> b.tmp_wide  # the sampled rows
     for i in range(b.n_rows):
-        w = counts[i] if counts.shape[0] > 0 else 1
+        w = sample_count(counts, weights, i)
         if w > 0:
             rows[p] = <int> i
             b.wgt[p] = w
+            pw = w
+            if b.sw != NULL:
+                pw = w * b.sw[i]
+                b.pw[p] = pw
             if b.criterion == CRIT_SSE:
                 b.yraw[p] = b.yr[i]
-                mean += w * b.yr[i]
+                mean += pw * b.yr[i]
+                total += pw
             else:
                 b.lab[p] = b.yc[i]
             p += 1
-    for f in range(b.d):
+    for f in range(0 if b.sparse else b.d):
         col = b.bins + f * b.n_rows
         out = b.pbins + f * b.m_rows
-        if counts.shape[0] == 0:
+        if b.m_rows == b.n_rows:
             memcpy(out, col, b.n_rows)
         else:  # a gather by the row list: no branch per row and feature
             for p in range(b.m_rows):
                 out[p] = col[rows[p]]
     b.nlogn[0] = 0.0
-    for i in range(1, b.m + 1):
-        b.nlogn[i] = i * log2(<double> i)
+    if b.sw == NULL:
+        for i in range(1, b.m + 1):
+            b.nlogn[i] = i * log2(<double> i)
     if b.criterion == CRIT_SSE:
-        mean /= b.m
+        mean /= total
         for p in range(b.m_rows):
             b.yg[p] = b.yraw[p] - mean
 
 
-def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class,
-                    const double[::1] y_reg, const unsigned char[::1] is_categorical,
-                    const int[::1] n_levels, int n_classes, int criterion, index_t max_depth,
+def build_hist_tree(binned, const int[::1] counts, const double[::1] weights,
+                    const int[::1] y_class, const double[::1] y_reg,
+                    const unsigned char[::1] is_categorical, const int[::1] n_levels,
+                    int n_classes, int criterion, index_t max_depth,
                     index_t min_samples_split, index_t min_samples_leaf,
-                    index_t max_leaf_nodes, index_t max_features, uint64_t seed,
-                    int n_threads=1):
+                    double min_weight_leaf, index_t max_leaf_nodes, index_t max_features,
+                    uint64_t seed, int n_threads=1):
     """Grow one tree by histograms and return it as a Tree (fastml/tree/_tree_fast.pyx).
 
     The arguments are build_tree's (fastml/tree/_builder_fast.pyx) with the binned columns in
     place of the columns and their presort: counts (each row's bootstrap count, or empty for
-    once each), y_class or y_reg, the column kinds, the limits, the seed of the feature draws
-    and n_threads (threads that build the histograms of large nodes; the tree is the same for
-    any number). Runs without the GIL, so a forest grows its trees from threads."""
+    once each), weights (sample weights, or empty: the count copy), y_class or y_reg, the
+    column kinds, the limits, the seed of the feature draws and n_threads (threads that build
+    the histograms of large nodes; the tree is the same for any number). Runs without the
+    GIL, so a forest grows its trees from threads. binned: dense or sparse codes
+    (_binning_fast.Binned)."""
     cdef HB b
     cdef TreeBuffer t
-    cdef const uint8_t[:, ::1] bins = binned.bins
-    cdef const double[:, ::1] lo = binned.lo, hi = binned.hi
+    cdef const uint8_t[:, ::1] bins
+    cdef const int64_t[::1] row_ptr, bin_start = binned.bin_start
+    cdef const int32_t[::1] row_feat
+    cdef const uint8_t[::1] row_code, zero_bin
+    cdef const double[::1] lo = binned.lo, hi = binned.hi
     cdef const int[::1] n_bins = binned.n_bins
-    cdef Py_ssize_t d = bins.shape[0], n = bins.shape[1], i, f, m = 0, m_rows = 0
-    cdef int status = 0
+    cdef Py_ssize_t d = n_bins.shape[0], n, i, f, m = 0, m_rows = 0, nnz = 0
+    cdef int status = 0, listed = d
     cdef int classification = criterion != CRIT_SSE
-    if lo.shape[0] != d or hi.shape[0] != d or lo.shape[1] != SLOTS or hi.shape[1] != SLOTS or \
-            n_bins.shape[0] != d or is_categorical.shape[0] != d or n_levels.shape[0] != d or \
-            counts.shape[0] not in (0, n) or \
+    if binned.sparse:
+        row_ptr, row_feat, row_code = binned.indptr, binned.indices, binned.codes
+        zero_bin = binned.zero_bin
+        n = row_ptr.shape[0] - 1
+        listed = np.count_nonzero(np.bincount(binned.indices, minlength=d)) \
+            if binned.indices.size else 0
+    else:
+        bins = binned.bins
+        n = bins.shape[1]
+    if bin_start.shape[0] != d + 1 or lo.shape[0] != hi.shape[0] or \
+            lo.shape[0] < bin_start[d] or is_categorical.shape[0] != d or \
+            n_levels.shape[0] != d or \
+            counts.shape[0] not in (0, n) or weights.shape[0] not in (0, n) or \
             (y_class.shape[0] if classification else y_reg.shape[0]) != n or \
             criterion not in (CRIT_ENTROPY, CRIT_GINI, CRIT_SSE) or \
             (classification and n_classes < 1) or d < 1 or max_features < 1:
         raise ValueError("build_hist_tree: the arrays' shapes do not match")
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1; got {n_threads}")
-    for i in range(counts.shape[0]):
-        m += counts[i]
-        m_rows += counts[i] > 0
-    if counts.shape[0] == 0:
-        m = m_rows = n
+    for i in range(n):
+        m += sample_count(counts, weights, i)
+        m_rows += sample_count(counts, weights, i) > 0
     if m < 1:
         raise ValueError("the sample to grow a tree from is empty")
     if m > INT_MAX:  # histograms count in int32
         raise ValueError(f"a tree can be grown from at most {INT_MAX} rows; got {m}")
+    if binned.sparse:
+        for i in range(n):
+            if sample_count(counts, weights, i) > 0:
+                nnz += row_ptr[i + 1] - row_ptr[i]
+        if is_categorical.shape[0] and np.asarray(is_categorical).any():
+            raise ValueError("sparse X has no categorical columns")
+    if weights.shape[0] == 0 and min_weight_leaf > min_samples_leaf:
+        # a count build's weights are its rows: the least weight is a least number of rows
+        min_samples_leaf = <index_t> ceil(min_weight_leaf)
     memset(&b, 0, sizeof(HB))
     b.n_rows, b.d, b.m_rows, b.m = n, d, m_rows, m
-    b.bins = &bins[0, 0] if n > 0 else NULL
-    b.lo, b.hi, b.n_bins = &lo[0, 0], &hi[0, 0], &n_bins[0]
+    b.sparse = binned.sparse
+    if b.sparse:
+        b.row_ptr, b.zero_bin = &row_ptr[0], &zero_bin[0]
+        b.row_feat = &row_feat[0] if row_feat.shape[0] else NULL
+        b.row_code = &row_code[0] if row_code.shape[0] else NULL
+        b.nnz = nnz
+    else:
+        b.bins = &bins[0, 0]
+    b.n_listed = max(listed, 1)
+    b.lo, b.hi, b.n_bins, b.bin_start = &lo[0], &hi[0], &n_bins[0], &bin_start[0]
     b.is_cat, b.n_levels = &is_categorical[0], &n_levels[0]
     b.yc = &y_class[0] if classification else NULL
     b.yr = &y_reg[0] if not classification else NULL
+    b.sw = &weights[0] if weights.shape[0] > 0 else NULL
+    b.min_weight_leaf = min_weight_leaf
     b.K, b.criterion, b.n_threads = (n_classes if classification else 0), criterion, n_threads
     b.max_depth, b.min_samples_split = max_depth, min_samples_split
     b.min_samples_leaf, b.max_leaf_nodes = min_samples_leaf, max_leaf_nodes
     b.max_features = max_features if max_features < d else d
+    b.max_cand = min(b.max_features, b.n_listed) if b.sparse else b.max_features
     # all features' histograms pay off when most of them are searched at every node; with a
     # few drawn features (forests), building just those from the node's rows costs less
-    b.node_hists = 2 * b.max_features > d
-    b.fstride = SLOTS * (2 * sizeof(double) if not classification else b.K * sizeof(int32_t))
+    # (sparse X: always, a node's features are those its rows list)
+    b.node_hists = 2 * b.max_features > d and not b.sparse
+    if not classification:
+        b.S = 3 if b.sw != NULL else 2
+        b.fstride = SLOTS * b.S * sizeof(double)
+    elif b.sw != NULL:
+        b.S = b.K + 1
+        b.fstride = SLOTS * b.S * sizeof(double)
+    else:
+        b.S = b.K
+        b.fstride = SLOTS * b.K * sizeof(int32_t)
     b.hbytes = d * b.fstride
     b.max_alloc = max(8, HIST_BUDGET // b.hbytes)
     b.max_levels = 2
@@ -1247,20 +1708,23 @@ def build_hist_tree(Binned binned, const int[::1] counts, const int[::1] y_class
             b.max_levels = n_levels[f]
         if is_categorical[f] and n_levels[f] > MISSING:
             raise ValueError(f"column {f} has more than {MISSING} levels")
-    fastml_rng_seed(&b.rng, seed)
+    b.seed = mix64(seed)
     with nogil:
         if builder_init(&b) < 0 or buffer_init(&t, b.K if classification else 1) < 0:
             status = -1
         else:
-            fill_sample(&b, counts)
-            status = grow(&b, &t)
+            fill_sample(&b, counts, weights)
+            if b.sw != NULL:
+                status = grow(&b, &t, <double> 0)
+            else:
+                status = grow(&b, &t, <count_t> 0)
         builder_free(&b)
     return finish_tree(&t, status)
 
 
 def grow_hist_tree(binned, counts, y, is_categorical, n_levels, *, n_classes, criterion,
                    max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes,
-                   max_features, seed, n_threads=1):
+                   max_features, seed, n_threads=1, weights=None, min_weight_leaf=0.0):
     """One call of the histogram builder, with grow_tree's arguments (fastml/tree/_classes.py)
     and the binned columns in place of Xf and its presort.
 
@@ -1279,7 +1743,7 @@ def grow_hist_tree(binned, counts, y, is_categorical, n_levels, *, n_classes, cr
     empty_i, empty_d = np.zeros(0, np.int32), np.zeros(0, np.float64)
     classification = criterion != CRIT_SSE
     return build_hist_tree(
-        binned, empty_i if counts is None else counts,
+        binned, empty_i if counts is None else counts, empty_d if weights is None else weights,
         y if classification else empty_i, empty_d if classification else y,
         is_categorical, n_levels, n_classes, criterion, max_depth, min_samples_split,
-        min_samples_leaf, max_leaf_nodes, max_features, seed, n_threads)
+        min_samples_leaf, min_weight_leaf, max_leaf_nodes, max_features, seed, n_threads)

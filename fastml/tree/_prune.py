@@ -7,6 +7,12 @@ Pearson's chi-square test of the (children x classes) count table (fastml.info.c
 same test for multiway, threshold and binary categorical splits, vectorized over the nodes).
 Children are created after their parent, so one pass over the nodes in decreasing id order
 visits every child before its parent: that single pass is the bottom-up sweep.
+
+With sample weights a node's value holds its weighted class counts, and the table is theirs:
+the test reads a weight as that many observations (frequency weights). Integer weights then
+prune exactly as the repeated rows would; scaling every weight by c scales the statistic by c
+(c times the evidence) and can keep more splits; non-integer weights give the p-value of
+counts equal to the weights, an approximation (the chi-square law is that of counts).
 """
 import numpy as np
 

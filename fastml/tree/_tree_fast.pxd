@@ -18,6 +18,7 @@ ctypedef struct Node:
     index_t n_child         # its number of entries: 2, or the column's number of levels
     index_t missing_child   # where a missing (or, categorical, unseen) value goes; -1 at a leaf
     count_t n_node_samples  # training rows (bootstrap repeats included) that reached the node
+    double weighted_n_node_samples  # their total sample weight (n_node_samples without one)
     index_t depth           # the root has depth 0
     double impurity         # entropy in bits, Gini, or the variance of the node's targets
     double gain             # the split's information gain (variance reduction) per row
@@ -35,7 +36,8 @@ ctypedef struct TreeBuffer:  # a tree under construction: growable C arrays of t
 cdef int grow_array(void **p, Py_ssize_t n, Py_ssize_t size) noexcept nogil
 cdef int buffer_init(TreeBuffer *t, index_t n_values) noexcept nogil
 cdef int buffer_reserve(TreeBuffer *t, index_t nodes, index_t children) noexcept nogil
-cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept nogil
+cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n,
+                             double w) noexcept nogil
 cdef void buffer_free(TreeBuffer *t) noexcept nogil
 
 

@@ -11,7 +11,7 @@
 # X has a column for every feature the tree tests. A tree read by fastml.io.load or unpickled
 # is checked the same way before it can be walked.
 from libc.math cimport isnan, INFINITY, NAN
-from libc.stdint cimport int8_t, int32_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 
@@ -30,13 +30,13 @@ cdef index_t FIRST_CHILDREN = 128
 globals().update({name: int(kind) for name, kind in NodeKind.__members__.items()})
 
 NODE_FIELDS = ("kind", "feature", "threshold", "child_start", "n_child", "missing_child",
-               "n_node_samples", "depth", "impurity", "gain")
+               "n_node_samples", "weighted_n_node_samples", "depth", "impurity", "gain")
 cdef Node _probe
 # numpy's view of the Node struct: the offsets are the C compiler's, so the two always agree.
 NODE_DTYPE = np.dtype({
     "names": list(NODE_FIELDS),
     "formats": [np.intc, np.int64, np.float64, np.int64, np.int64, np.int64, np.int64,
-                np.int64, np.float64, np.float64],
+                np.float64, np.int64, np.float64, np.float64],
     "offsets": [<Py_ssize_t> (<char *> &_probe.kind - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.feature - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.threshold - <char *> &_probe),
@@ -44,6 +44,7 @@ NODE_DTYPE = np.dtype({
                 <Py_ssize_t> (<char *> &_probe.n_child - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.missing_child - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.n_node_samples - <char *> &_probe),
+                <Py_ssize_t> (<char *> &_probe.weighted_n_node_samples - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.depth - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.impurity - <char *> &_probe),
                 <Py_ssize_t> (<char *> &_probe.gain - <char *> &_probe)],
@@ -84,9 +85,11 @@ cdef int buffer_reserve(TreeBuffer *t, index_t nodes, index_t children) noexcept
     return -1 if bad else 0
 
 
-cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept nogil:
-    """Append a leaf of n rows (the builder makes it internal if it splits it); its id, or -1
-    when memory runs out. Its value and impurity are the caller's to fill."""
+cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n,
+                             double w) noexcept nogil:
+    """Append a leaf of n rows of total weight w (the builder makes it internal if it splits
+    it); its id, or -1 when memory runs out. Its value and impurity are the caller's to
+    fill."""
     cdef index_t i = t.n_nodes
     cdef Node *node
     if i == t.cap_nodes and buffer_reserve(t, 2 * t.cap_nodes, t.cap_children) < 0:
@@ -99,6 +102,7 @@ cdef index_t buffer_add_leaf(TreeBuffer *t, index_t depth, count_t n) noexcept n
     node.n_child = 0
     node.missing_child = -1
     node.n_node_samples = n
+    node.weighted_n_node_samples = w
     node.depth = depth
     node.impurity = 0.0
     node.gain = 0.0
@@ -138,8 +142,13 @@ cdef Tree tree_from_buffer(TreeBuffer *t):
 cdef inline index_t next_node(const Node *nodes, const index_t *children, index_t i,
                               const double *x) noexcept nogil:
     """The child of node i that the row x goes to."""
+    return next_node_at(nodes, children, i, x[nodes[i].feature])
+
+
+cdef inline index_t next_node_at(const Node *nodes, const index_t *children, index_t i,
+                                 double v) noexcept nogil:
+    """The child of node i for the value v of its feature."""
     cdef const Node *node = &nodes[i]
-    cdef double v = x[node.feature]
     if isnan(v):
         return node.missing_child
     if node.kind == KIND_THRESHOLD:
@@ -147,6 +156,33 @@ cdef inline index_t next_node(const Node *nodes, const index_t *children, index_
     if v < 0 or v >= node.n_child:  # a category never seen at fit: the majority path
         return node.missing_child
     return children[node.child_start + <index_t> v]
+
+
+cdef class RowReader:
+    """The rows of X, dense (C-contiguous float64) or CSR, for the walks of apply and
+    decision_path: next() steps one row down one node."""
+    cdef const double[:, ::1] dense
+    cdef const int64_t[::1] indptr
+    cdef const int32_t[::1] indices
+    cdef const double[::1] data
+    cdef bint sparse
+
+    def __cinit__(self, X):
+        self.sparse = hasattr(X, "tocsr")
+        if self.sparse:
+            self.indptr, self.indices, self.data = csr_arrays(X)
+        else:
+            self.dense = X
+
+    cdef inline index_t next(self, const Node *nodes, const index_t *children, index_t node,
+                             Py_ssize_t i) noexcept nogil:
+        cdef int64_t start
+        if not self.sparse:
+            return next_node(nodes, children, node, &self.dense[i, 0])
+        start = self.indptr[i]
+        return next_node_at(nodes, children, node, fastml_sparse_value(
+            &self.indices[0] + start, &self.data[0] + start, self.indptr[i + 1] - start,
+            <int32_t> nodes[node].feature))
 
 
 def _restore(state):
@@ -175,7 +211,8 @@ cdef class Tree:
     ----------
     nodes : ndarray of dtype NODE_DTYPE, shape (node_count,)
     value : ndarray of shape (node_count, n_values)
-        Class counts of the training rows at each node (classification) or their mean target.
+        Class counts of the training rows at each node (their summed sample weights when
+        the fit had weights; classification) or their (weighted) mean target.
     children : ndarray of int64
         The children table: node i's entries are ``children[child_start[i]:][:n_child[i]]``.
     seen : ndarray of int32, the same length as ``children``
@@ -230,6 +267,11 @@ cdef class Tree:
             raise ValueError("a Tree's state must be {'arrays': {name: array}}")
         arrays = state["arrays"]
         expected = set(NODE_FIELDS) | {"value", "children", "seen"}
+        if set(arrays) == expected - {"weighted_n_node_samples"} and \
+                isinstance(arrays.get("n_node_samples"), np.ndarray):
+            # saved before sample weights: every row weighed 1, so the weight is the count
+            arrays = dict(arrays, weighted_n_node_samples=arrays["n_node_samples"].astype(
+                np.float64))
         if set(arrays) != expected:
             raise ValueError(f"a Tree's arrays must be exactly {sorted(expected)}")
         n = None
@@ -247,7 +289,8 @@ cdef class Tree:
             raise ValueError("Tree.value must be a 2-D float64 array")
         if not isinstance(children, np.ndarray) or children.dtype != np.int64 or children.ndim != 1:
             raise ValueError("Tree.children must be a 1-D int64 array")
-        if not isinstance(seen, np.ndarray) or seen.dtype != np.int32 or seen.shape != children.shape:
+        if not isinstance(seen, np.ndarray) or seen.dtype != np.int32 or \
+                seen.shape != children.shape:
             raise ValueError("Tree.seen must be an int32 array the length of Tree.children")
         nodes = np.zeros(n, dtype=NODE_DTYPE)
         for name in NODE_FIELDS:
@@ -343,6 +386,9 @@ cdef class Tree:
     def n_node_samples(self): return self.nodes["n_node_samples"]
 
     @property
+    def weighted_n_node_samples(self): return self.nodes["weighted_n_node_samples"]
+
+    @property
     def depth(self): return self.nodes["depth"]
 
     @property
@@ -357,19 +403,19 @@ cdef class Tree:
         return list(dict.fromkeys(self.children[start:start + n].tolist()))
 
     # ------------------------------------------------------------ walking
-    def _walkable(self, const double[:, ::1] X):
+    def _walkable(self, X):
         if self._n_nodes == 0:
             raise ValueError("this Tree has not been built or checked")
         if X.shape[1] < self._n_columns:
             raise ValueError(f"X has {X.shape[1]} columns; the tree tests column "
                              f"{self._n_columns - 1}")
 
-    def apply(self, const double[:, ::1] X):
+    def apply(self, X):
         """The leaf each row of X lands in, and the number of nodes on its path.
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_columns), float64, C-contiguous
+        X : ndarray of shape (n_samples, n_columns), float64, C-contiguous, or CSR matrix
             Encoded rows (NaN = missing, categorical columns as level codes).
 
         Returns
@@ -382,20 +428,22 @@ cdef class Tree:
         lengths = np.empty(n, dtype=np.int64)
         cdef index_t[::1] out = leaves, steps = lengths
         cdef index_t node, k
+        cdef RowReader reader = RowReader(X)
         with nogil:
             for i in range(n):
                 node = 0
                 k = 1
                 while self._nodes[node].kind != KIND_LEAF:
-                    node = next_node(self._nodes, self._children, node, &X[i, 0])
+                    node = reader.next(self._nodes, self._children, node, i)
                     fastml_check_index(node, self._n_nodes)
                     k += 1
                 out[i] = node
                 steps[i] = k
         return leaves, lengths
 
-    def decision_path(self, const double[:, ::1] X):
-        """CSR indicator matrix (n_samples, node_count) of the nodes each row of X visits.
+    def decision_path(self, X):
+        """CSR indicator matrix (n_samples, node_count) of the nodes each row of X visits
+        (X dense, or CSR).
 
         Returns
         -------
@@ -409,13 +457,14 @@ cdef class Tree:
         cdef index_t[::1] ptr = indptr, idx = indices
         cdef Py_ssize_t i, n = X.shape[0]
         cdef index_t node, p
+        cdef RowReader reader = RowReader(X)
         with nogil:
             for i in range(n):
                 node = 0
                 p = ptr[i]
                 idx[p] = 0
                 while self._nodes[node].kind != KIND_LEAF:
-                    node = next_node(self._nodes, self._children, node, &X[i, 0])
+                    node = reader.next(self._nodes, self._children, node, i)
                     p += 1
                     fastml_check_index(p, ptr[i + 1])
                     idx[p] = node
@@ -497,6 +546,12 @@ cdef extern from "fastml_forest.h" nogil:
     void fastml_forest_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
                              Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last,
                              double *out, Py_ssize_t n_values, int32_t *leaf_at) noexcept
+    void fastml_forest_block_sparse(const TreeView *trees, Py_ssize_t n_trees,
+                                    const int64_t *indptr, const int32_t *indices,
+                                    const double *data, Py_ssize_t first, Py_ssize_t last,
+                                    double *out, Py_ssize_t n_values, int32_t *leaf_at) noexcept
+    double fastml_sparse_value(const int32_t *ind, const double *val, Py_ssize_t nnz,
+                               int32_t column) noexcept
 
 cdef enum:
     PACKED_MAX = 2147483647     # int32_t's largest value: the packed indices are int32
@@ -670,9 +725,17 @@ def shared_leaf_values(leaf, leaf_of, n_values):
     if leaf.size == 0:
         return leaf, leaf_of
     bits = leaf.view(np.uint64).reshape(-1, n_values)
-    distinct, index = np.unique(bits, axis=0, return_inverse=True)
-    offsets = index.reshape(-1)[leaf_of // n_values] * n_values
-    return np.ascontiguousarray(distinct).view(np.float64).reshape(-1), offsets.astype(np.int32)
+    # the distinct rows by a lexicographic sort of the integer columns (np.unique(axis=0)
+    # sorts them as opaque records, 15 ms a fully grown tree: most of a first predict's cost)
+    order = np.lexsort(bits.T[::-1])
+    ranked = bits[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    index = np.empty(len(order), dtype=np.int64)
+    index[order] = np.cumsum(first) - 1
+    offsets = index[leaf_of // n_values] * n_values
+    return np.ascontiguousarray(ranked[first]).view(np.float64).reshape(-1), \
+        offsets.astype(np.int32)
 
 
 cdef PackedTree packed_copy(Tree tree, bint normalize):
@@ -692,35 +755,68 @@ cdef enum:
                         # a block before the next tree, so its compact copy is fetched into
                         # cache once per block (measured on 100k rows x 100 fully grown trees:
                         # 1,024-row blocks 2.3 s, 16,384 1.1 s, one block 1.0 s)
+    WALKS_PER_THREAD = 1 << 19  # the fewest row walks (rows x trees) worth a thread: ~10 ms
+                        # of work; one tree over 100k rows took longer with a second thread
+                        # (its start and the shared cache cost more than the half it took)
 
 
-cdef int sum_block(const TreeView *trees, Py_ssize_t n_trees, const double *X,
-                   Py_ssize_t n_columns, Py_ssize_t first, Py_ssize_t last, double *out,
+ctypedef struct Rows:         # the rows forest_sum walks: a dense block, or CSR arrays
+    const double *X           # dense, row-major (NULL: sparse)
+    Py_ssize_t n_columns
+    const int64_t *indptr     # sparse
+    const int32_t *indices
+    const double *data
+
+
+cdef int sum_block(const TreeView *trees, Py_ssize_t n_trees, const Rows *rows,
+                   Py_ssize_t first, Py_ssize_t last, double *out,
                    Py_ssize_t n_values) noexcept nogil:
     """out[i] += the leaf values of rows first..last-1 summed over the trees in tree order
     (csrc/fastml_forest.h); -1 when memory for the block's leaf records runs out."""
     cdef int32_t *leaf_at = <int32_t *> malloc((last - first) * sizeof(int32_t))
     if leaf_at == NULL:
         return -1
-    fastml_forest_block(trees, n_trees, X, n_columns, first, last, out, n_values, leaf_at)
+    if rows.X != NULL:
+        fastml_forest_block(trees, n_trees, rows.X, rows.n_columns, first, last, out,
+                            n_values, leaf_at)
+    else:
+        fastml_forest_block_sparse(trees, n_trees, rows.indptr, rows.indices, rows.data,
+                                   first, last, out, n_values, leaf_at)
     free(leaf_at)
     return 0
 
 
-def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint normalize,
-               int n_threads=1):
+def csr_arrays(X):
+    """A checked CSR X's (indptr as int64, indices as int32, data as float64), each with at
+    least one entry (a kernel never takes the address of an empty buffer)."""
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    if data.size == 0:
+        indices, data = np.zeros(1, np.int32), np.zeros(1)
+    return indptr, indices, data
+
+
+def forest_sum(list trees, X, double[:, ::1] out, bint normalize, int n_threads=1):
     """out += the sum over `trees` of each row's leaf values, in one compiled walk.
 
-    Every tree must be walkable on X (checked, as apply checks it) and hold out.shape[1]
-    values per node. With `normalize`, a leaf's values (class counts) are divided by their
-    sum first, so out receives the summed class frequencies. The sum runs in tree order for
-    every row, so the result does not depend on `n_threads` (threads split row blocks).
-    The walk reads each tree's compact copy (PackedTree), made on a tree's first walk."""
+    X: a C-contiguous float64 array, or a canonical scipy CSR matrix (a step reads a column by
+    a binary search in the row's entries). Every tree must be walkable on X (checked, as
+    apply checks it) and hold out.shape[1] values per node. With `normalize`, a leaf's values
+    (class counts) are divided by their sum first, so out receives the summed class
+    frequencies. The sum runs in tree order for every row, so the result does not depend on
+    `n_threads` (threads split row blocks). The walk reads each tree's compact copy
+    (PackedTree), made on a tree's first walk."""
     cdef Py_ssize_t n_trees = len(trees), n = X.shape[0], d = X.shape[1]
-    cdef Py_ssize_t n_values = out.shape[1], n_blocks, b, k, rows
+    cdef Py_ssize_t n_values = out.shape[1], n_blocks, b, k, per_block
     cdef int failed
     cdef Tree tree
     cdef PackedTree packed
+    cdef Rows rows
+    cdef const double[:, ::1] dense
+    cdef const int64_t[::1] indptr
+    cdef const int32_t[::1] indices
+    cdef const double[::1] data
     if out.shape[0] != n:
         raise ValueError(f"out has {out.shape[0]} rows; X has {n}")
     if n_trees == 0 or n == 0:
@@ -732,8 +828,8 @@ def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint norm
     try:
         for k in range(n_trees):
             tree = <Tree?> trees[k]
-            if tree._n_nodes == 0 or d < tree._n_columns or tree._n_values != n_values:
-                tree._walkable(X)
+            tree._walkable(X)
+            if tree._n_values != n_values:
                 raise ValueError(f"a tree holds {tree._n_values} values per node; expected "
                                  f"{n_values}")
             packed = packed_copy(tree, normalize)
@@ -744,21 +840,30 @@ def forest_sum(list trees, const double[:, ::1] X, double[:, ::1] out, bint norm
             views[k].leaf_of = packed.leaf_of
             views[k].n_nodes = packed.n_nodes
             views[k].n_leaf_values = packed.n_leaf_values
-        if d == 0:      # only single-leaf trees walk such X, and a leaf reads column 0
-            X = np.zeros((n, 1))
-            d = 1
-        # one block per thread (rows in a block share each tree's fetch); a row's sum is in
-        # tree order whatever the blocks, so the result does not depend on n_threads
-        rows = max(<Py_ssize_t> WALK_ROWS, (n + max(n_threads, 1) - 1) // max(n_threads, 1))
-        n_blocks = (n + rows - 1) // rows
+        if hasattr(X, "tocsr"):
+            indptr, indices, data = csr_arrays(X)
+            rows.X = NULL
+            rows.indptr, rows.indices, rows.data = &indptr[0], &indices[0], &data[0]
+        else:
+            if d == 0:      # only single-leaf trees walk such X, and a leaf reads column 0
+                X = np.zeros((n, 1))
+                d = 1
+            dense = X
+            rows.X, rows.n_columns = &dense[0, 0], d
+        # one block per thread (rows in a block share each tree's fetch), threads only for
+        # work enough to pay for them; a row's sum is in tree order whatever the blocks, so
+        # the result does not depend on n_threads
+        n_threads = max(1, min(n_threads, (n * n_trees) // WALKS_PER_THREAD))
+        per_block = max(<Py_ssize_t> WALK_ROWS, (n + n_threads - 1) // n_threads)
+        n_blocks = (n + per_block - 1) // per_block
         failed = 0
         with nogil:
             if n_blocks == 1:                       # no thread team for a small call
-                failed = sum_block(views, n_trees, &X[0, 0], d, 0, n, &out[0, 0], n_values)
+                failed = sum_block(views, n_trees, &rows, 0, n, &out[0, 0], n_values)
             else:
                 for b in prange(n_blocks, num_threads=n_threads, schedule="static"):
-                    failed |= sum_block(views, n_trees, &X[0, 0], d, b * rows,
-                                        min(n, (b + 1) * rows), &out[0, 0], n_values)
+                    failed |= sum_block(views, n_trees, &rows, b * per_block,
+                                        min(n, (b + 1) * per_block), &out[0, 0], n_values)
         if failed:
             raise MemoryError("no memory for forest_sum's leaf records")
     finally:
