@@ -24,10 +24,9 @@ import warnings
 
 import numpy as np
 
-from ._plans import (Schema, add_up, float_dtype, label_summary, located, merge_summaries,
-                     plan_for, record_features, transaction)
+from ._plans import (Schema, float_dtype, label_summary, located, merged_labels, plan_for,
+                     record_features, run_on_parts, transaction)
 from ._router import is_dask_collection
-from .exceptions import NotScalable
 
 
 # ----------------------------------------------------------------------------- fit
@@ -45,10 +44,10 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
     if sample_weight is not None and not is_dask_collection(sample_weight):
         raise TypeError("X is a dask collection: give sample_weight as a dask array / Series "
                         "partitioned like X")
-    parts = _Partitions(X, y, sample_weight)
+    parts = _Partitions(X, y, sample_weight, schema)
     try:
         with transaction(estimator) as working:
-            _RUNNERS[plan.kind](working, plan, parts, schema)
+            run_on_parts(working, plan, parts, "on a dask collection")
             record_features(working, schema)
     except ValueError as error:
         where = parts.locate(error)
@@ -67,86 +66,6 @@ def summarize(plan, X, y):
     if total is None:
         raise ValueError("y is empty")
     return plan.finish(None, total, _schema(X))
-
-
-def _run_statistics(estimator, plan, parts, schema):
-    """One graph: the partitions' statistics merged in a tree on the workers."""
-    context = plan.start(estimator, _labels(parts, plan.classes) if plan.needs_labels
-                         else None)
-    total = parts.map_reduce(plan.part, plan.merge, context)
-    if total is None:
-        raise ValueError("X has 0 samples")
-    plan.finish(estimator, total, schema)
-
-
-def _run_objective(estimator, plan, parts, schema):
-    """The partitions prepared once and kept on the workers; a task per partition per
-    evaluation."""
-    context = plan.start(estimator, _labels(parts, plan.classes))
-    prepared = parts.derive(plan.prepare, context)
-    try:
-        plan.solve(estimator, context,
-                   lambda fn, *args: add_up(prepared.map(fn, context, *args)), schema)
-    finally:
-        prepared.release()
-
-
-def _run_passes(estimator, plan, parts, schema):
-    """Iterative parameter mixing: a local pass per partition, mixed on the client."""
-    if plan.mix is None:
-        raise NotScalable(f"{type(estimator).__name__} cannot be fitted on a dask "
-                          f"collection: {plan.why_not_mixed}")
-    labels = _labels(parts, plan.classes)
-    context, seed = plan.start(estimator, labels), plan.seed(estimator)
-    totals = plan.totals(context, labels)
-    n_passes, stop = plan.schedule(estimator, None)
-    model, curve, progressive = None, [], []
-    for epoch in range(n_passes):
-        local = [r for r in parts.map(_local_pass, plan.local, context, model, epoch,
-                                      totals, seed, indexed=True) if r is not None]
-        terms = [t for _, t in local]
-        model = plan.mix([m for m, _ in local], [t.weight for t in terms], model)
-        loss, progressive_loss = add_up(terms).means()
-        curve.append(loss)
-        progressive.append(progressive_loss)
-        if stop(loss, progressive_loss):
-            break
-    plan.finish(estimator, model, curve, progressive)
-
-
-def _local_pass(X, y, w, index, local, context, model, epoch, totals, seed):
-    return local(X, y, w, context, model, epoch, totals, index, seed)
-
-
-def _run_ensemble(estimator, plan, parts, schema):
-    """Each partition grows its share of the members."""
-    labels, each = _labels(parts, plan.classes, each=True)
-    template = plan.start(estimator, labels if plan.needs_labels else None, schema)
-    rows = [0 if s is None else s.rows for s in each]
-    grown = parts.map(_grow, plan.grow, template, plan.deal(template, rows), indexed=True)
-    plan.finish(estimator, template, [m for members in grown if members for m in members],
-                schema)
-
-
-def _grow(X, y, w, index, grow, template, deals):
-    count, seed = deals[index]
-    return grow(X, y, w, template, count, seed) if count else None
-
-
-_RUNNERS = {"statistics": _run_statistics, "objective": _run_objective,
-            "passes": _run_passes, "ensemble": _run_ensemble}
-
-
-def _labels(parts, with_classes, each=False):
-    """The LabelSummary of all partitions (weights checked as fit checks them); with each,
-    also every partition's (None for one without rows)."""
-    found = parts.map(label_summary, with_classes)
-    if not any(s is not None for s in found):
-        raise ValueError("X has 0 samples")
-    summary = functools.reduce(merge_summaries, [s for s in found if s is not None])
-    if summary.weight == 0:
-        raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
-    return (summary, found) if each else summary
 
 
 def _schema(X):
@@ -173,9 +92,18 @@ class _Partitions:
     arguments (the parameters of an evaluation) travel inside the tasks: a lost worker's
     tasks are then simply rerun elsewhere."""
 
-    def __init__(self, X, y, sample_weight):
+    def __init__(self, X, y, sample_weight, schema=None):
         self.parts, self.starts = _partition_triples(X, y, sample_weight)
         self.client, self.raw, self._futures = _client(), True, None
+        self._schema = schema
+
+    def schema(self):
+        return self._schema
+
+    def labels(self, with_classes, each=False):
+        """The LabelSummary of all partitions (weights checked as fit checks them); with
+        each, also every partition's (None for one without rows)."""
+        return merged_labels(self.map(label_summary, with_classes), each)
 
     @property
     def futures(self):
