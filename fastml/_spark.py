@@ -197,30 +197,60 @@ class _Table:
                    int(context.getConf().get("spark.task.cpus", "1")))
 
     def job(self, columns, tasks=None):
-        """(input DataFrame, reader, number of tasks) for a job over the parts: a task per
-        part (tasks None), or at most `tasks` tasks, each reading a run of parts."""
+        """(input DataFrame, reader, number of tasks, number of parts) for a job over the
+        parts: a task per part (tasks None), or at most `tasks` tasks, each reading a run
+        of parts."""
         from pyspark.sql import functions as F
         if self.files is not None:
             groups = _runs([rows for _, _, rows in self.files], tasks or len(self.files))
             reader = _FileParts(columns, [[(k, *self.files[k][:2]) for k in group]
                                           for group in groups])
             return self.spark.range(len(groups), numPartitions=len(groups)), reader, \
-                len(groups)
+                len(groups), len(self.files)
         wanted = set(columns.read())
         frame = self.df.select(*[e for e, c in zip(self.exprs, self._expr_names())
                                  if c in wanted])
         partitions = frame.rdd.getNumPartitions()
-        if tasks is None or partitions <= tasks:
-            return frame, _FrameParts(columns, tagged=False), partitions
-        # more partitions than task slots: regrouped without a shuffle, each row tagged
-        # with its partition (a barrier stage takes no coalesce: checkpointed in between)
+        if tasks is None or partitions <= tasks and _barrier_ready(frame, partitions):
+            return frame, _FrameParts(columns, tagged=False), partitions, partitions
+        # more partitions than task slots (or a lineage a barrier stage refuses: a union, a
+        # coalesce): regrouped without a shuffle, each row tagged with its partition, and
+        # checkpointed on the executors (a barrier stage takes no coalesce)
         tagged = frame.withColumn(TAG, F.spark_partition_id())
         return tagged.coalesce(tasks).localCheckpoint(eager=True), \
-            _FrameParts(columns, tagged=True), tasks
+            _FrameParts(columns, tagged=True), tasks, partitions
 
     def _expr_names(self):
         c = self.columns
         return c.features + [n for n in (c.label, c.weight) if n is not None]
+
+
+def _barrier_ready(frame, partitions):
+    """Spark's rule for a barrier stage (DAGScheduler): within the stage, every RDD has the
+    stage's number of partitions and at most one shuffle dependency (no union, no
+    coalesce). Checked on the DataFrame's RDD lineage; in doubt, no."""
+    try:
+        pending, seen = [frame._jdf.queryExecution().toRdd()], set()
+        while pending:
+            rdd = pending.pop()
+            if rdd.id() in seen:
+                continue
+            seen.add(rdd.id())
+            if rdd.getNumPartitions() != partitions:
+                return False
+            dependencies = rdd.dependencies()
+            shuffles = 0
+            for k in range(dependencies.size()):
+                dependency = dependencies.apply(k)
+                if "Shuffle" in dependency.getClass().getSimpleName():
+                    shuffles += 1
+                else:
+                    pending.append(dependency.rdd())
+            if shuffles > 1:
+                return False
+        return True
+    except Exception:
+        return False
 
 
 def _refuse_duplicates(names):
@@ -331,16 +361,17 @@ def _with_args(method, args, X):
     return method(X, *args)
 
 
-def with_outputs(df, estimator, outputs, vectors=False):
+def with_outputs(df, estimator, outputs, features=None, vectors=False):
     """df with a column per entry of `outputs` ({column: function of X}, e.g. bound methods
-    of the fitted estimator), computed together by one pandas UDF over the estimator's
-    feature columns (its feature_names_in_, else df's one vector column, else all of df's
-    columns); 2-D outputs are arrays, or ml vectors with vectors=True."""
+    of the fitted estimator), computed together by one pandas UDF over the feature columns
+    (`features`, else the estimator's feature_names_in_, else df's one vector column, else
+    all of df's columns); 2-D outputs are arrays, or ml vectors with vectors=True."""
     from pyspark.sql import functions as F, types as T
     taken = [c for c in outputs if c in df.columns]
     if taken:
         raise ValueError(f"the DataFrame already has column(s) {taken}")
-    features, vector = _feature_columns(df, estimator)
+    features, vector = _feature_columns(df, estimator) if features is None else \
+        (features, _is_vector({f.name: f.dataType for f in df.schema.fields}, features))
     samples = {c: _sample_output(f, df, features, vector) for c, f in outputs.items()}
     kinds = {c: (s.dtype.kind if s.dtype.kind in "fiub" else "U", s.ndim)
              for c, s in samples.items()}
@@ -533,7 +564,7 @@ class _Mapped:
 
     def _run(self, columns, fn, merge, *args):
         """[fn's merged value per part], in part order; the first data error raised."""
-        frame, reader, _ = self.table.job(columns, self.table.slots() * 4
+        frame, reader, _, _ = self.table.job(columns, self.table.slots() * 4
                                           if self.table.files is not None else None)
         task = functools.partial(_fold_task, reader, fn, merge, args)
         with _quiet():
@@ -613,7 +644,8 @@ class _Held:
         """Start the barrier stage (the first time), and wait until every task holds its
         parts (again, after a task was lost)."""
         if self.channel is None:
-            frame, reader, tasks = self.table.job(self.table.columns, self.table.slots())
+            frame, reader, tasks, self.n_parts = self.table.job(self.table.columns,
+                                                                self.table.slots())
             self.channel = _Channel(_driver_host(self.table.spark), tasks)
             serve = functools.partial(_hold_task, reader, self.channel.address,
                                       self.channel.token)
@@ -629,7 +661,7 @@ class _Held:
             raise ValueError(f"the feature vectors differ in length between partitions "
                              f"({sorted(widths)})")
         self.width = widths.pop() if widths else self.table.width
-        self.order = [part for part, _, _ in parts]
+        self.order = range(self.n_parts)    # a part no task holds (no rows) maps to None
 
     def schema(self):
         return self.table.schema(self.width)
@@ -643,7 +675,7 @@ class _Held:
         try:
             replies = self.channel.ask(("map", key, fn, args, indexed))
         except _PartError as failed:
-            start = sum(self.rows[p] for p in self.order if p < failed.part)
+            start = sum(self.rows.get(p, 0) for p in self.order if p < failed.part)
             raise _where(failed.error, self.table, failed.part, start) from None
         found = dict(kv for reply in replies for kv in reply)
         return [found.get(part) for part in self.order]
@@ -708,7 +740,9 @@ def _serve(link, held):
     derived = {}
     while True:
         request = link.receive()
-        if request is None or request[0] == "stop":
+        if request is None:     # dropped (a task of this stage was lost): fail, so that
+            raise ConnectionError("the driver dropped this task's link")   # Spark reruns it
+        if request[0] == "stop":
             return
         _, key, fn, args, indexed = request
         out, part = [], None
