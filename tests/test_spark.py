@@ -68,6 +68,8 @@ EXACT = [
      Y_THREE, ["coef_", "intercept_", "n_iter_"]),
     ("LogisticRegression-gd", lambda: fastml.LogisticRegression(
         solver="gd", alpha=1e-2, max_iter=25, tol=None), Y_CLASS, ["coef_", "intercept_"]),
+    ("LogisticRegression-newton", lambda: fastml.LogisticRegression(solver="newton"),
+     Y_THREE, ["coef_", "intercept_", "n_iter_"]),
 ]
 
 
