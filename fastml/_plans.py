@@ -5,15 +5,15 @@ docs/developers/architecture.rst for the picture and how to add an estimator or 
 An estimator says how it scales through one private method, ``_scaled_fit()``, which returns
 one of the plans below or raises NotScalable with the reason. The maths of each plan lives in
 the estimator's family; an executor (fastml/stream.py folds over a source's chunks one after
-the other, fastml/_dask.py maps over partitions on workers) runs any plan without knowing the
-estimator:
+the other; the backends fastml/_dask.py and fastml/_spark.py hand their parts to
+`run_on_parts`) runs any plan without knowing the estimator:
 
 - Statistics: per part, statistics; merged pairwise; finished once (naive Bayes, least
   squares, information-gain tables). Exact.
 - Objective: a sum over parts evaluated at the parameters an iterative solver asks for
-  (LogisticRegression's L-BFGS / gd). The parts are prepared (validated, encoded) once; an
-  executor that can hold them (dask: persisted on the workers) keeps them between
-  evaluations. Exact.
+  (LogisticRegression's L-BFGS / gd / Newton). The parts are prepared (validated, encoded)
+  once; an executor that can hold them (dask: persisted on the workers; Spark: held by the
+  tasks of a barrier stage) keeps them between evaluations. Exact.
 - Passes: passes of partial_fit over the parts (the SGD family): one after the other in a
   stream, or a local pass per part mixed by the family's rule on workers.
 - Ensemble: members grown per part from the part's rows (forests). Approximate.

@@ -7,8 +7,9 @@ the chunks into it:
 - Statistics, one pass: each chunk's statistics merged into the running total, finished once
   (naive Bayes, LinearRegression / Ridge / PolynomialRegression with solver="normal"): equal
   to `fit` on the whole table;
-- Objective, one pass per evaluation: the chunks' sums of loss and gradient added up for the
-  estimator's own solver (LogisticRegression lbfgs / gd): the in-memory fit's iterates;
+- Objective, one pass per evaluation: the chunks' sums of loss and gradient (and Hessian)
+  added up for the estimator's own solver (LogisticRegression lbfgs / gd / newton): the
+  in-memory fit's iterates;
 - Passes, `epochs` passes of partial_fit over the chunks (the SGD family). Rows are shuffled
   within each chunk (the estimator's `shuffle`); step-size schedules, the step count and
   averaging carry on across chunks, and every chunk of pass e runs as epoch e, so with
