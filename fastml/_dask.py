@@ -215,6 +215,8 @@ def _partition_triples(X, y, sample_weight):
     import dask
     if y is None:
         raise ValueError("y is required: fit(X, y) on dask collections")
+    if _is_frame(X) and all(_is_frame(v) for v in (y, sample_weight) if v is not None):
+        return _frame_triples(X, y, sample_weight), [None] * X.npartitions
     X_parts, lengths = _row_blocks(X)
     y_parts = _aligned(y, X, lengths, "y")
     w_parts = [None] * len(X_parts) if sample_weight is None else \
@@ -223,6 +225,32 @@ def _partition_triples(X, y, sample_weight):
         np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
     return [dask.delayed(tuple)([a, b, c]) for a, b, c in zip(X_parts, y_parts, w_parts)], \
         starts
+
+
+def _frame_triples(X, y, sample_weight):
+    """A dask DataFrame X with its y and weights as columns of one frame, split per partition:
+    partitioned apart, a narrow column (y alone) may be read in fewer, larger partitions than
+    the features (dask fuses the reads of a Parquet table's small columns)."""
+    import dask
+    extra = {"y": (_Y, y), "sample_weight": (_W, sample_weight)}
+    columns = {}
+    for name, (column, v) in extra.items():
+        if v is not None:
+            if v.npartitions != X.npartitions:
+                raise ValueError(f"{name} has {v.npartitions} partitions and X "
+                                 f"{X.npartitions}; give both from the same DataFrame")
+            columns[column] = v
+    whole = X.assign(**columns)
+    return [dask.delayed(_split_frame)(part, sample_weight is not None)
+            for part in whole.to_delayed()]
+
+
+_Y, _W = "__fastml_y__", "__fastml_w__"
+
+
+def _split_frame(part, weighted):
+    return part.drop(columns=[_Y, _W] if weighted else [_Y]), part[_Y], \
+        part[_W] if weighted else None
 
 
 def _row_blocks(X):

@@ -497,3 +497,20 @@ def test_newton_cg_and_sparse_parts_are_the_in_memory_fit():
                                                     for i in range(0, 900, 300)]))
         assert streamed.n_iter_ == fitted.n_iter_
         np.testing.assert_allclose(streamed.coef_, fitted.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_columns_of_one_dask_parquet_read_stay_aligned(tmp_path, dask_client):
+    """X and y selected from one dd.read_parquet: dask reads the narrow y column in fewer,
+    larger partitions than the features (it fuses the reads of small columns), so pairing
+    X's partition i with y's gave "X has 100 rows, y has 400"; the partitions are now split
+    from one frame."""
+    dd = pytest.importorskip("dask.dataframe")
+    wide = np.tile(X, (1, 10))
+    names = [f"x{j}" for j in range(wide.shape[1])]
+    frame = pd.DataFrame(wide, columns=names).assign(y=Y_REAL, w=np.linspace(0.5, 2.0, N))
+    for k in range(10):
+        frame.iloc[100 * k:100 * (k + 1)].to_parquet(tmp_path / f"part-{k}.parquet")
+    table = dd.read_parquet(str(tmp_path))
+    got = fastml.LinearRegression().fit(table[names], table["y"], sample_weight=table["w"])
+    expected = fastml.LinearRegression().fit(frame[names], frame["y"], sample_weight=frame["w"])
+    np.testing.assert_allclose(got.coef_, expected.coef_, rtol=1e-8, atol=1e-10)
