@@ -65,7 +65,7 @@ intersphinx_mapping = offline_inventories.write_inventories(
 # Names from outside fastml that docstrings mention and no inventory lists.
 nitpick_ignore_regex = [
     (r"py:.*", r"(numpy|np|scipy|pandas|pd|sklearn|matplotlib|joblib|dask|distributed|"
-               r"pyarrow)(\..*)?"),
+               r"pyarrow|pyspark)(\..*)?"),
     (r"py:.*", r"(array-like|array_like|ndarray|optional|default.*|callable|None|int|float|"
                r"str|bool|dict|list|tuple|object|sequence|iterable|file-like|path-like)"),
     (r"py:.*", r"(typing|collections\.abc|os|io|pathlib)\..*"),

@@ -24,10 +24,9 @@ import warnings
 
 import numpy as np
 
-from ._plans import (Schema, add_up, float_dtype, label_summary, located, merge_summaries,
-                     plan_for, record_features, transaction)
+from ._plans import (Schema, float_dtype, label_summary, located, merged_labels, plan_for,
+                     record_features, run_on_parts, transaction)
 from ._router import is_dask_collection
-from .exceptions import NotScalable
 
 
 # ----------------------------------------------------------------------------- fit
@@ -45,10 +44,10 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
     if sample_weight is not None and not is_dask_collection(sample_weight):
         raise TypeError("X is a dask collection: give sample_weight as a dask array / Series "
                         "partitioned like X")
-    parts = _Partitions(X, y, sample_weight)
+    parts = _Partitions(X, y, sample_weight, schema)
     try:
         with transaction(estimator) as working:
-            _RUNNERS[plan.kind](working, plan, parts, schema)
+            run_on_parts(working, plan, parts, "on a dask collection")
             record_features(working, schema)
     except ValueError as error:
         where = parts.locate(error)
@@ -67,86 +66,6 @@ def summarize(plan, X, y):
     if total is None:
         raise ValueError("y is empty")
     return plan.finish(None, total, _schema(X))
-
-
-def _run_statistics(estimator, plan, parts, schema):
-    """One graph: the partitions' statistics merged in a tree on the workers."""
-    context = plan.start(estimator, _labels(parts, plan.classes) if plan.needs_labels
-                         else None)
-    total = parts.map_reduce(plan.part, plan.merge, context)
-    if total is None:
-        raise ValueError("X has 0 samples")
-    plan.finish(estimator, total, schema)
-
-
-def _run_objective(estimator, plan, parts, schema):
-    """The partitions prepared once and kept on the workers; a task per partition per
-    evaluation."""
-    context = plan.start(estimator, _labels(parts, plan.classes))
-    prepared = parts.derive(plan.prepare, context)
-    try:
-        plan.solve(estimator, context,
-                   lambda fn, *args: add_up(prepared.map(fn, context, *args)), schema)
-    finally:
-        prepared.release()
-
-
-def _run_passes(estimator, plan, parts, schema):
-    """Iterative parameter mixing: a local pass per partition, mixed on the client."""
-    if plan.mix is None:
-        raise NotScalable(f"{type(estimator).__name__} cannot be fitted on a dask "
-                          f"collection: {plan.why_not_mixed}")
-    labels = _labels(parts, plan.classes)
-    context, seed = plan.start(estimator, labels), plan.seed(estimator)
-    totals = plan.totals(context, labels)
-    n_passes, stop = plan.schedule(estimator, None)
-    model, curve, progressive = None, [], []
-    for epoch in range(n_passes):
-        local = [r for r in parts.map(_local_pass, plan.local, context, model, epoch,
-                                      totals, seed, indexed=True) if r is not None]
-        terms = [t for _, t in local]
-        model = plan.mix([m for m, _ in local], [t.weight for t in terms], model)
-        loss, progressive_loss = add_up(terms).means()
-        curve.append(loss)
-        progressive.append(progressive_loss)
-        if stop(loss, progressive_loss):
-            break
-    plan.finish(estimator, model, curve, progressive)
-
-
-def _local_pass(X, y, w, index, local, context, model, epoch, totals, seed):
-    return local(X, y, w, context, model, epoch, totals, index, seed)
-
-
-def _run_ensemble(estimator, plan, parts, schema):
-    """Each partition grows its share of the members."""
-    labels, each = _labels(parts, plan.classes, each=True)
-    template = plan.start(estimator, labels if plan.needs_labels else None, schema)
-    rows = [0 if s is None else s.rows for s in each]
-    grown = parts.map(_grow, plan.grow, template, plan.deal(template, rows), indexed=True)
-    plan.finish(estimator, template, [m for members in grown if members for m in members],
-                schema)
-
-
-def _grow(X, y, w, index, grow, template, deals):
-    count, seed = deals[index]
-    return grow(X, y, w, template, count, seed) if count else None
-
-
-_RUNNERS = {"statistics": _run_statistics, "objective": _run_objective,
-            "passes": _run_passes, "ensemble": _run_ensemble}
-
-
-def _labels(parts, with_classes, each=False):
-    """The LabelSummary of all partitions (weights checked as fit checks them); with each,
-    also every partition's (None for one without rows)."""
-    found = parts.map(label_summary, with_classes)
-    if not any(s is not None for s in found):
-        raise ValueError("X has 0 samples")
-    summary = functools.reduce(merge_summaries, [s for s in found if s is not None])
-    if summary.weight == 0:
-        raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
-    return (summary, found) if each else summary
 
 
 def _schema(X):
@@ -173,9 +92,18 @@ class _Partitions:
     arguments (the parameters of an evaluation) travel inside the tasks: a lost worker's
     tasks are then simply rerun elsewhere."""
 
-    def __init__(self, X, y, sample_weight):
+    def __init__(self, X, y, sample_weight, schema=None):
         self.parts, self.starts = _partition_triples(X, y, sample_weight)
         self.client, self.raw, self._futures = _client(), True, None
+        self._schema = schema
+
+    def schema(self):
+        return self._schema
+
+    def labels(self, with_classes, each=False):
+        """The LabelSummary of all partitions (weights checked as fit checks them); with
+        each, also every partition's (None for one without rows)."""
+        return merged_labels(self.map(label_summary, with_classes), each)
 
     @property
     def futures(self):
@@ -287,6 +215,8 @@ def _partition_triples(X, y, sample_weight):
     import dask
     if y is None:
         raise ValueError("y is required: fit(X, y) on dask collections")
+    if _is_frame(X) and all(_is_frame(v) for v in (y, sample_weight) if v is not None):
+        return _frame_triples(X, y, sample_weight), [None] * X.npartitions
     X_parts, lengths = _row_blocks(X)
     y_parts = _aligned(y, X, lengths, "y")
     w_parts = [None] * len(X_parts) if sample_weight is None else \
@@ -295,6 +225,32 @@ def _partition_triples(X, y, sample_weight):
         np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
     return [dask.delayed(tuple)([a, b, c]) for a, b, c in zip(X_parts, y_parts, w_parts)], \
         starts
+
+
+def _frame_triples(X, y, sample_weight):
+    """A dask DataFrame X with its y and weights as columns of one frame, split per partition:
+    partitioned apart, a narrow column (y alone) may be read in fewer, larger partitions than
+    the features (dask fuses the reads of a Parquet table's small columns)."""
+    import dask
+    extra = {"y": (_Y, y), "sample_weight": (_W, sample_weight)}
+    columns = {}
+    for name, (column, v) in extra.items():
+        if v is not None:
+            if v.npartitions != X.npartitions:
+                raise ValueError(f"{name} has {v.npartitions} partitions and X "
+                                 f"{X.npartitions}; give both from the same DataFrame")
+            columns[column] = v
+    whole = X.assign(**columns)
+    return [dask.delayed(_split_frame)(part, sample_weight is not None)
+            for part in whole.to_delayed()]
+
+
+_Y, _W = "__fastml_y__", "__fastml_w__"
+
+
+def _split_frame(part, weighted):
+    return part.drop(columns=[_Y, _W] if weighted else [_Y]), part[_Y], \
+        part[_W] if weighted else None
 
 
 def _row_blocks(X):

@@ -21,4 +21,4 @@ def require(module, extra, purpose):
         return import_module(module)
     except ImportError:
         top = module.split(".")[0]
-        raise ImportError(f"{purpose} needs {top}: {install_hint(extra)}") from None
+        raise ImportError(f"{purpose} needs {top}: {install_hint(extra)}", name=top) from None

@@ -5,15 +5,15 @@ docs/developers/architecture.rst for the picture and how to add an estimator or 
 An estimator says how it scales through one private method, ``_scaled_fit()``, which returns
 one of the plans below or raises NotScalable with the reason. The maths of each plan lives in
 the estimator's family; an executor (fastml/stream.py folds over a source's chunks one after
-the other, fastml/_dask.py maps over partitions on workers) runs any plan without knowing the
-estimator:
+the other; the backends fastml/_dask.py and fastml/_spark.py hand their parts to
+`run_on_parts`) runs any plan without knowing the estimator:
 
 - Statistics: per part, statistics; merged pairwise; finished once (naive Bayes, least
   squares, information-gain tables). Exact.
 - Objective: a sum over parts evaluated at the parameters an iterative solver asks for
-  (LogisticRegression's L-BFGS / gd). The parts are prepared (validated, encoded) once; an
-  executor that can hold them (dask: persisted on the workers) keeps them between
-  evaluations. Exact.
+  (LogisticRegression's L-BFGS / gd / Newton). The parts are prepared (validated, encoded)
+  once; an executor that can hold them (dask: persisted on the workers; Spark: held by the
+  tasks of a barrier stage) keeps them between evaluations. Exact.
 - Passes: passes of partial_fit over the parts (the SGD family): one after the other in a
   stream, or a local pass per part mixed by the family's rule on workers.
 - Ensemble: members grown per part from the part's rows (forests). Approximate.
@@ -348,3 +348,108 @@ def located(error, part, index, start):
         return error
     rows = "" if start is None else f", rows from {start}"
     return ValueError(f"{message} (in {part} {index}{rows})")
+
+
+# ------------------------------------------------------- the plans over a backend's parts
+def run_on_parts(estimator, plan, parts, where):
+    """Run `plan` on `estimator` (a working copy: see `transaction`) over the parts of a
+    backend (the dask partitions, a Spark DataFrame's partitions or Parquet row groups), the
+    same maths for every backend; the backend only moves data. `parts` has:
+
+    - ``schema()``: the Schema of the features;
+    - ``labels(with_classes, each=False)``: the whole data's LabelSummary (its weights checked
+      as fit checks them), with each=True also every part's (None for a part without rows);
+    - ``map_reduce(fn, merge, *args)``: ``fn(X, y, w, *args)`` on every part, merged in part
+      order (None when no part has rows);
+    - ``map(fn, *args, indexed=False)``: ``[fn(X, y, w, *args)]`` per part (with indexed,
+      ``fn(X, y, w, index, *args)``), None for a part without rows;
+    - ``derive(fn, *args)``: parts ``fn(X, y, w, *args)`` kept where the parts are, whose
+      ``map(fn, *args)`` gives ``[fn(value, *args)]`` and ``release()`` frees them.
+
+    Every per-part function's ValueError comes back naming its part (`located`)."""
+    if plan.kind == "passes" and plan.mix is None:
+        raise NotScalable(f"{type(estimator).__name__} cannot be fitted {where}: "
+                          f"{plan.why_not_mixed}")
+    _PART_RUNNERS[plan.kind](estimator, plan, parts)
+
+
+def _statistics_on_parts(estimator, plan, parts):
+    """One pass: the parts' statistics merged in part order, finished once."""
+    context = plan.start(estimator, parts.labels(plan.classes) if plan.needs_labels else None)
+    total = parts.map_reduce(plan.part, plan.merge, context)
+    if total is None:
+        raise ValueError("X has 0 samples")
+    plan.finish(estimator, total, parts.schema())
+
+
+def _objective_on_parts(estimator, plan, parts):
+    """The parts prepared once and kept where they are; each evaluation of the solver's
+    objective sends the parameters to every part and adds up what comes back."""
+    context = plan.start(estimator, parts.labels(plan.classes))
+    prepared = parts.derive(plan.prepare, context)
+    try:
+        plan.solve(estimator, context,
+                   lambda fn, *args: add_up(prepared.map(fn, context, *args)), parts.schema())
+    finally:
+        prepared.release()
+
+
+def _passes_on_parts(estimator, plan, parts):
+    """Iterative parameter mixing: each round, one local pass per part from the mixed model
+    (its row order drawn from the seed, the round and the part's index, so a rerun part gives
+    the same model), mixed by the family's rule weighted by the parts' weights."""
+    labels = parts.labels(plan.classes)
+    context, seed = plan.start(estimator, labels), plan.seed(estimator)
+    totals = plan.totals(context, labels)
+    n_passes, stop = plan.schedule(estimator, None)
+    model, curve, progressive = None, [], []
+    for epoch in range(n_passes):
+        local = [r for r in parts.map(local_pass, plan.local, context, model, epoch,
+                                      totals, seed, indexed=True) if r is not None]
+        terms = [t for _, t in local]
+        model = plan.mix([m for m, _ in local], [t.weight for t in terms], model)
+        loss, progressive_loss = add_up(terms).means()
+        curve.append(loss)
+        progressive.append(progressive_loss)
+        if stop(loss, progressive_loss):
+            break
+    plan.finish(estimator, model, curve, progressive)
+
+
+def local_pass(X, y, w, index, local, context, model, epoch, totals, seed):
+    """A Passes plan's local pass on part `index` (the per-part function the backends map)."""
+    return local(X, y, w, context, model, epoch, totals, index, seed)
+
+
+def _ensemble_on_parts(estimator, plan, parts):
+    """Each part grows its share of the members (dealt by the parts' rows)."""
+    labels, each = parts.labels(plan.classes, each=True)
+    schema = parts.schema()
+    template = plan.start(estimator, labels if plan.needs_labels else None, schema)
+    rows = [0 if s is None else s.rows for s in each]
+    grown = parts.map(grow_share, plan.grow, template, plan.deal(template, rows),
+                      indexed=True)
+    plan.finish(estimator, template, [m for members in grown if members for m in members],
+                schema)
+
+
+def grow_share(X, y, w, index, grow, template, deals):
+    """An Ensemble plan's members on part `index`: its share of `deals`."""
+    count, seed = deals[index]
+    return grow(X, y, w, template, count, seed) if count else None
+
+
+_PART_RUNNERS = {"statistics": _statistics_on_parts, "objective": _objective_on_parts,
+                 "passes": _passes_on_parts, "ensemble": _ensemble_on_parts}
+
+
+def merged_labels(found, each=False):
+    """The LabelSummary of the parts' summaries `found` (None: a part without rows), with
+    each=True also `found`; no rows, or no weight, is an error as in fit."""
+    import functools
+    if not any(s is not None for s in found):
+        raise ValueError("X has 0 samples")
+    summary = functools.reduce(merge_summaries, [s for s in found if s is not None])
+    if summary.weight == 0:
+        raise ValueError("sample_weight sums to 0 (zero everywhere): nothing to learn from")
+    return (summary, found) if each else summary

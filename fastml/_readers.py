@@ -15,6 +15,9 @@ kind of source is one more class and one more line in `open_source`):
   asked.
 A file reader holds at most one block of the file (its buffer) besides the table it yields.
 
+The executors build their parts' arrays from Arrow tables with `numeric_matrix` and
+`column_values` (a stream's chunks, a Spark partition's batches).
+
 pyarrow is imported only when a file is read, so `import fastml` works without it.
 """
 import glob
@@ -22,6 +25,8 @@ import os
 import queue
 import re
 import threading
+
+import numpy as np
 
 from ._extras import require
 
@@ -383,3 +388,42 @@ def _joined(pending):
         pa.concat_tables(pending)
     pending.clear()
     return table
+
+
+# ------------------------------------------------------- Arrow tables as the parts' arrays
+def column_values(frame, name, dtype=None):
+    """One column of an Arrow table or a DataFrame as a numpy array (Arrow nulls: None in
+    object columns, NaN in numeric ones, as to_pandas gives them); a DataFrame's column stays a
+    Series unless a dtype is asked for."""
+    if not hasattr(frame, "column_names"):
+        return frame[name] if dtype is None else frame[name].to_numpy(dtype=dtype)
+    values = frame.column(name).to_numpy(zero_copy_only=False)
+    return values if dtype is None else values.astype(dtype, copy=False)
+
+
+def numeric_matrix(table, features, order, buffers=None):
+    """The feature columns of an all-numeric Arrow table as one float array in `order` ("C":
+    rows, for the kernels that walk rows; "F": column-major), copied once from Arrow's column
+    buffers, record batch by record batch (to_pandas would copy into a column-major block,
+    and the estimator again to rows; concatenating a column's pieces would copy once more).
+    None when a column is not an integer or a float (strings, bools, dates, ...): those go
+    through to_pandas and fit's column rules. The array comes from
+    `buffers.empty(shape, dtype, order)` when given (fastml.stream's reused buffers)."""
+    import pyarrow as pa
+    from ._core._layout import fill_from_columns
+    types = [table.schema.field(name).type for name in features]
+    # bool columns are categorical by fit's rules (fastml._tabular): they take the other path
+    if not features or not all(pa.types.is_floating(t) or pa.types.is_integer(t) for t in types):
+        return None
+    dtype = np.float32 if all(t == pa.float32() for t in types) else np.float64
+    shape = (table.num_rows, len(features))
+    out = np.empty(shape, dtype, order=order) if buffers is None else \
+        buffers.empty(shape, dtype, order)
+    start = 0
+    for batch in table.select(features).to_batches():
+        if batch.num_rows:
+            # Arrow nulls become NaN (to_numpy's rule, as to_pandas makes them)
+            fill_from_columns([column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+                               for column in batch.columns], out, start)
+            start += batch.num_rows
+    return out

@@ -1,5 +1,5 @@
 """Which backend runs an estimator on a collection that lives elsewhere (a dask array or
-DataFrame today). A leaf: it imports no fastml module, and a backend module is imported only
+DataFrame, a Spark DataFrame). A leaf: it imports no fastml module, and a backend module is imported only
 when one of its collections arrives, so the base layer (fastml/_base.py, which routes every
 estimator class through here) knows no backend (docs/developers/architecture.rst).
 
@@ -26,8 +26,15 @@ def is_dask_collection(obj):
     return hasattr(obj, "__dask_graph__") and not isinstance(obj, type)
 
 
+def is_spark_frame(obj):
+    """A pyspark DataFrame, without importing pyspark."""
+    kind = type(obj)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pyspark.sql") and \
+        hasattr(obj, "mapInArrow")
+
+
 # (test on an object, the backend module that runs it): the first whose test accepts wins
-BACKENDS = [(is_dask_collection, "fastml._dask")]
+BACKENDS = [(is_dask_collection, "fastml._dask"), (is_spark_frame, "fastml._spark")]
 
 
 def backend_for(obj):

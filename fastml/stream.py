@@ -7,8 +7,9 @@ the chunks into it:
 - Statistics, one pass: each chunk's statistics merged into the running total, finished once
   (naive Bayes, LinearRegression / Ridge / PolynomialRegression with solver="normal"): equal
   to `fit` on the whole table;
-- Objective, one pass per evaluation: the chunks' sums of loss and gradient added up for the
-  estimator's own solver (LogisticRegression lbfgs / gd): the in-memory fit's iterates;
+- Objective, one pass per evaluation: the chunks' sums of loss and gradient (and Hessian)
+  added up for the estimator's own solver (LogisticRegression lbfgs / gd / newton): the
+  in-memory fit's iterates;
 - Passes, `epochs` passes of partial_fit over the chunks (the SGD family). Rows are shuffled
   within each chunk (the estimator's `shuffle`); step-size schedules, the step count and
   averaging carry on across chunks, and every chunk of pass e runs as epoch e, so with
@@ -52,7 +53,8 @@ import numpy as np
 from ._plans import (Schema, add_up, float_dtype, label_summary, located, plan_for,
                      record_features, transaction)
 from ._progress import progress
-from ._readers import BLOCK_BYTES, open_source, read_ahead as _read_ahead
+from ._readers import (BLOCK_BYTES, column_values, numeric_matrix, open_source,
+                       read_ahead as _read_ahead)
 from .exceptions import NotScalable
 
 if TYPE_CHECKING:  # hints only (see fastml/_typing.py)
@@ -548,7 +550,7 @@ class _Stream:
                              f"it has {names}")
         features = self.columns if self.columns is not None else [
             c for c in names if c not in (self.target, self.weight) and c not in self.drop]
-        matrix = _numeric_matrix(raw, features, self.order, buffers) if _is_arrow(raw) \
+        matrix = numeric_matrix(raw, features, self.order, buffers) if _is_arrow(raw) \
             else None
         if matrix is not None:
             import pandas as pd
@@ -557,8 +559,8 @@ class _Stream:
             frame = _to_frame(raw)
             X = frame[features]
         self._check_kinds(X, k, start)
-        w = None if self.weight is None else _column_values(frame, self.weight, np.float64)
-        return _Chunk(X, _column_values(frame, self.target), w, k, start, matrix)
+        w = None if self.weight is None else column_values(frame, self.weight, np.float64)
+        return _Chunk(X, column_values(frame, self.target), w, k, start, matrix)
 
     def _split_tuple(self, raw, k, start):
         """An (X, y) or (X, y, sample_weight) chunk; lists become arrays."""
@@ -766,41 +768,3 @@ def _is_frame(X):
 
 def _is_arrow(raw):
     return hasattr(raw, "column_names") and hasattr(raw, "to_pandas")
-
-
-def _column_values(frame, name, dtype=None):
-    """One column of an Arrow table or a DataFrame as a numpy array (Arrow nulls: None in
-    object columns, NaN in numeric ones, as to_pandas gives them); a DataFrame's column stays a
-    Series unless a dtype is asked for."""
-    if not _is_arrow(frame):
-        return frame[name] if dtype is None else frame[name].to_numpy(dtype=dtype)
-    values = frame.column(name).to_numpy(zero_copy_only=False)
-    return values if dtype is None else values.astype(dtype, copy=False)
-
-
-def _numeric_matrix(table, features, order, buffers=None):
-    """The feature columns of an all-numeric Arrow table as one float array in `order` ("C":
-    rows, for the kernels that walk rows; "F": column-major), copied once from Arrow's column
-    buffers, record batch by record batch (to_pandas would copy into a column-major block,
-    and the estimator again to rows; concatenating a column's pieces would copy once more).
-    None when a column is not an integer or a float (strings, bools, dates, ...): those go
-    through to_pandas and fit's column rules. The array comes from `buffers` (a _Buffers)
-    when given."""
-    import pyarrow as pa
-    from ._core._layout import fill_from_columns
-    types = [table.schema.field(name).type for name in features]
-    # bool columns are categorical by fit's rules (fastml._tabular): they take the other path
-    if not features or not all(pa.types.is_floating(t) or pa.types.is_integer(t) for t in types):
-        return None
-    dtype = np.float32 if all(t == pa.float32() for t in types) else np.float64
-    shape = (table.num_rows, len(features))
-    out = np.empty(shape, dtype, order=order) if buffers is None else \
-        buffers.empty(shape, dtype, order)
-    start = 0
-    for batch in table.select(features).to_batches():
-        if batch.num_rows:
-            # Arrow nulls become NaN (to_numpy's rule, as to_pandas makes them)
-            fill_from_columns([column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-                               for column in batch.columns], out, start)
-            start += batch.num_rows
-    return out

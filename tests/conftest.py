@@ -1,4 +1,6 @@
 """Shared fixtures."""
+import os
+
 import pytest
 
 
@@ -15,3 +17,46 @@ def dask_client(tmp_path_factory):
     yield client
     client.close()
     cluster.close()
+
+
+def spark_missing():
+    """Why a local Spark session cannot start here (pyspark or Java missing), or None."""
+    import importlib.util
+    import shutil
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed"
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (
+            java_home and os.path.exists(os.path.join(java_home, "bin", "java"))):
+        return "no Java runtime (java) for Spark"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (starting one takes ~15 s): 2 cores, a task
+    retried once after a failure (local[2,2]: local mode does not retry otherwise), the
+    driver on the loopback address. Skipped where pyspark or Java is missing, unless
+    FASTML_REQUIRE_SPARK=1 (the CI's Spark stage), where that is a failure. The Python
+    workers get this fastml and the tests folder on their path."""
+    missing = spark_missing()
+    if missing:
+        if os.environ.get("FASTML_REQUIRE_SPARK") == "1":
+            pytest.fail(f"FASTML_REQUIRE_SPARK=1 but {missing}")
+        pytest.skip(missing)
+    import fastml
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(fastml.__file__))),
+             os.path.dirname(os.path.abspath(__file__))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2,2]").appName("fastml-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,8 +1,8 @@
-"""The package's shape (issues 10 and 29): no import cycle among fastml's modules, counting the
-imports inside functions; each family folder holds its own kernels while ``_core`` holds only
-what several families share; the executors of the plan protocol (fastml/stream.py,
-fastml/_dask.py) know no estimator and take no other module's private names; the base layer
-knows no backend (docs/developers/architecture.rst)."""
+"""The package's shape (issues 10, 29 and 34): no import cycle among fastml's modules, counting
+the imports inside functions; each family folder holds its own kernels while ``_core`` holds
+only what several families share; the executors of the plan protocol (fastml/stream.py,
+fastml/_dask.py, fastml/_spark.py) know no estimator and take no other module's private
+names; the base layer knows no backend (docs/developers/architecture.rst)."""
 import ast
 import pathlib
 
@@ -131,7 +131,8 @@ def test_the_import_walk_sees_imports_inside_functions():
     assert len(list(_import_time_imports(tree))) == 1
 
 
-EXECUTORS = ("stream.py", "_dask.py")
+EXECUTORS = ("stream.py", "_dask.py", "_spark.py")
+BACKENDS = ("fastml._dask", "fastml._spark")
 
 
 def _estimator_names():
@@ -183,19 +184,52 @@ def test_executors_take_no_private_names_of_other_modules():
 
 
 def test_the_executors_stay_small():
-    """The plans do the estimators' work; the executors only run them (issue 29's bounds)."""
+    """The plans do the estimators' work; the executors only move data (issue 29's bounds;
+    the Spark backend also holds its parts in a barrier stage, serves them over a socket and
+    reads Parquet row groups in its tasks)."""
     lines = {name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines())
              for name in EXECUTORS}
     assert lines["stream.py"] <= 950 and lines["_dask.py"] <= 400, lines
+    assert lines["_spark.py"] <= 950, lines
+
+
+def test_the_backends_run_the_plans_through_one_runner():
+    """A backend moves data; the maths of running each plan over parts is written once
+    (_plans.run_on_parts): no backend calls a plan's fields itself, except a Columns plan's
+    finish (no data) and the per-part functions it ships."""
+    for executor in ("_dask.py", "_spark.py"):
+        tree = ast.parse((PACKAGE / executor).read_text(encoding="utf-8"))
+        called = {node.func.attr for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Attribute)
+                  and getattr(node.func.value, "id", None) == "plan"}
+        assert called <= {"finish", "start"}, (executor, called)
+        assert "run_on_parts" in {word for word in _code_words(tree)}, executor
 
 
 def test_the_base_layer_knows_no_backend():
     """_base.py reaches a backend only through the router, a leaf that imports no fastml
-    module (the backend module is imported when one of its collections arrives)."""
+    module (the backend module is imported when one of its collections arrives); only the
+    public pyspark.ml stages (fastml/spark.py) import the Spark backend by name."""
     graph = import_graph(_all_imports)
     assert graph["fastml._router"] == set()
-    assert "fastml._dask" not in graph["fastml._base"]
-    assert not [m for m, targets in graph.items() if "fastml._dask" in targets]
+    for backend in BACKENDS:
+        assert backend not in graph["fastml._base"]
+        importers = [m for m, targets in graph.items() if backend in targets]
+        assert importers == (["fastml.spark"] if backend == "fastml._spark" else []), \
+            (backend, importers)
+    import fastml._router as router
+    assert [module for _, module in router.BACKENDS] == list(BACKENDS)
+
+
+def test_importing_fastml_imports_no_backend():
+    """import fastml loads neither dask nor pyspark, nor their backends (a fresh process)."""
+    import subprocess
+    import sys
+    code = ("import sys, fastml; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('dask', 'pyspark', 'distributed') or m in ('fastml._dask', 'fastml._spark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=str(PACKAGE.parent))
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_cycle_finder_finds_a_cycle():

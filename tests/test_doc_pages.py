@@ -31,8 +31,15 @@ def test_the_migration_page_is_among_them():
     assert "migrating.rst" in PAGES
 
 
+# pages whose examples need a fixture (tests/conftest.py): the Spark page starts a session,
+# which the whole run shares (and which skips where pyspark or Java is missing)
+FIXTURES = {os.path.join("user_guide", "spark.rst"): "spark"}
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_page_examples(page, tmp_path, monkeypatch):
+def test_page_examples(page, tmp_path, monkeypatch, request):
+    if page in FIXTURES:
+        request.getfixturevalue(FIXTURES[page])
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     result = doctest.testfile(os.path.join(DOCS, page), module_relative=False, verbose=False,

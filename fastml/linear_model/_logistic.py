@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator, ClassifierMixin, available_if, label_codes
-from ..exceptions import ConvergenceWarning, DivergenceError, NotScalable
+from ..exceptions import ConvergenceWarning, DivergenceError
 from .._plans import Objective, class_factors
 from .._core._posterior import binary_log_posterior, log_posterior
 from .._progress import progress
@@ -349,15 +349,11 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     # ---- fitted part by part (fastml/_plans.py)
 
     def _scaled_fit(self):
-        """lbfgs / gd: the objective summed over the parts, exact; sgd / minibatch: passes of
-        partial_fit (the SGD family's plan)."""
+        """lbfgs / gd / newton: the objective (and Newton's Hessian) summed over the parts,
+        exact; sgd / minibatch: passes of partial_fit (the SGD family's plan)."""
         self._check_params()
         if self.solver in ("sgd", "minibatch"):
             return sgd_plan(self, classifier=True, needs_totals=False)
-        if self.solver == "newton":
-            raise NotScalable("solver='newton' has no streaming form (its Hessian passes read "
-                              "the rows in memory); use solver='lbfgs' or 'gd', exact over "
-                              "the parts as in memory, or 'sgd'")
         return Objective(start=_summed_start, prepare=_summed_prepare, solve=_summed_solve)
 
     def _run_lbfgs(self, objective, x0):
@@ -399,8 +395,9 @@ class LogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     def _run_newton(self, objective, x0, X, codes, sw, layout):
         """Newton-Raphson (001) on the same objective; see _newton.py."""
         from ._newton import NewtonProblem, newton_minimize
-        problem = NewtonProblem(objective, X, codes, sw, layout.n_outputs, layout.label_offset,
-                                layout.reference, self.alpha, self.fit_intercept)
+        problem = _SummedNewton(objective) if X is None else \
+            NewtonProblem(objective, X, codes, sw, layout.n_outputs, layout.label_offset,
+                          layout.reference, self.alpha, self.fit_intercept)
         tol = self.tol or 0.0
         with progress(self.max_iter, desc="LogisticRegression(newton)", unit="iteration",
                       verbose=self.verbose) as bar:
@@ -842,6 +839,100 @@ class _SummedObjective:
         norms, weight = self.total(_norm_terms)
         return step_bound(norms, weight, self.terms.fit_intercept, self.terms.layout.n_classes,
                           self.alpha)
+
+
+def _part_newton(part, terms):
+    """A part's NewtonProblem at alpha = 0: its sums, times its weight, add up over parts."""
+    from ._newton import NewtonProblem
+    X, codes, sw = part
+    layout = terms.layout
+    objective = _Objective(X, codes, sw, layout, 0.0, terms.fit_intercept, terms.n_threads)
+    return NewtonProblem(objective, X, codes, sw, layout.n_outputs, layout.label_offset,
+                         layout.reference, 0.0, terms.fit_intercept)
+
+
+def _newton_terms(part, terms, x, with_hessian):
+    """(summed weighted log-loss, summed gradient, summed weight[, summed Hessian]) of a part
+    at x; the Hessian (of the summed log-loss, no alpha) in the kernel's pass on dense X."""
+    problem = _part_newton(part, terms)
+    if problem.S == 0:
+        zeros = (0.0, np.zeros(len(x)), 0.0)
+        return zeros + (np.zeros((len(x), len(x))),) if with_hessian else zeros
+    f, g, H = problem.evaluate(x, with_hessian)
+    if with_hessian and H is None:
+        H = problem.hessian(x)
+    out = (f * problem.S, g * problem.S, problem.S)
+    return out + (H * problem.S,) if with_hessian else out
+
+
+def _hessian_vector_terms(part, terms, x, v):
+    """A part's summed Hessian (no alpha) times v at x (Newton-CG: two passes)."""
+    problem = _part_newton(part, terms)
+    if problem.S == 0:
+        return np.zeros(len(v))
+    return problem.hessian_vector(problem.probabilities(x), v) * problem.S
+
+
+def _unseparated_terms(part, terms, x):
+    """1 when some row of the part is not classified correctly at x, else 0."""
+    problem = _part_newton(part, terms)
+    return 0 if problem.S == 0 or problem.separated(x) else 1
+
+
+class _SummedNewton:
+    """newton_minimize's problem protocol (fastml/linear_model/_newton.py) for the objective
+    summed over parts: each evaluation adds up the parts' log-loss, gradient and, when asked,
+    Hessian (each computed where its part is, as NewtonProblem computes them in memory), then
+    divides by the total weight and regularizes once. The direction's maths is
+    NewtonProblem's own; Newton-CG's products are sums over the parts too."""
+
+    def __init__(self, objective):
+        from ._newton import FULL_HESSIAN_MAX, NewtonProblem
+        terms = objective.terms
+        self.objective, self.total, self.terms = objective, objective.total, terms
+        self.K, self.d, self.size = objective.K, objective.d, objective.size
+        self.alpha, self.fit_intercept = objective.alpha, terms.fit_intercept
+        self.reference = terms.layout.reference
+        self.forms_hessian = self.size <= FULL_HESSIAN_MAX
+        self.weight = None
+        self._problem = NewtonProblem
+        self.null = NewtonProblem._null_space(self)
+
+    def evaluate(self, x, with_hessian=False):
+        with_hessian = with_hessian and self.forms_hessian
+        out = self.total(_newton_terms, np.asarray(x, dtype=np.float64), with_hessian)
+        loss, grad, self.weight = out[:3]
+        n = self.K * self.d
+        f = loss / self.weight + 0.5 * self.alpha * float(np.dot(x[:n], x[:n]))
+        g = grad / self.weight
+        g[:n] += self.alpha * x[:n]
+        if not with_hessian:
+            return f, g, None
+        H = out[3] / self.weight
+        H[np.arange(n), np.arange(n)] += self.alpha
+        return f, g, H
+
+    def hessian(self, x):
+        return self.evaluate(x, with_hessian=True)[2] if self.forms_hessian else None
+
+    def probabilities(self, x):
+        """Newton-CG's probabilities stay with the parts: the point stands for them."""
+        return np.asarray(x, dtype=np.float64)
+
+    def hessian_vector(self, x, v):
+        V = v[:self.K * self.d]
+        out = self.total(_hessian_vector_terms, x, v) / self.weight
+        out[:self.K * self.d] += self.alpha * V
+        return out
+
+    def flat(self, v):
+        return self._problem.flat(self, v)
+
+    def direction(self, x, g, H=None):
+        return self._problem.direction(self, x, g, H)
+
+    def separated(self, x):
+        return self.total(_unseparated_terms, np.asarray(x, dtype=np.float64)) == 0
 
 
 def squared_row_norms(X):
