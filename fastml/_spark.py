@@ -344,6 +344,120 @@ def _plain_scan(plan):
         plan.relation().fileFormat().toString() == "Parquet"
 
 
+# ----------------------------------------------------------------------------- predict
+def apply(estimator, name, X, *args, **kwargs):
+    """X with one more column, named after the method, holding estimator.<name> of each row
+    (computed lazily, batch by batch, by a pandas UDF)."""
+    method = getattr(type(estimator), name)     # without the routing to this backend
+    method = functools.partial(getattr(method, "__wrapped__", method), estimator,
+                               **kwargs)
+    if args:
+        method = functools.partial(_with_args, method, args)
+    return with_outputs(X, estimator, {name: method})
+
+
+def _with_args(method, args, X):
+    return method(X, *args)
+
+
+def with_outputs(df, estimator, outputs, features=None, vectors=False):
+    """df with a column per entry of `outputs` ({column: function of X}, e.g. bound methods
+    of the fitted estimator), computed together by one pandas UDF over the feature columns
+    (`features`, else the estimator's feature_names_in_, else df's one vector column, else
+    all of df's columns); 2-D outputs are arrays, or ml vectors with vectors=True."""
+    from pyspark.sql import functions as F, types as T
+    taken = [c for c in outputs if c in df.columns]
+    if taken:
+        raise ValueError(f"the DataFrame already has column(s) {taken}")
+    features, vector = _feature_columns(df, estimator) if features is None else \
+        (features, _is_vector({f.name: f.dataType for f in df.schema.fields}, features))
+    samples = {c: _sample_output(f, df, features, vector) for c, f in outputs.items()}
+    kinds = {c: (s.dtype.kind if s.dtype.kind in "fiub" else "U", s.ndim)
+             for c, s in samples.items()}
+    returned = T.StructType([T.StructField(c, _spark_type(T, *kinds[c])) for c in outputs])
+    udf = F.pandas_udf(functools.partial(_outputs_of, outputs, kinds, features, vector),
+                       returned)
+    inputs = [_select(F, df, c, None, vector) for c in features]
+    column = f"__fastml_{secrets.token_hex(4)}__"
+    out = df.withColumn(column, udf(*inputs))
+    for c in outputs:
+        value = out[column][c]
+        if vectors and kinds[c][1] == 2:
+            from pyspark.ml.functions import array_to_vector
+            value = array_to_vector(value)
+        out = out.withColumn(c, value)
+    return out.drop(column)
+
+
+def _feature_columns(df, estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        missing = [c for c in names if c not in df.columns]
+        if missing:
+            raise ValueError(f"the DataFrame has no column(s) {missing}, which the estimator "
+                             f"was fitted on")
+        return list(names), False
+    types = {f.name: f.dataType for f in df.schema.fields}
+    vectors = [c for c in df.columns if _spark_name(types[c]) == "VectorUDT"]
+    if len(vectors) == 1:
+        return vectors, True
+    expected = getattr(estimator, "n_features_in_", len(df.columns))
+    if len(df.columns) != expected or vectors:
+        raise ValueError(f"the estimator was fitted on {expected} features without names; "
+                         f"give a DataFrame of those columns only, or one vector column")
+    return list(df.columns), False
+
+
+def _spark_type(T, kind, ndim):
+    base = {"f": T.DoubleType(), "i": T.LongType(), "u": T.LongType(),
+            "b": T.BooleanType()}.get(kind, T.StringType())
+    return T.ArrayType(base) if ndim == 2 else base
+
+
+def _features_of(series, features, vector):
+    """The estimator's X from the UDF's columns: a DataFrame with the fitted names, or a
+    matrix of the vector column's rows."""
+    import pandas as pd
+    if vector:
+        values = series[0].to_numpy()
+        return np.stack(values) if len(values) else np.empty((0, 0))
+    return pd.DataFrame(dict(zip(features, series)))
+
+
+def _sample_output(function, df, features, vector):
+    """The output on one row (its dtype and width): a row of zeros, or, when the estimator
+    refuses it (a category it has not seen), the DataFrame's first row."""
+    import pandas as pd
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            width = len(df.select(features[0]).first()[0]) if vector else None
+            X = np.zeros((1, width)) if vector else \
+                pd.DataFrame(np.zeros((1, len(features))), columns=features)
+            return np.asarray(function(X))
+        except (ValueError, TypeError):
+            with _quiet():
+                first = df.select(*features).limit(1).toPandas()
+            return np.asarray(function(_features_of([first[c] for c in features],
+                                                    features, vector)))
+
+
+def _outputs_of(outputs, kinds, features, vector, *series):
+    """The pandas UDF: one batch's outputs, a DataFrame with a column per output."""
+    import pandas as pd
+    n = len(series[0])
+    if n == 0:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in outputs})
+    X = _features_of(series, features, vector)
+    frame = {}
+    for c, function in outputs.items():
+        value = np.asarray(function(X))
+        if kinds[c][0] == "U":
+            value = value.astype(str)
+        frame[c] = list(value) if value.ndim == 2 else value
+    return pd.DataFrame(frame)
+
+
 # ----------------------------------------------------------------- the parts, in tasks
 class _FrameParts:
     """A task's parts from its Arrow batches: its partition (a part), or, regrouped, the
