@@ -118,7 +118,7 @@ class Ensemble(Plan):
     """Members grown per part.
 
     ``start(estimator, labels, schema)`` -> the template every part grows with;
-    ``deal(template, rows)`` -> [(count, seed)] per part, from the parts' row counts;
+    ``deal(template, sizes)`` -> [(count, seed)] per part, from the parts' total weights;
     ``grow(X, y, w, template, count, seed)`` -> that many members on the part's rows;
     ``finish(estimator, template, members, schema)`` sets the fitted attributes.
     `why_not_sequential` says why a stream (whose parts are chunks of one file) does not
@@ -422,12 +422,13 @@ def local_pass(X, y, w, index, local, context, model, epoch, totals, seed):
 
 
 def _ensemble_on_parts(estimator, plan, parts):
-    """Each part grows its share of the members (dealt by the parts' rows)."""
+    """Each part grows its share of the members (dealt by the parts' weights)."""
     labels, each = parts.labels(plan.classes, each=True)
     schema = parts.schema()
     template = plan.start(estimator, labels if plan.needs_labels else None, schema)
-    rows = [0 if s is None else s.rows for s in each]
-    grown = parts.map(grow_share, plan.grow, template, plan.deal(template, rows),
+    # dealt by weight (rows when unweighted): a part whose rows all weigh 0 grows nothing
+    sizes = [0 if s is None else s.weight for s in each]
+    grown = parts.map(grow_share, plan.grow, template, plan.deal(template, sizes),
                       indexed=True)
     plan.finish(estimator, template, [m for members in grown if members for m in members],
                 schema)

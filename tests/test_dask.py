@@ -278,6 +278,49 @@ def test_forests_grow_their_trees_on_the_partitions(data, dask_client):
         fastml.RandomForestClassifier(oob_score=True).fit(Xd, darr(y2))
 
 
+def test_forests_on_partitions_weigh_rows_as_fit_does(data, dask_client):
+    """A forest on one partition is the in-memory forest (the part's seed) with the same
+    weights; on several, "balanced" weighs by the totals of all partitions (the same trees
+    as the dict of those weights), and a partition whose rows weigh 0 grows no tree."""
+    from fastml._validation import check_random_state, seed_from
+    X, y2, _, yr, sw = data
+    one = lambda a: da.from_array(a, chunks=(N,) + a.shape[1:])  # noqa: E731
+    seed = seed_from(check_random_state(3))
+    for cw in (None, "balanced", {0: 3.0}, "balanced_subsample"):
+        on_part = fastml.RandomForestClassifier(n_estimators=4, class_weight=cw, max_depth=6,
+                                                random_state=3)
+        on_part.fit(one(X), one(y2), sample_weight=one(sw))
+        local = fastml.RandomForestClassifier(n_estimators=4, class_weight=cw, max_depth=6,
+                                              random_state=seed).fit(X, y2, sample_weight=sw)
+        np.testing.assert_array_equal(on_part.predict_proba(X), local.predict_proba(X))
+    regressor = fastml.RandomForestRegressor(n_estimators=3, max_depth=5, random_state=3)
+    regressor.fit(one(X), one(yr), sample_weight=one(sw))
+    local = fastml.RandomForestRegressor(n_estimators=3, max_depth=5, random_state=seed)
+    np.testing.assert_array_equal(regressor.predict(X),
+                                  local.fit(X, yr, sample_weight=sw).predict(X))
+
+    totals = np.bincount(y2, weights=sw)
+    factors = {c: totals.sum() / (2 * totals[c]) for c in (0, 1)}
+    balanced, as_dict = (fastml.RandomForestClassifier(n_estimators=6, class_weight=cw,
+                                                       max_depth=6, random_state=0)
+                         .fit(darr(X), darr(y2), sample_weight=darr(sw))
+                         for cw in ("balanced", factors))
+    np.testing.assert_allclose(balanced.predict_proba(X), as_dict.predict_proba(X),
+                               rtol=0, atol=1e-12)
+
+    last = slice(N - CHUNKS[-1], N)
+    silent = np.zeros(N)
+    silent[last] = sw[last]                 # only the last partition's rows weigh
+    forest = fastml.RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0)
+    forest.fit(darr(X), darr(y2), sample_weight=darr(silent))
+    assert len(forest.estimators_) == 5
+    rng = check_random_state(0)
+    seed = [seed_from(rng) for _ in CHUNKS][-1]     # each partition's seed, in order
+    alone = fastml.RandomForestClassifier(n_estimators=5, max_depth=6, random_state=seed)
+    alone.fit(X[last], y2[last], sample_weight=sw[last])
+    np.testing.assert_array_equal(forest.predict_proba(X), alone.predict_proba(X))
+
+
 def test_estimators_that_need_all_rows_get_a_clear_error(data, dask_client):
     X, y2, _, _, _ = data
     for model, message in [(fastml.DecisionTreeClassifier(), "X.compute"),

@@ -24,7 +24,7 @@ import numpy as np
 from .. import metrics
 from .._base import BaseEstimator, ClassifierMixin, RegressorMixin, all_or_nothing, label_codes
 from .._extras import install_hint
-from .._plans import Ensemble, adopt
+from .._plans import Ensemble, adopt, class_factors, weigh_rows
 from .._progress import track
 from .._threads import blas_limit
 from .._validation import (check_n_jobs, check_param, check_random_state, check_target,
@@ -177,14 +177,25 @@ def _parts_start(estimator, labels, schema):
     if labels is not None:
         template._encode_labels(labels.classes)
         template.n_classes_ = len(template.classes_)
+        template._state = _parts_class_weights(estimator, labels)
     return template
 
 
-def _parts_deal(template, rows):
-    """(trees, seed) per part: the trees in proportion to the parts' rows (largest
-    remainders), one seed each from the forest's random_state."""
-    rows = np.asarray(rows, dtype=float)
-    exact = template.n_estimators * rows / rows.sum()
+def _parts_class_weights(estimator, labels):
+    """How the parts weigh classes, as fit does: "balanced" (and a dict) by the class totals
+    of ALL the parts (the label pass's), "balanced_subsample" by each tree's own sample."""
+    subsample = estimator.class_weight == "balanced_subsample" and estimator.bootstrap
+    class_weight = "balanced" if estimator.class_weight == "balanced_subsample" else \
+        estimator.class_weight
+    return dict(subsample=subsample,
+                factors=None if subsample else class_factors(class_weight, labels))
+
+
+def _parts_deal(template, sizes):
+    """(trees, seed) per part: the trees in proportion to the parts' sizes (their total
+    sample weights; largest remainders), one seed each from the forest's random_state."""
+    sizes = np.asarray(sizes, dtype=float)
+    exact = template.n_estimators * sizes / sizes.sum()
     shares = np.floor(exact).astype(int)
     for i in np.argsort(-(exact - shares))[:template.n_estimators - shares.sum()]:
         shares[i] += 1
@@ -193,10 +204,8 @@ def _parts_deal(template, rows):
 
 
 def _parts_grow(X, y, w, template, count, seed):
-    """`count` trees on a part's rows, by the forest's own builder."""
-    if w is not None:
-        raise TypeError("a forest grown on parts takes no sample_weight yet; fit it in "
-                        "memory to weigh its rows")
+    """`count` trees on a part's rows, by the forest's own builder, the rows weighted as fit
+    weighs them (sample weights times the class weights)."""
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
@@ -206,15 +215,22 @@ def _parts_grow(X, y, w, template, count, seed):
     forest = copy.deepcopy(template)
     forest.n_estimators, forest.random_state = count, seed
     Xe = forest._encode(X)
+    weights = None if w is None else fit_weights(w, len(y))
     if hasattr(template, "classes_"):
+        state = template._state
+        if state["factors"] is not None:
+            weights = weigh_rows(state["factors"], forest.classes_, y, weights)
+        elif state["subsample"] and weights is None:
+            weights = np.ones(len(y))
         forest._fit_forest(Xe, label_codes(forest.classes_, y).astype(np.int32),
-                           forest.n_classes_)
+                           forest.n_classes_, weights)
     else:
-        forest._fit_forest(Xe, np.ascontiguousarray(regression_targets(y)), 1)
+        forest._fit_forest(Xe, np.ascontiguousarray(regression_targets(y)), 1, weights)
     return forest.estimators_
 
 
 def _parts_finish(estimator, template, members, schema):
+    template.__dict__.pop("_state", None)
     template.estimators_ = members
     adopt(estimator, template)
 
