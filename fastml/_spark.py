@@ -332,16 +332,16 @@ def _parquet_parts(df, columns):
         return None
 
 
-def _plain_scan(plan):
+def _plain_scan(node):
     """A Parquet relation, or a Project of its columns (no expression, no alias)."""
-    if plan.nodeName() == "Project":
-        columns = plan.projectList()
+    if node.nodeName() == "Project":
+        columns = node.projectList()
         if any(columns.apply(k).getClass().getSimpleName() != "AttributeReference"
                for k in range(columns.size())):
             return False
-        plan = plan.child()
-    return plan.getClass().getSimpleName() == "LogicalRelation" and \
-        plan.relation().fileFormat().toString() == "Parquet"
+        node = node.child()
+    return node.getClass().getSimpleName() == "LogicalRelation" and \
+        node.relation().fileFormat().toString() == "Parquet"
 
 
 # ----------------------------------------------------------------------------- predict
