@@ -104,7 +104,7 @@ def log_loss(p, y):
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def test_set(test_path, target):
+def held_out(test_path, target):
     import pandas as pd
     frame = pd.read_parquet(test_path)
     return frame[FEATURES].to_numpy(), frame[target].to_numpy()
@@ -149,7 +149,7 @@ def fastml_linear(spark, table_dir, test_path, source):
     data = df if df is not None else spark.read.parquet(table_dir)
     model = fastml.LinearRegression().fit(data.select(*FEATURES, "t"), "t")
     seconds = time.perf_counter() - start
-    X, t = test_set(test_path, "t")
+    X, t = held_out(test_path, "t")
     return dict(seconds=seconds, test_rmse=float(np.sqrt(np.mean((model.predict(X) - t) ** 2))))
 
 
@@ -195,7 +195,7 @@ def fastml_forest(spark, table_dir, test_path, source):
     model = fastml.RandomForestClassifier(n_estimators=10, max_depth=10, random_state=0,
                                           n_jobs=1).fit(data.select(*FEATURES, "y"), "y")
     seconds = time.perf_counter() - start
-    X, y = test_set(test_path, "y")
+    X, y = held_out(test_path, "y")
     return dict(seconds=seconds, test_accuracy=float(np.mean(model.predict(X) == y)))
 
 
