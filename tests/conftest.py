@@ -33,12 +33,15 @@ def spark_missing():
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     """One local Spark session for the whole run (starting one takes ~15 s): 2 cores, a task
     retried once after a failure (local[2,2]: local mode does not retry otherwise), the
     driver on the loopback address. Skipped where pyspark or Java is missing, unless
     FASTML_REQUIRE_SPARK=1 (the CI's Spark stage), where that is a failure. The Python
-    workers get this fastml and the tests folder on their path."""
+    workers get this fastml and the tests folder on their path, and start in an empty
+    folder: they run `python -m pyspark.daemon` in the JVM's working directory, which `-m`
+    puts first on their path, so from a source checkout they would import its uncompiled
+    fastml/ instead of the installed one."""
     missing = spark_missing()
     if missing:
         if os.environ.get("FASTML_REQUIRE_SPARK") == "1":
@@ -50,13 +53,18 @@ def spark():
     os.environ["PYTHONPATH"] = os.pathsep.join(
         paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2,2]").appName("fastml-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .getOrCreate())
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("spark-workers"))   # the JVM's working directory
+    try:
+        session = (SparkSession.builder.master("local[2,2]").appName("fastml-tests")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .getOrCreate())
+    finally:
+        os.chdir(here)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
