@@ -1,5 +1,6 @@
 """Shared fixtures."""
 import os
+import sys
 
 import pytest
 
@@ -52,6 +53,8 @@ def spark(tmp_path_factory):
              os.path.dirname(os.path.abspath(__file__))]
     os.environ["PYTHONPATH"] = os.pathsep.join(
         paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    # the workers run this interpreter (Spark's default is whichever python3 is on PATH)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     here = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("spark-workers"))   # the JVM's working directory
