@@ -181,12 +181,20 @@ def _parts_start(estimator, labels, schema):
     return template
 
 
+def _class_weighing(forest):
+    """(per tree?, the class_weight for the whole data): "balanced_subsample" balances each
+    tree's bootstrap sample; without a bootstrap the sample is the data, and it is
+    "balanced" (as in scikit-learn)."""
+    subsample = forest.class_weight == "balanced_subsample" and forest.bootstrap
+    class_weight = "balanced" if forest.class_weight == "balanced_subsample" else \
+        forest.class_weight
+    return subsample, class_weight
+
+
 def _parts_class_weights(estimator, labels):
     """How the parts weigh classes, as fit does: "balanced" (and a dict) by the class totals
     of ALL the parts (the label pass's), "balanced_subsample" by each tree's own sample."""
-    subsample = estimator.class_weight == "balanced_subsample" and estimator.bootstrap
-    class_weight = "balanced" if estimator.class_weight == "balanced_subsample" else \
-        estimator.class_weight
+    subsample, class_weight = _class_weighing(estimator)
     return dict(subsample=subsample,
                 factors=None if subsample else class_factors(class_weight, labels))
 
@@ -383,11 +391,7 @@ class RandomForestClassifier(ClassifierMixin, BaseForest):
         codes = self._encode_labels(y)
         self._check_lengths(Xe, codes)
         self.n_classes_ = len(self.classes_)
-        # "balanced_subsample": per tree, from its bootstrap sample; without a bootstrap the
-        # sample is the data, and it is "balanced" (as in scikit-learn)
-        subsample = self.class_weight == "balanced_subsample" and self.bootstrap
-        class_weight = "balanced" if self.class_weight == "balanced_subsample" else \
-            self.class_weight
+        subsample, class_weight = _class_weighing(self)
         weights = fit_weights(sample_weight, len(codes), None if subsample else class_weight,
                               self.classes_, codes)
         if subsample and weights is None:
