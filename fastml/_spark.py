@@ -20,8 +20,10 @@ docs/user_guide/spark.rst):
   each solver evaluation sends the parameters to every task and gets back one small value per
   part (a sum, a model, trees), summed on the driver in part order, so only the per-iteration
   sums move and the result does not depend on how the parts are grouped into tasks. A
-  DataFrame with more partitions than the cluster's task slots is regrouped first (coalesced
-  and checkpointed on the executors: no shuffle), each row keeping its partition's number.
+  DataFrame with more partitions than the cluster's task slots is regrouped first: on one
+  machine each partition is staged in an Arrow file that the barrier tasks map; across
+  machines the partitions are coalesced and checkpointed on the executors (no shuffle), each
+  row keeping its partition's number.
 Reliability: a task that fails is retried by Spark (a barrier stage as a whole, the fit then
 restarting on the new tasks), with the same result; data errors are returned by the tasks,
 not retried, and raised on the driver naming the part and its first row; the fit is a
@@ -214,8 +216,17 @@ class _Table:
         if tasks is None or partitions <= tasks and _barrier_ready(frame, partitions):
             return frame, _FrameParts(columns, tagged=False), partitions, partitions
         # more partitions than task slots (or a lineage a barrier stage refuses: a union, a
-        # coalesce): regrouped without a shuffle, each row tagged with its partition, and
-        # checkpointed on the executors (a barrier stage takes no coalesce)
+        # coalesce). On one machine, each partition's Arrow batches are staged in a file by
+        # an ordinary job, and the barrier tasks map the files: no copy inside the JVM.
+        if _one_host(self.spark):
+            staged = _staged(frame)
+            groups = _runs([rows for _, rows in staged], tasks)
+            reader = _StagedParts(columns, [[(k, staged[k][0]) for k in group]
+                                            for group in groups])
+            return self.spark.range(len(groups), numPartitions=len(groups)), reader, \
+                len(groups), partitions
+        # across machines: regrouped without a shuffle, each row tagged with its partition,
+        # and checkpointed on the executors (a barrier stage takes no coalesce)
         tagged = frame.withColumn(TAG, F.spark_partition_id())
         return tagged.coalesce(tasks).localCheckpoint(eager=True), \
             _FrameParts(columns, tagged=True), tasks, partitions
@@ -504,6 +515,81 @@ class _FileParts:
                     columns=self.columns.read(), use_threads=False), rows)
 
 
+def _one_host(spark):
+    """Whether the driver and every executor run on one machine (local mode, or a one-node
+    cluster): a file an executor writes is then one every task can read."""
+    try:
+        infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+        return len({info.host() for info in infos}) == 1
+    except Exception:   # in doubt, no
+        return False
+
+
+def _staged(frame):
+    """[(path, rows)] per partition of `frame`: an ordinary job writes each partition's Arrow
+    batches as they come to an Arrow file in the executor's scratch folder (SparkFiles'
+    root, removed with the session), named by a fresh key; a rerun task rewrites its file."""
+    folder = f"fastml-staged-{secrets.token_hex(6)}"
+    with _quiet():
+        rows = frame.mapInArrow(functools.partial(_stage_task, folder), RESULT).collect()
+    return [pickle.loads(row.result)[1] for row in sorted(rows, key=lambda r: r.part)]
+
+
+def _stage_task(folder, batches):
+    import pyarrow as pa
+    from pyspark import SparkFiles, TaskContext
+    context = TaskContext.get()
+    part = context.partitionId()
+    directory = os.path.join(SparkFiles.getRootDirectory(), folder)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"part-{part}.arrow")
+    temporary, rows, writer = f"{path}.{context.taskAttemptId()}", 0, None
+    with pa.OSFile(temporary, "wb") as sink:
+        for batch in batches:
+            if writer is None:
+                writer = pa.ipc.new_file(sink, batch.schema)
+            writer.write_batch(batch)
+            rows += batch.num_rows
+        if writer is not None:
+            writer.close()
+    if rows:
+        os.replace(temporary, path)
+    else:
+        os.remove(temporary)
+        path = None
+    yield _result([(part, rows, -1, pickle.dumps(("ok", (path, rows))))])
+
+
+class _StagedParts:
+    """A barrier task's parts: its run of staged partitions (_staged), each file mapped into
+    memory and read in fit_stream's chunks; `release` removes the files (at the fit's end,
+    not before: a rerun stage maps them again)."""
+
+    def __init__(self, columns, groups):
+        self.columns, self.groups = columns, groups
+
+    def parts(self, batches, task):
+        for _ in batches:       # the task's input: its number only
+            pass
+        import pyarrow as pa
+        rows = default_rows(len(self.columns.features) or 1)
+        for part, path in self.groups[task]:
+            if path is None:
+                yield part, iter(())
+                continue
+            with pa.memory_map(path) as source:
+                file = pa.ipc.open_file(source)
+                yield part, rebatch((file.get_batch(k) for k in range(file.num_record_batches)),
+                                    rows)
+
+    def release(self, task):
+        for _, path in self.groups[task]:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+                    os.rmdir(os.path.dirname(path))     # the last one out
+
+
 def _task_index():
     from pyspark import TaskContext
     return TaskContext.get().partitionId()
@@ -728,6 +814,8 @@ def _hold_task(reader, address, token, batches):
             link.send(("ok", [(p, 0 if v is None else len(v[1]),
                                -1 if v is None else v[0].shape[1]) for p, v in held.items()]))
         _serve(link, held)
+    if hasattr(reader, "release"):
+        reader.release(task)
     yield _result([])
 
 

@@ -238,6 +238,25 @@ def test_a_task_failing_once_is_retried_with_the_same_result(spark, tmp_path, fl
     np.testing.assert_array_equal(estimator.intercept_, undisturbed.intercept_)
 
 
+@pytest.mark.parametrize("one_host", [True, False], ids=["staged in files", "coalesced"])
+def test_more_partitions_than_task_slots(spark, monkeypatch, one_host):
+    """Six partitions, two task slots: on one machine each partition is staged in a file the
+    barrier tasks map (and removed after the fit), across machines the partitions are
+    coalesced; either way the iterative fit equals the in-memory one, weights and all."""
+    from pyspark import SparkFiles
+    from fastml import _spark
+    monkeypatch.setattr(_spark, "_one_host", lambda spark: one_host)
+    frame = table(y=Y_THREE, w=WEIGHT)
+    df = spark_frame(spark, frame)
+    got = fastml.LogisticRegression().fit(df, "y", sample_weight="w")
+    expected = fastml.LogisticRegression().fit(frame[FEATURES], frame["y"],
+                                               sample_weight=WEIGHT)
+    np.testing.assert_allclose(got.coef_, expected.coef_, rtol=1e-9, atol=1e-12)
+    root = SparkFiles.getRootDirectory()
+    left = [n for n in os.listdir(root) if n.startswith("fastml-staged-")]
+    assert not left, [os.listdir(os.path.join(root, n)) for n in left]
+
+
 FAILING = [("GaussianNB", fastml.GaussianNB, Y_THREE),
            ("LinearRegression", fastml.LinearRegression, Y_REAL),
            ("LogisticRegression", fastml.LogisticRegression, Y_CLASS),
