@@ -497,7 +497,8 @@ def _tag_runs(batches):
 
 
 class _FileParts:
-    """A task's parts: its run of the files' row groups, each read in fit_stream's chunks
+    """A task's parts read from files: its run of them (groups[task], each entry starting with
+    its part's number), each read in fit_stream's chunks. These are the files' row groups
     (pyarrow decodes 8,192 rows at a time, without reading ahead)."""
 
     def __init__(self, columns, groups):
@@ -506,13 +507,17 @@ class _FileParts:
     def parts(self, batches, task):
         for _ in batches:       # the task's input: its number only
             pass
-        import pyarrow.parquet as pq
         rows = default_rows(len(self.columns.features) or 1)
-        for part, path, group in self.groups[task]:
-            with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 16) as file:
-                yield part, rebatch(file.iter_batches(
-                    batch_size=min(rows, 1 << 13), row_groups=[group],
-                    columns=self.columns.read(), use_threads=False), rows)
+        for entry in self.groups[task]:
+            yield entry[0], self.read(entry, rows)
+
+    def read(self, entry, rows):
+        import pyarrow.parquet as pq
+        _, path, group = entry
+        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 16) as file:
+            yield from rebatch(file.iter_batches(
+                batch_size=min(rows, 1 << 13), row_groups=[group],
+                columns=self.columns.read(), use_threads=False), rows)
 
 
 def _one_host(spark):
@@ -560,27 +565,20 @@ def _stage_task(folder, batches):
     yield _result([(part, rows, -1, pickle.dumps(("ok", (path, rows))))])
 
 
-class _StagedParts:
+class _StagedParts(_FileParts):
     """A barrier task's parts: its run of staged partitions (_staged), each file mapped into
-    memory and read in fit_stream's chunks; `release` removes the files (at the fit's end,
-    not before: a rerun stage maps them again)."""
+    memory; `release` removes the files (at the fit's end, not before: a rerun stage maps
+    them again)."""
 
-    def __init__(self, columns, groups):
-        self.columns, self.groups = columns, groups
-
-    def parts(self, batches, task):
-        for _ in batches:       # the task's input: its number only
-            pass
+    def read(self, entry, rows):
         import pyarrow as pa
-        rows = default_rows(len(self.columns.features) or 1)
-        for part, path in self.groups[task]:
-            if path is None:
-                yield part, iter(())
-                continue
-            with pa.memory_map(path) as source:
-                file = pa.ipc.open_file(source)
-                yield part, rebatch((file.get_batch(k) for k in range(file.num_record_batches)),
-                                    rows)
+        _, path = entry
+        if path is None:        # a partition without rows
+            return
+        with pa.memory_map(path) as source:
+            file = pa.ipc.open_file(source)
+            yield from rebatch((file.get_batch(k) for k in range(file.num_record_batches)),
+                               rows)
 
     def release(self, task):
         for _, path in self.groups[task]:
