@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -319,6 +320,31 @@ def test_forests_on_partitions_weigh_rows_as_fit_does(data, dask_client):
     alone = fastml.RandomForestClassifier(n_estimators=5, max_depth=6, random_state=seed)
     alone.fit(X[last], y2[last], sample_weight=sw[last])
     np.testing.assert_array_equal(forest.predict_proba(X), alone.predict_proba(X))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(sizes=st.lists(st.integers(0, 60), min_size=1, max_size=4).filter(
+    lambda s: sum(s) >= 30), seed=st.integers(0, 2 ** 16))
+def test_weighted_forests_on_any_partitioning(dask_client, sizes, seed):
+    """For any partitioning and integer sample weights (0 included, so that a partition may
+    weigh nothing): "balanced" on the parts is the forest of the dict of the class totals of
+    all the parts, and the forest has its n_estimators trees."""
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(np.int64)
+    sw = rng.integers(0, 4, size=n).astype(float)
+    totals = np.bincount(y, weights=sw, minlength=2)
+    assume((totals > 0).all())
+    chunked = lambda a: da.from_array(a, chunks=(tuple(sizes),) + a.shape[1:])  # noqa: E731
+    factors = {c: totals.sum() / (2 * totals[c]) for c in (0, 1)}
+    balanced, as_dict = (fastml.RandomForestClassifier(n_estimators=5, class_weight=cw,
+                                                       max_depth=4, random_state=seed)
+                         .fit(chunked(X), chunked(y), sample_weight=chunked(sw))
+                         for cw in ("balanced", factors))
+    assert len(balanced.estimators_) == len(as_dict.estimators_) == 5
+    np.testing.assert_allclose(balanced.predict_proba(X), as_dict.predict_proba(X),
+                               rtol=0, atol=1e-12)
 
 
 def test_estimators_that_need_all_rows_get_a_clear_error(data, dask_client):
