@@ -322,7 +322,8 @@ def test_forests_on_partitions_weigh_rows_as_fit_does(data, dask_client):
     np.testing.assert_array_equal(forest.predict_proba(X), alone.predict_proba(X))
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(sizes=st.lists(st.integers(0, 60), min_size=1, max_size=4).filter(
     lambda s: sum(s) >= 30), seed=st.integers(0, 2 ** 16))
 def test_weighted_forests_on_any_partitioning(dask_client, sizes, seed):
