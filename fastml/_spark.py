@@ -16,14 +16,14 @@ docs/user_guide/spark.rst):
   the driver in part order. A label pass first, when the plan needs one, reads the label and
   weight columns only;
 - Objective, Passes, Ensemble: the parts are read once into a barrier stage whose tasks hold
-  them in memory and serve the driver over a socket (a random token authenticates the link):
-  each solver evaluation sends the parameters to every task and gets back one small value per
-  part (a sum, a model, trees), summed on the driver in part order, so only the per-iteration
-  sums move and the result does not depend on how the parts are grouped into tasks. A
-  DataFrame with more partitions than the cluster's task slots is regrouped first: on one
-  machine each partition is staged in an Arrow file that the barrier tasks map; across
-  machines the partitions are coalesced and checkpointed on the executors (no shuffle), each
-  row keeping its partition's number.
+  them in memory and serve the driver over a socket (fastml/_spark_channel.py: a random
+  token authenticates the link): each solver evaluation sends the parameters to every task
+  and gets back one small value per part (a sum, a model, trees), summed on the driver in
+  part order, so only the per-iteration sums move and the result does not depend on how the
+  parts are grouped into tasks. A DataFrame with more partitions than the cluster's task
+  slots is regrouped first: on one machine each partition is staged in an Arrow file that the
+  barrier tasks map; across machines the partitions are coalesced and checkpointed on the
+  executors (no shuffle), each row keeping its partition's number.
 Reliability: a task that fails is retried by Spark (a barrier stage as a whole, the fit then
 restarting on the new tasks), with the same result; data errors are returned by the tasks,
 not retried, and raised on the driver naming the part and its first row; the fit is a
@@ -31,14 +31,10 @@ transaction (`transaction`).
 """
 import contextlib
 import functools
-import hmac
 import itertools
 import os
 import pickle
 import secrets
-import select
-import socket
-import struct
 import threading
 import warnings
 
@@ -47,11 +43,11 @@ import numpy as np
 from ._plans import (Schema, float_dtype, label_summary, located, merged_labels, plan_for,
                      record_features, run_on_parts, transaction)
 from ._readers import column_values, default_rows, numeric_matrix, rebatch
+from ._spark_channel import Channel, Link, Lost, PartError, driver_host
 
 WHERE = "on a Spark DataFrame"
 TAG = "__fastml_part__"             # a regrouped row's partition of origin
 RESULT = "part long, rows long, width long, result binary"
-POLL = 0.2                          # seconds between looks at the barrier job while waiting
 DATA_ERRORS = (ValueError, TypeError)   # the estimator's verdict on the data: not retried
 
 
@@ -78,7 +74,7 @@ def fit(estimator, X, y=None, sample_weight=None, **kwargs):
                     run_on_parts(working, plan, parts, WHERE)
                     record_features(working, parts.schema())
                 return estimator
-            except _Lost:       # Spark reruns the barrier stage: start over on its new tasks
+            except Lost:       # Spark reruns the barrier stage: start over on its new tasks
                 continue
     finally:
         parts.close()
@@ -703,18 +699,6 @@ def _quiet():
 
 
 # ----------------------------------------------------------- the parts, held in tasks
-class _Lost(Exception):
-    """A barrier task was lost: Spark reruns the stage, the fit starts over."""
-
-
-class _PartError(Exception):
-    """A data error a task reported for one of its parts."""
-
-    def __init__(self, part, error):
-        super().__init__(part, error)
-        self.part, self.error = part, error
-
-
 class _Held:
     """Parts held in memory by the tasks of a barrier stage, which serve the driver over a
     socket: the driver sends a module-level function and small arguments, each task applies
@@ -729,13 +713,13 @@ class _Held:
         if self.channel is None:
             frame, reader, tasks, self.n_parts = self.table.job(self.table.columns,
                                                                 self.table.slots())
-            self.channel = _Channel(_driver_host(self.table.spark), tasks)
+            self.channel = Channel(driver_host(self.table.spark), tasks)
             serve = functools.partial(_hold_task, reader, self.channel.address,
                                       self.channel.token)
             self.job = self.channel.job = _Job(self.table.spark, frame, serve)
         try:
             ready = self.channel.gather()
-        except _PartError as failed:
+        except PartError as failed:
             raise _where(failed.error, self.table, failed.part, None) from None
         parts = sorted(p for summary in ready for p in summary)
         self.rows = {part: rows for part, rows, _ in parts}
@@ -757,7 +741,7 @@ class _Held:
         key, [fn(value, *args)] of the values derived under that key."""
         try:
             replies = self.channel.ask(("map", key, fn, args, indexed))
-        except _PartError as failed:
+        except PartError as failed:
             start = sum(self.rows.get(p, 0) for p in self.order if p < failed.part)
             raise _where(failed.error, self.table, failed.part, start) from None
         found = dict(kv for reply in replies for kv in reply)
@@ -797,7 +781,7 @@ def _hold_task(reader, address, token, batches):
     from pyspark import BarrierTaskContext
     context = BarrierTaskContext.get()
     task, part, held = context.partitionId(), None, {}
-    with _Link.connect(address) as link:
+    with Link.connect(address) as link:
         link.sock.sendall(token)
         link.send((task, context.taskAttemptId()))
         try:
@@ -881,146 +865,3 @@ class _Job:
         if self.thread.is_alive():
             self.context.cancelJobGroup(self.group)
             self.thread.join()
-
-
-# ------------------------------------------------------------------------ the channel
-class _Link:
-    """One socket, messages as length-prefixed pickles (read only from a peer that sent
-    the token first: see _Channel._accept)."""
-    HEAD = struct.Struct("!Q")
-
-    def __init__(self, sock):
-        self.sock = sock
-
-    @classmethod
-    def connect(cls, address):
-        return cls(socket.create_connection(address))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def send(self, message):
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        self.sock.sendall(self.HEAD.pack(len(data)) + data)
-
-    def receive(self):
-        """The next message, or None when the other end has gone."""
-        head = self.exactly(self.HEAD.size)
-        data = None if head is None else self.exactly(self.HEAD.unpack(head)[0])
-        return None if data is None else pickle.loads(data)
-
-    def exactly(self, size):
-        chunks, left = [], size
-        try:
-            while left:
-                chunk = self.sock.recv(min(left, 1 << 22))
-                if not chunk:
-                    return None
-                chunks.append(chunk)
-                left -= len(chunk)
-        except OSError:
-            return None
-        return b"".join(chunks)
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-def _driver_host(spark):
-    return spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
-
-
-class _Channel:
-    """The driver's end: a listening socket the barrier tasks connect to, and one link per
-    task. A connection is read only once its first 32 bytes are the fit's random token,
-    which travels with the tasks (a connection without it is closed unread)."""
-    TOKEN = 32
-
-    def __init__(self, host, tasks):
-        self.token, self.tasks = secrets.token_bytes(self.TOKEN), tasks
-        self.server = socket.create_server((host, 0))
-        self.address = (host, self.server.getsockname()[1])
-        self.links, self.ready, self.attempts, self.floor = {}, {}, {}, -1
-        self.job = None
-
-    def gather(self):
-        """What every task holds, [[(part, rows, width)] per task], once all are ready (a
-        task that reports a data error raises _PartError)."""
-        self.drop()
-        while len(self.ready) < self.tasks:
-            sockets = [self.server] + [link.sock for link in self.links.values()]
-            readable, _, _ = select.select(sockets, [], [], POLL)
-            self.job.check()
-            for sock in readable:
-                if sock is self.server:
-                    self._accept()
-                    continue
-                task = next(t for t, link in self.links.items() if link.sock is sock)
-                message = self.links[task].receive()
-                if message is None:         # lost while reading: Spark reruns the stage
-                    self.drop()
-                    break
-                if message[0] == "error":
-                    raise _PartError(*message[1])
-                self.ready[task] = message[1]
-        return [self.ready[t] for t in sorted(self.ready)]
-
-    def _accept(self):
-        sock, _ = self.server.accept()
-        link = _Link(sock)
-        sock.settimeout(10)
-        token = link.exactly(self.TOKEN)
-        hello = link.receive() if token is not None and \
-            hmac.compare_digest(token, self.token) else None
-        sock.settimeout(None)
-        if not hello or hello[1] <= self.floor:     # a stranger, or a task of a lost attempt
-            link.close()
-            return
-        task, attempt = hello
-        self.links[task], self.attempts[task] = link, attempt
-
-    def ask(self, request):
-        """Send `request` to every task; their replies in task order. A data error raises
-        _PartError (the first part's, in part order); a lost task raises _Lost."""
-        for link in self.links.values():
-            link.send(request)
-        replies, errors = [], []
-        for task in sorted(self.links):
-            status, value = self._reply(self.links[task])
-            (errors if status == "error" else replies).append(value)
-        if errors:
-            raise _PartError(*min(errors, key=lambda e: -1 if e[0] is None else e[0]))
-        return replies
-
-    def _reply(self, link):
-        while True:
-            readable, _, _ = select.select([link.sock], [], [], POLL)
-            if readable:
-                reply = link.receive()
-                if reply is None:
-                    self.drop()
-                    raise _Lost()
-                return reply
-            self.job.check()
-
-    def drop(self):
-        """Forget the current tasks (lost: Spark reruns their stage with new attempts)."""
-        for link in self.links.values():
-            link.close()
-        self.floor = max([self.floor, *self.attempts.values()])
-        self.links, self.ready = {}, {}
-
-    def close(self):
-        for link in self.links.values():
-            try:
-                link.send(("stop",))
-            except OSError:
-                pass
-            link.close()
-        self.server.close()
