@@ -1226,8 +1226,9 @@ cdef void scratch_free(Scratch *s, int n_threads) noexcept nogil:
 cdef int builder_init(Builder *b, Py_ssize_t n) noexcept nogil:
     """The builder's arrays for n distinct rows (b.m, b.d, b.K, b.n_threads and b.max_levels
     set); -1 when memory runs out (builder_free frees any part)."""
-    b.sidx = <int *> malloc(b.n_lists * b.m * sizeof(int))
-    b.sval = <double *> malloc(b.n_lists * b.m * sizeof(double))
+    # one spare entry past the last list: fill_sorted_lists' branch-free writes
+    b.sidx = <int *> malloc((b.n_lists * b.m + 1) * sizeof(int))
+    b.sval = <double *> malloc((b.n_lists * b.m + 1) * sizeof(double))
     # the n log2 n table serves the count copy; the weighted one computes its logs
     b.nlogn = <double *> malloc((1 if b.wr != NULL else b.total + 1) * sizeof(double))
     b.side8 = <uint8_t *> malloc(n)
@@ -1287,7 +1288,11 @@ cdef int fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::1
     """nlogn (count builds), and each feature's sorted sample, a row entered `entries` times;
     for regression also the sample in row order (list d). Rows' entries are looked up in a
     byte per row (a row's count would be a read at random from an array four times larger,
-    most of the fill's time); -1 when memory runs out."""
+    most of the fill's time). A count build enters a row 0 or 1 times: every row is written
+    where the next entry goes and the position moves by its entries, with no branch (a
+    bootstrap leaves out a third of the rows at random, a branch the CPU cannot predict; the
+    write past a list's end lands in the next list's first entry, filled after it, or in the
+    spare entry past the last list); -1 when memory runs out."""
     cdef Py_ssize_t f, i, j, p, n = Xs.shape[1], repeat
     cdef int r
     cdef uint8_t *times = <uint8_t *> malloc(n)
@@ -1302,6 +1307,14 @@ cdef int fill_sorted_lists(Builder *b, const double[:, ::1] Xs, const int[:, ::1
             b.nlogn[i] = i * log2(<double> i)
     for f in range(b.n_lists):
         p = f * b.m
+        if b.wr == NULL:
+            for i in range(n):
+                r = order[f, i] if f < b.d else <int> i
+                fastml_check_index(p, b.n_lists * b.m + 1)
+                b.sidx[p] = r
+                b.sval[p] = Xs[f, i] if f < b.d else 0.0
+                p += times[r]
+            continue
         for i in range(n):
             r = order[f, i] if f < b.d else <int> i
             repeat = times[r]
