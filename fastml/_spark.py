@@ -563,8 +563,8 @@ def _stage_task(folder, batches):
 
 class _StagedParts(_FileParts):
     """A barrier task's parts: its run of staged partitions (_staged), each file mapped into
-    memory; `release` removes the files (at the fit's end, not before: a rerun stage maps
-    them again)."""
+    memory. The driver removes the files when the fit ends (not before: a rerun stage maps
+    them again); staging happens on one machine only, so the driver sees them."""
 
     def read(self, entry, rows):
         import pyarrow as pa
@@ -576,12 +576,14 @@ class _StagedParts(_FileParts):
             yield from rebatch((file.get_batch(k) for k in range(file.num_record_batches)),
                                rows)
 
-    def release(self, task):
-        for _, path in self.groups[task]:
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    os.remove(path)
-                    os.rmdir(os.path.dirname(path))     # the last one out
+    def remove(self):
+        paths = [path for group in self.groups for _, path in group if path is not None]
+        for path in paths:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        with contextlib.suppress(OSError):
+            if paths:
+                os.rmdir(os.path.dirname(paths[0]))
 
 
 def _task_index():
@@ -705,16 +707,16 @@ class _Held:
     it to each of its parts and sends one value per part back."""
 
     def __init__(self, table):
-        self.table, self.channel, self.job = table, None, None
+        self.table, self.channel, self.job, self.reader = table, None, None, None
 
     def rejoin(self):
         """Start the barrier stage (the first time), and wait until every task holds its
         parts (again, after a task was lost)."""
         if self.channel is None:
-            frame, reader, tasks, self.n_parts = self.table.job(self.table.columns,
-                                                                self.table.slots())
+            frame, self.reader, tasks, self.n_parts = self.table.job(self.table.columns,
+                                                                     self.table.slots())
             self.channel = Channel(driver_host(self.table.spark), tasks)
-            serve = functools.partial(_hold_task, reader, self.channel.address,
+            serve = functools.partial(_hold_task, self.reader, self.channel.address,
                                       self.channel.token)
             self.job = self.channel.job = _Job(self.table.spark, frame, serve)
         try:
@@ -760,6 +762,8 @@ class _Held:
         if self.channel is not None:
             self.channel.close()
             self.job.join()
+        if isinstance(self.reader, _StagedParts):
+            self.reader.remove()
 
 
 class _Derived:
@@ -796,8 +800,6 @@ def _hold_task(reader, address, token, batches):
             link.send(("ok", [(p, 0 if v is None else len(v[1]),
                                -1 if v is None else v[0].shape[1]) for p, v in held.items()]))
         _serve(link, held)
-    if hasattr(reader, "release"):
-        reader.release(task)
     yield _result([])
 
 

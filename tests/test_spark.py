@@ -241,8 +241,9 @@ def test_a_task_failing_once_is_retried_with_the_same_result(spark, tmp_path, fl
 @pytest.mark.parametrize("one_host", [True, False], ids=["staged in files", "coalesced"])
 def test_more_partitions_than_task_slots(spark, monkeypatch, one_host):
     """Six partitions, two task slots: on one machine each partition is staged in a file the
-    barrier tasks map (and removed after the fit), across machines the partitions are
-    coalesced; either way the iterative fit equals the in-memory one, weights and all."""
+    barrier tasks map (and removed after the fit, also after a refused one), across machines
+    the partitions are coalesced; either way the iterative fit equals the in-memory one,
+    weights and all."""
     from pyspark import SparkFiles
     from fastml import _spark
     monkeypatch.setattr(_spark, "_one_host", lambda spark: one_host)
@@ -252,6 +253,10 @@ def test_more_partitions_than_task_slots(spark, monkeypatch, one_host):
     expected = fastml.LogisticRegression().fit(frame[FEATURES], frame["y"],
                                                sample_weight=WEIGHT)
     np.testing.assert_allclose(got.coef_, expected.coef_, rtol=1e-9, atol=1e-12)
+    broken = frame.copy()
+    broken.loc[350, "b"] = np.nan                   # a refused fit removes its files too
+    with pytest.raises(ValueError, match="NaN"):
+        fastml.LogisticRegression().fit(spark_frame(spark, broken), "y", sample_weight="w")
     root = SparkFiles.getRootDirectory()
     left = [n for n in os.listdir(root) if n.startswith("fastml-staged-")]
     assert not left, [os.listdir(os.path.join(root, n)) for n in left]
