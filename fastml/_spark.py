@@ -35,6 +35,7 @@ import itertools
 import os
 import pickle
 import secrets
+import shutil
 import threading
 import warnings
 
@@ -577,13 +578,9 @@ class _StagedParts(_FileParts):
                                rows)
 
     def remove(self):
-        paths = [path for group in self.groups for _, path in group if path is not None]
-        for path in paths:
-            with contextlib.suppress(OSError):
-                os.remove(path)
-        with contextlib.suppress(OSError):
-            if paths:
-                os.rmdir(os.path.dirname(paths[0]))
+        """The fit's staging folder, with what a failed attempt may have left in it."""
+        for path in {os.path.dirname(p) for group in self.groups for _, p in group if p}:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _task_index():
