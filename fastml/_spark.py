@@ -534,7 +534,8 @@ def _staged(frame):
     folder = f"fastml-staged-{secrets.token_hex(6)}"
     with _quiet():
         rows = frame.mapInArrow(functools.partial(_stage_task, folder), RESULT).collect()
-    return [pickle.loads(row.result)[1] for row in sorted(rows, key=lambda r: r.part)]
+    rows = sorted(rows, key=lambda r: r.part)
+    return [(pickle.loads(row.result)[1], row.rows) for row in rows]
 
 
 def _stage_task(folder, batches):
@@ -559,7 +560,7 @@ def _stage_task(folder, batches):
     else:
         os.remove(temporary)
         path = None
-    yield _result([(part, rows, -1, pickle.dumps(("ok", (path, rows))))])
+    yield _result([(part, rows, -1, pickle.dumps(("ok", path)))])
 
 
 class _StagedParts(_FileParts):

@@ -254,7 +254,7 @@ def test_more_partitions_than_task_slots(spark, monkeypatch, one_host):
                                                sample_weight=WEIGHT)
     np.testing.assert_allclose(got.coef_, expected.coef_, rtol=1e-9, atol=1e-12)
     broken = frame.copy()
-    broken.loc[350, "b"] = np.nan                   # a refused fit removes its files too
+    broken.loc[N - 1, "b"] = np.nan     # in the last partition: a refused fit leaves no file
     with pytest.raises(ValueError, match="NaN"):
         fastml.LogisticRegression().fit(spark_frame(spark, broken), "y", sample_weight="w")
     root = SparkFiles.getRootDirectory()
